@@ -1,0 +1,14 @@
+// Subcommands of the berth CLI. Each parses its flags into an options struct
+// and calls the library; nothing below apps/ reads flags.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace berth::apps {
+
+// Adds `simulate` to the app; `run` is set to the action to perform when the
+// subcommand is chosen.
+void AddSimulateCommand(CLI::App& app, std::function<int()>& run);
+
+}  // namespace berth::apps

@@ -1,0 +1,17 @@
+// berth: the command-line entry point (simulate; later serve, submit, ...).
+#include <iostream>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Berth: a scheduler for AI clusters"};
+  app.require_subcommand(1);
+  std::function<int()> run;
+  berth::apps::AddSimulateCommand(app, run);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return run ? run() : 2;
+}

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Install, build and run every test (unit, scenario, integration). This is
+# what CI runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh release
+ctest --preset release -j "$(nproc)" --timeout 600

@@ -1,0 +1,131 @@
+// The cluster model: regions > clusters > spines (pods) > leaves (rail blocks)
+// > NVLink domains > nodes > GPUs. Immutable once built; the changing part
+// (what is free) lives in state::ClusterState.
+//
+// Layout: nodes are numbered so that every topology domain is a contiguous
+// range of node ids [begin, end). GPUs are numbered globally: node n owns
+// GPUs [first_gpu, first_gpu + gpu_count). This keeps hot loops on dense arrays.
+//
+//   ClusterBuilder b;
+//   b.AddNode({.name = "n0", .cpu_milli = 128000, .memory_mib = 1 << 20,
+//              .gpu_count = 8, .gpu_type = "H100", .leaf = "leaf-0"});
+//   StatusOr<Cluster> c = std::move(b).Build();
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "berth/cluster/gpu_type.h"
+#include "berth/common/ids.h"
+#include "berth/common/quantity.h"
+#include "berth/common/status.h"
+
+namespace berth::cluster {
+
+// Topology levels, from widest to narrowest. Node and GPU sit below kNvlink.
+enum class Level : uint8_t { kRegion = 0, kCluster = 1, kSpine = 2, kLeaf = 3, kNvlink = 4 };
+inline constexpr int kNumLevels = 5;
+const char* LevelName(Level level);
+// Parses "region", "cluster", "spine", "leaf", "nvlink" (also "pod", "block", "node"→nvlink).
+std::optional<Level> ParseLevel(std::string_view name);
+
+inline constexpr int kMaxGpusPerNode = 64;
+
+struct Node {
+  std::string name;
+  MilliCpu cpu_milli = 0;
+  MiB memory_mib = 0;
+  int32_t gpu_count = 0;
+  GpuTypeId gpu_type;  // invalid for CPU-only nodes
+  int32_t first_gpu = 0;
+  std::array<DomainId, kNumLevels> domain;  // the node's domain at each level
+};
+
+struct Domain {
+  Level level = Level::kRegion;
+  std::string name;
+  DomainId parent;  // invalid for regions
+  NodeId begin, end;  // node range [begin, end)
+  int32_t gpus = 0;
+  // Bandwidth per GPU for traffic that stays inside this domain, in Gbit/s
+  // (0 = unknown); used by topology-aware placement and runtime models.
+  double bandwidth_gbps = 0;
+};
+
+class Cluster {
+ public:
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const Node& node(NodeId n) const { return nodes_[n.value()]; }
+  int32_t num_nodes() const { return static_cast<int32_t>(nodes_.size()); }
+  const std::vector<Domain>& domains() const { return domains_; }
+  const Domain& domain(DomainId d) const { return domains_[d.value()]; }
+  // Domains of one level, in node order.
+  const std::vector<DomainId>& domains_at(Level level) const { return by_level_[static_cast<int>(level)]; }
+  const std::vector<GpuType>& gpu_types() const { return gpu_types_; }
+  const GpuType& gpu_type(GpuTypeId t) const { return gpu_types_[t.value()]; }
+  std::optional<GpuTypeId> FindGpuType(std::string_view name) const;
+  std::optional<NodeId> FindNode(std::string_view name) const;
+
+  int64_t total_gpus() const { return total_gpus_; }
+  int64_t total_milli_gpu() const { return total_gpus_ * kMilliPerGpu; }
+  int32_t max_gpus_per_node() const { return max_gpus_per_node_; }
+  // Node owning global GPU index g.
+  NodeId NodeOfGpu(int32_t g) const { return gpu_node_[g]; }
+
+  // Parses a `|`-separated list of GPU type names ("V100M16|V100M32"). Unknown
+  // names are not an error: they yield `unknown` = true (nothing can match).
+  struct TypeSetParse {
+    GpuTypeSet set;
+    bool unknown = false;
+  };
+  TypeSetParse ParseTypeSet(std::string_view spec) const;
+
+  std::string Summary() const;
+
+ private:
+  friend class ClusterBuilder;
+  std::vector<Node> nodes_;
+  std::vector<Domain> domains_;
+  std::array<std::vector<DomainId>, kNumLevels> by_level_;
+  std::vector<GpuType> gpu_types_;
+  std::vector<NodeId> gpu_node_;
+  std::unordered_map<std::string, int32_t> node_index_;
+  int64_t total_gpus_ = 0;
+  int32_t max_gpus_per_node_ = 0;
+};
+
+// What a builder needs to know about one node. Empty domain names mean "the
+// default domain at that level" (one per parent), so a flat cluster needs none.
+struct NodeSpec {
+  std::string name;
+  MilliCpu cpu_milli = 0;
+  MiB memory_mib = 0;
+  int32_t gpu_count = 0;
+  std::string gpu_type;  // empty for CPU-only nodes
+  MiB gpu_memory_mib = 0;  // 0: from the known-type table
+  std::string region;
+  std::string cluster;
+  std::string spine;
+  std::string leaf;
+  std::string nvlink;  // empty: the node is its own NVLink domain
+};
+
+class ClusterBuilder {
+ public:
+  void AddNode(NodeSpec spec) { specs_.push_back(std::move(spec)); }
+  // Bandwidth per GPU inside domains of a level (Gbit/s).
+  void SetLevelBandwidth(Level level, double gbps) { bandwidth_[static_cast<int>(level)] = gbps; }
+  // Builds the cluster. Nodes are grouped by domain (stable: first appearance
+  // order of each domain, file order within a domain). Errors: duplicate node
+  // names, negative quantities, too many GPUs per node or GPU types.
+  StatusOr<Cluster> Build() &&;
+
+ private:
+  std::vector<NodeSpec> specs_;
+  std::array<double, kNumLevels> bandwidth_{0, 0, 0, 0, 0};
+};
+
+}  // namespace berth::cluster

@@ -1,0 +1,47 @@
+// A dense, resizable bitset with fast "next set bit from i" — used for node
+// buckets (nodes with exactly k free GPUs of a type) so that a placement scan
+// touches 64 nodes per word instead of every node.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+namespace berth {
+
+class DenseBitset {
+ public:
+  DenseBitset() = default;
+  explicit DenseBitset(int32_t size) { Resize(size); }
+  void Resize(int32_t size) {
+    size_ = size;
+    words_.assign((size + 63) / 64, 0);
+  }
+  int32_t size() const { return size_; }
+  void Set(int32_t i) { words_[i >> 6] |= uint64_t{1} << (i & 63); }
+  void Reset(int32_t i) { words_[i >> 6] &= ~(uint64_t{1} << (i & 63)); }
+  bool Test(int32_t i) const { return (words_[i >> 6] >> (i & 63)) & 1; }
+  // Smallest set index >= from, or -1.
+  int32_t FindNext(int32_t from) const {
+    if (from >= size_) return -1;
+    size_t w = from >> 6;
+    uint64_t bits = words_[w] & (~uint64_t{0} << (from & 63));
+    while (true) {
+      if (bits) return static_cast<int32_t>(w * 64 + std::countr_zero(bits));
+      if (++w >= words_.size()) return -1;
+      bits = words_[w];
+    }
+  }
+  int32_t Count() const {
+    int32_t n = 0;
+    for (uint64_t w : words_) n += std::popcount(w);
+    return n;
+  }
+  bool operator==(const DenseBitset&) const = default;
+
+ private:
+  int32_t size_ = 0;
+  std::vector<uint64_t> words_;
+};
+
+}  // namespace berth

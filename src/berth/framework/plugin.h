@@ -1,0 +1,119 @@
+// The extension points. A plugin is a class implementing one or more of the
+// interfaces below; the registry creates it by name and the framework asks it
+// through each interface it implements. Contracts:
+//
+//   QueueSort  Less(a, b): strict weak order of pending jobs (ties: by seq).
+//   Admit      may a job enter a scheduling cycle now (quota, dependencies)?
+//   Filter     can this task run on this node? Pure; no state change.
+//   Candidates (optional fast path) a short list of nodes to filter and score
+//              instead of every node, from the indexes. Empty = scan all.
+//   Score      higher is better, any int64 range; then Normalize over the
+//              feasible nodes. The framework sums weight × score; ties go to
+//              the lowest node rank.
+//   SelectGpus which GPUs of the chosen node (default: lowest-index free GPUs
+//              for whole-GPU tasks, the fullest GPU that fits for shares).
+//   Reserve    a task's allocation was tentatively applied; Unreserve undoes.
+//   Permit     the whole gang is tentatively placed: allow, or reject (undo).
+//   PostFilter a job could not be placed: propose victims (preemption).
+//   Bind       the placement is final: tell the outside world.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "berth/framework/cycle.h"
+#include "berth/framework/verdict.h"
+#include "berth/state/events.h"
+
+namespace berth::framework {
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  virtual std::string_view Name() const = 0;
+};
+
+class QueueSortPlugin : public virtual Plugin {
+ public:
+  virtual bool Less(const QueuedJob& a, const QueuedJob& b) const = 0;
+};
+
+class AdmitPlugin : public virtual Plugin {
+ public:
+  virtual Verdict Admit(const job::JobSpec& job, const state::ClusterState& state, TimeUs now) = 0;
+  // The job started or left; release what Admit charged.
+  virtual void OnStart(const job::JobSpec& job) {}
+  virtual void OnFinish(const job::JobSpec& job) {}
+};
+
+class FilterPlugin : public virtual Plugin {
+ public:
+  virtual bool Filter(const CycleContext& ctx, const TaskRequest& req, NodeId node) const = 0;
+  // Why nodes fail this filter ("insufficient GPU"), for verdicts.
+  virtual std::string_view FailReason() const { return Name(); }
+};
+
+class CandidatePlugin : public virtual Plugin {
+ public:
+  // Appends to `out` the nodes worth scoring, best first. Must be
+  // deterministic. Leaving `out` empty means "no opinion: scan every node".
+  virtual void Candidates(const CycleContext& ctx, const TaskRequest& req, std::vector<NodeId>& out) const = 0;
+};
+
+class ScorePlugin : public virtual Plugin {
+ public:
+  virtual int64_t Score(const CycleContext& ctx, const TaskRequest& req, NodeId node) const = 0;
+  // Adjusts the scores of all feasible nodes together (e.g. min-max to 0..100).
+  virtual void Normalize(const CycleContext& ctx, const TaskRequest& req, std::span<const NodeId> nodes,
+                         std::span<int64_t> scores) const {}
+  // Which GPUs on `node` (a bitmask of node-local indexes); nullopt = default.
+  virtual std::optional<uint64_t> SelectGpus(const CycleContext& ctx, const TaskRequest& req, NodeId node) const {
+    return std::nullopt;
+  }
+};
+
+class ReservePlugin : public virtual Plugin {
+ public:
+  virtual Verdict Reserve(const CycleContext& ctx, const state::Allocation& alloc) = 0;
+  virtual void Unreserve(const CycleContext& ctx, const state::Allocation& alloc) = 0;
+};
+
+class PermitPlugin : public virtual Plugin {
+ public:
+  // `placed[g]` = tasks placed in group g. Reject to roll the gang back.
+  virtual Verdict Permit(const job::JobSpec& job, std::span<const int32_t> placed_per_group) = 0;
+};
+
+// A proposal to free room for a job: the tasks to evict.
+struct PreemptionPlan {
+  std::vector<TaskKey> victims;
+  std::string reason;
+};
+
+class PostFilterPlugin : public virtual Plugin {
+ public:
+  virtual std::optional<PreemptionPlan> PostFilter(const job::JobSpec& job, const state::ClusterState& state,
+                                                   TimeUs now) = 0;
+};
+
+// One task's final placement.
+struct TaskPlacement {
+  TaskKey task;
+  state::Allocation alloc;
+};
+
+class BindPlugin : public virtual Plugin {
+ public:
+  virtual Status Bind(const job::JobSpec& job, std::span<const TaskPlacement> placements) = 0;
+};
+
+// Configuration of one plugin instance ("weight" is read by the framework for
+// score plugins; the rest is the plugin's).
+using PluginArgs = std::map<std::string, std::string>;
+
+}  // namespace berth::framework

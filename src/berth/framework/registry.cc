@@ -1,0 +1,127 @@
+// Registries and profile instantiation.
+#include "berth/framework/registry.h"
+
+namespace berth::framework {
+
+const char* VerdictCodeName(VerdictCode c) {
+  switch (c) {
+    case VerdictCode::kSuccess: return "success";
+    case VerdictCode::kUnschedulable: return "unschedulable";
+    case VerdictCode::kUnresolvable: return "unresolvable";
+    case VerdictCode::kWait: return "wait";
+    case VerdictCode::kError: return "error";
+  }
+  return "?";
+}
+
+Status Profile::Validate() const {
+  if (queue_sort.empty()) return InvalidArgument("profile '" + name + "': no queue-sort plugin");
+  for (const auto& s : score)
+    if (s.weight < 0) return InvalidArgument("profile '" + name + "': negative weight for " + s.name);
+  return Status::Ok();
+}
+
+Status PluginRegistry::Register(const std::string& name, Factory factory) {
+  if (!factories_.emplace(name, std::move(factory)).second)
+    return AlreadyExists("plugin '" + name + "' is already registered");
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<Plugin>> PluginRegistry::Create(const std::string& name, const PluginArgs& args) const {
+  auto it = factories_.find(name);
+  if (it == factories_.end()) {
+    std::string known;
+    for (const auto& [n, f] : factories_) known += (known.empty() ? "" : ", ") + n;
+    return NotFound("unknown plugin '" + name + "' (known: " + known + ")");
+  }
+  return it->second(args);
+}
+
+std::vector<std::string> PluginRegistry::Names() const {
+  std::vector<std::string> out;
+  for (const auto& [n, f] : factories_) out.push_back(n);
+  return out;
+}
+
+Status PolicyRegistry::Register(const std::string& name, Profile profile, std::string description) {
+  BERTH_RETURN_IF_ERROR(profile.Validate());
+  profile.name = name;
+  if (!policies_.emplace(name, PolicyInfo{std::move(profile), std::move(description)}).second)
+    return AlreadyExists("policy '" + name + "' is already registered");
+  return Status::Ok();
+}
+
+StatusOr<Profile> PolicyRegistry::Find(const std::string& name) const {
+  auto it = policies_.find(name);
+  if (it == policies_.end()) {
+    std::string known;
+    for (const auto& [n, p] : policies_) known += (known.empty() ? "" : ", ") + n;
+    return NotFound("unknown policy '" + name + "' (known: " + known + ")");
+  }
+  return it->second.profile;
+}
+
+std::vector<std::string> PolicyRegistry::Names() const {
+  std::vector<std::string> out;
+  for (const auto& [n, p] : policies_) out.push_back(n);
+  return out;
+}
+
+Plugin* Framework::Find(std::string_view name) const {
+  for (const auto& p : owned_)
+    if (p->Name() == name) return p.get();
+  return nullptr;
+}
+
+namespace {
+template <typename T>
+StatusOr<T*> As(Plugin* p, const char* point) {
+  T* t = dynamic_cast<T*>(p);
+  if (!t) return InvalidArgument("plugin '" + std::string(p->Name()) + "' cannot be used as a " + point + " plugin");
+  return t;
+}
+}  // namespace
+
+StatusOr<std::unique_ptr<Framework>> Framework::Create(const Profile& profile, const PluginRegistry& registry) {
+  BERTH_RETURN_IF_ERROR(profile.Validate());
+  std::unique_ptr<Framework> fw(new Framework());
+  fw->profile_ = profile;
+  std::map<std::string, Plugin*> by_name;
+  auto get = [&](const PluginRef& ref) -> StatusOr<Plugin*> {
+    auto it = by_name.find(ref.name);
+    if (it != by_name.end()) return it->second;
+    BERTH_ASSIGN_OR_RETURN(std::unique_ptr<Plugin> p, registry.Create(ref.name, ref.args));
+    Plugin* raw = p.get();
+    fw->owned_.push_back(std::move(p));
+    by_name[ref.name] = raw;
+    return raw;
+  };
+  {
+    BERTH_ASSIGN_OR_RETURN(Plugin* p, get(PluginRef{profile.queue_sort, {}, 1}));
+    BERTH_ASSIGN_OR_RETURN(fw->queue_sort_, As<QueueSortPlugin>(p, "queue-sort"));
+  }
+  auto fill = [&](const std::vector<PluginRef>& refs, auto& out, const char* point) -> Status {
+    using T = std::remove_pointer_t<typename std::decay_t<decltype(out)>::value_type>;
+    for (const auto& ref : refs) {
+      BERTH_ASSIGN_OR_RETURN(Plugin* p, get(ref));
+      BERTH_ASSIGN_OR_RETURN(T* t, As<T>(p, point));
+      out.push_back(t);
+    }
+    return Status::Ok();
+  };
+  BERTH_RETURN_IF_ERROR(fill(profile.admit, fw->admit_, "admit"));
+  BERTH_RETURN_IF_ERROR(fill(profile.filter, fw->filter_, "filter"));
+  BERTH_RETURN_IF_ERROR(fill(profile.candidates, fw->candidates_, "candidates"));
+  BERTH_RETURN_IF_ERROR(fill(profile.reserve, fw->reserve_, "reserve"));
+  BERTH_RETURN_IF_ERROR(fill(profile.permit, fw->permit_, "permit"));
+  BERTH_RETURN_IF_ERROR(fill(profile.post_filter, fw->post_filter_, "post-filter"));
+  BERTH_RETURN_IF_ERROR(fill(profile.bind, fw->bind_, "bind"));
+  for (const auto& ref : profile.score) {
+    BERTH_ASSIGN_OR_RETURN(Plugin* p, get(ref));
+    BERTH_ASSIGN_OR_RETURN(ScorePlugin* s, As<ScorePlugin>(p, "score"));
+    fw->score_.emplace_back(s, ref.weight);
+  }
+  return fw;
+}
+
+}  // namespace berth::framework

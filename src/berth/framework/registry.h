@@ -1,0 +1,107 @@
+// The plugin registry (name -> factory), profiles (which plugins at which
+// extension point), and the policy registry (a policy name such as "bestfit"
+// -> a profile). Plugins are always chosen by name; nothing switches on them.
+//
+//   PluginRegistry plugins;  plugins::RegisterBuiltins(plugins);
+//   Profile p;  p.filter = {{"fit"}};  p.score = {{"bestfit", {}, 1}};
+//   StatusOr<std::unique_ptr<Framework>> fw = Framework::Create(p, plugins);
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "berth/common/status.h"
+#include "berth/framework/plugin.h"
+
+namespace berth::framework {
+
+struct PluginRef {
+  std::string name;
+  PluginArgs args;
+  int64_t weight = 1;  // score plugins only
+};
+
+struct Profile {
+  std::string name;
+  std::string queue_sort = "fifo";
+  std::vector<PluginRef> admit;
+  std::vector<PluginRef> filter;
+  std::vector<PluginRef> candidates;
+  std::vector<PluginRef> score;
+  std::vector<PluginRef> reserve;
+  std::vector<PluginRef> permit;
+  std::vector<PluginRef> post_filter;
+  std::vector<PluginRef> bind;
+  // Loop behaviour: stop a pass at the first pending job that does not fit
+  // (strict FIFO), or go on to the next (greedy, the default).
+  bool head_of_line_blocking = false;
+
+  Status Validate() const;
+};
+
+class PluginRegistry {
+ public:
+  using Factory = std::function<StatusOr<std::unique_ptr<Plugin>>(const PluginArgs&)>;
+  Status Register(const std::string& name, Factory factory);
+  bool Has(const std::string& name) const { return factories_.count(name) > 0; }
+  StatusOr<std::unique_ptr<Plugin>> Create(const std::string& name, const PluginArgs& args) const;
+  std::vector<std::string> Names() const;
+
+ private:
+  std::map<std::string, Factory> factories_;
+};
+
+struct PolicyInfo {
+  Profile profile;
+  std::string description;
+};
+
+// Named scheduling policies (presets of profiles) for `berth simulate --policy`.
+class PolicyRegistry {
+ public:
+  Status Register(const std::string& name, Profile profile, std::string description);
+  StatusOr<Profile> Find(const std::string& name) const;
+  std::vector<std::string> Names() const;
+  const std::map<std::string, PolicyInfo>& all() const { return policies_; }
+
+ private:
+  std::map<std::string, PolicyInfo> policies_;
+};
+
+// A profile instantiated: owns its plugins and exposes each extension point.
+class Framework {
+ public:
+  static StatusOr<std::unique_ptr<Framework>> Create(const Profile& profile, const PluginRegistry& registry);
+
+  const Profile& profile() const { return profile_; }
+  const QueueSortPlugin& queue_sort() const { return *queue_sort_; }
+  const std::vector<AdmitPlugin*>& admit() const { return admit_; }
+  const std::vector<FilterPlugin*>& filter() const { return filter_; }
+  const std::vector<CandidatePlugin*>& candidates() const { return candidates_; }
+  const std::vector<std::pair<ScorePlugin*, int64_t>>& score() const { return score_; }
+  const std::vector<ReservePlugin*>& reserve() const { return reserve_; }
+  const std::vector<PermitPlugin*>& permit() const { return permit_; }
+  const std::vector<PostFilterPlugin*>& post_filter() const { return post_filter_; }
+  const std::vector<BindPlugin*>& bind() const { return bind_; }
+  // The instance of a named plugin in this profile, or nullptr.
+  Plugin* Find(std::string_view name) const;
+
+ private:
+  Framework() = default;
+  Profile profile_;
+  std::vector<std::unique_ptr<Plugin>> owned_;
+  const QueueSortPlugin* queue_sort_ = nullptr;
+  std::vector<AdmitPlugin*> admit_;
+  std::vector<FilterPlugin*> filter_;
+  std::vector<CandidatePlugin*> candidates_;
+  std::vector<std::pair<ScorePlugin*, int64_t>> score_;
+  std::vector<ReservePlugin*> reserve_;
+  std::vector<PermitPlugin*> permit_;
+  std::vector<PostFilterPlugin*> post_filter_;
+  std::vector<BindPlugin*> bind_;
+};
+
+}  // namespace berth::framework

@@ -1,0 +1,64 @@
+// Job helpers and validation.
+#include "berth/job/job.h"
+
+#include "berth/cluster/cluster.h"
+
+namespace berth::job {
+
+int32_t JobSpec::num_tasks() const {
+  int32_t n = 0;
+  for (const auto& g : groups) n += g.count;
+  return n;
+}
+
+int64_t JobSpec::total_gpus() const {
+  int64_t n = 0;
+  for (const auto& g : groups) n += int64_t{g.count} * g.gpus;
+  return n;
+}
+
+int64_t JobSpec::total_milli_gpu() const {
+  int64_t n = 0;
+  for (const auto& g : groups) n += int64_t{g.count} * g.milli_per_task();
+  return n;
+}
+
+std::pair<int32_t, int32_t> JobSpec::TaskPosition(int32_t task_index) const {
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    if (task_index < groups[gi].count) return {static_cast<int32_t>(gi), task_index};
+    task_index -= groups[gi].count;
+  }
+  return {-1, -1};
+}
+
+Status ValidateJob(const JobSpec& job) {
+  const std::string who = "job '" + job.name + "'";
+  if (job.groups.empty()) return InvalidArgument(who + ": no task groups");
+  if (job.duration < -1) return InvalidArgument(who + ": negative duration");
+  if (job.submit_time < 0) return InvalidArgument(who + ": negative submit time");
+  for (const auto& g : job.groups) {
+    const std::string where = who + " group '" + g.name + "'";
+    if (g.count <= 0) return InvalidArgument(where + ": count must be positive");
+    if (g.min_count > g.count) return InvalidArgument(where + ": gang minimum above count");
+    if (g.min_count == 0 || g.min_count < -1) return InvalidArgument(where + ": gang minimum must be positive");
+    if (g.gpus < 0) return InvalidArgument(where + ": negative GPU count");
+    if (g.gpus > 64) return InvalidArgument(where + ": more GPUs per task than any node has");
+    if (g.milli_per_gpu <= 0 || g.milli_per_gpu > kMilliPerGpu)
+      return InvalidArgument(where + ": GPU share must be in 1..1000 milli-GPU");
+    if (g.gpus > 1 && g.milli_per_gpu != kMilliPerGpu)
+      return InvalidArgument(where + ": a fractional GPU share needs exactly one GPU per task");
+    if (g.cpu_milli < 0) return InvalidArgument(where + ": negative CPU request");
+    if (g.memory_mib < 0) return InvalidArgument(where + ": negative memory request");
+  }
+  return Status::Ok();
+}
+
+void ResolveGpuTypes(JobSpec& job, const cluster::Cluster& cluster) {
+  for (auto& g : job.groups) {
+    auto parsed = cluster.ParseTypeSet(g.gpu_type_spec);
+    g.gpu_types = parsed.set;
+    g.gpu_types_unknown = parsed.unknown;
+  }
+}
+
+}  // namespace berth::job

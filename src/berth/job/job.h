@@ -1,0 +1,70 @@
+// The job model: a job is one or more task groups (a gang); every task of a
+// group asks for the same resources. A task asks for whole GPUs (gpus >= 1,
+// milli_per_gpu == 1000), a share of one GPU (gpus == 1, milli_per_gpu < 1000),
+// or no GPU (gpus == 0).
+//
+//   JobSpec j;  j.name = "llm-pretrain";
+//   j.groups.push_back({.name = "worker", .count = 64, .gpus = 8, .cpu_milli = 96000});
+//   Status s = ValidateJob(j);
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "berth/cluster/gpu_type.h"
+#include "berth/common/ids.h"
+#include "berth/common/quantity.h"
+#include "berth/common/status.h"
+
+namespace berth::cluster { class Cluster; }
+
+namespace berth::job {
+
+struct TaskGroup {
+  std::string name = "main";
+  int32_t count = 1;       // tasks in the group
+  int32_t min_count = -1;  // gang minimum (-1: all `count` tasks, all or nothing)
+  int32_t gpus = 0;        // GPUs per task
+  MilliGpu milli_per_gpu = kMilliPerGpu;  // share of each GPU (< 1000 only when gpus == 1)
+  MilliCpu cpu_milli = 0;
+  MiB memory_mib = 0;
+  std::string gpu_type_spec;  // "" = any; else '|'-separated accepted types
+  cluster::GpuTypeSet gpu_types;  // resolved from gpu_type_spec against a cluster
+  bool gpu_types_unknown = false; // the spec names only types the cluster lacks
+
+  int32_t gang_min() const { return min_count < 0 ? count : min_count; }
+  bool is_sharing() const { return gpus == 1 && milli_per_gpu < kMilliPerGpu; }
+  MilliGpu milli_per_task() const { return gpus * milli_per_gpu; }
+};
+
+struct JobSpec {
+  JobId id;
+  std::string name;
+  std::string tenant;  // who submitted it (user, Philly VC, ...)
+  std::string queue;   // the leaf queue it is charged to ("" = the tenant's default)
+  int32_t priority = 0;
+  TimeUs submit_time = 0;
+  TimeUs duration = -1;       // true runtime when known (simulator), else -1
+  TimeUs runtime_limit = -1;  // user-declared limit, -1 when none
+  std::vector<TaskGroup> groups;
+  std::string job_class;      // model / class label, for throughput models
+  std::string dataset;        // optional dataset name
+  MiB dataset_mib = 0;
+  TimeUs checkpoint_interval = -1;  // -1: never checkpoints
+
+  int32_t num_tasks() const;
+  int64_t total_gpus() const;            // whole-GPU equivalents rounded up per task
+  int64_t total_milli_gpu() const;       // sum over tasks of gpus * milli_per_gpu
+  // The group and rank within it of task index i (tasks numbered group by group).
+  std::pair<int32_t, int32_t> TaskPosition(int32_t task_index) const;
+};
+
+// Checks a job for internal consistency (counts, shares, quantities). Errors
+// name the job and the field.
+Status ValidateJob(const JobSpec& job);
+
+// Resolves every group's gpu_type_spec against a cluster's GPU types.
+void ResolveGpuTypes(JobSpec& job, const cluster::Cluster& cluster);
+
+}  // namespace berth::job

@@ -1,0 +1,19 @@
+// Registration of every built-in plugin and policy. Each plugin folder
+// contributes one Register* function; this file lists them.
+#pragma once
+
+#include "berth/common/status.h"
+#include "berth/framework/registry.h"
+
+namespace berth::plugins {
+
+Status RegisterBuiltinPlugins(framework::PluginRegistry& registry);
+Status RegisterBuiltinPolicies(framework::PolicyRegistry& registry);
+
+// Per folder.
+Status RegisterQueueSortPlugins(framework::PluginRegistry& registry);
+Status RegisterFilterPlugins(framework::PluginRegistry& registry);
+Status RegisterScorePlugins(framework::PluginRegistry& registry);
+Status RegisterGangPlugins(framework::PluginRegistry& registry);
+
+}  // namespace berth::plugins

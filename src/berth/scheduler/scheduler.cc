@@ -1,0 +1,355 @@
+// The scheduling loop and the cycle for one job.
+#include "berth/scheduler/scheduler.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace berth::scheduler {
+
+using framework::CycleContext;
+using framework::TaskPlacement;
+using framework::TaskRequest;
+using framework::Verdict;
+using job::JobState;
+
+Scheduler::Scheduler(const cluster::Cluster& cluster, std::unique_ptr<framework::Framework> framework,
+                     SchedulerOptions options, const Clock& clock)
+    : cluster_(cluster),
+      framework_(std::move(framework)),
+      options_(std::move(options)),
+      clock_(clock),
+      rng_(options_.seed),
+      state_(cluster) {
+  type_max_.resize(cluster.gpu_types().size());
+  for (const auto& n : cluster.nodes()) {
+    TypeMax& m = n.gpu_count > 0 ? type_max_[n.gpu_type.value()] : cpu_node_max_;
+    m.gpus = std::max(m.gpus, n.gpu_count);
+    m.cpu = std::max(m.cpu, n.cpu_milli);
+    m.mem = std::max(m.mem, n.memory_mib);
+    if (n.gpu_count > 0) {
+      cpu_node_max_.cpu = std::max(cpu_node_max_.cpu, n.cpu_milli);
+      cpu_node_max_.mem = std::max(cpu_node_max_.mem, n.memory_mib);
+    }
+  }
+  reject_count_.assign(framework_->filter().size() + 1, 0);
+}
+
+Status Scheduler::ApplyChecked(const state::Event& e) {
+  Status s = state_.Apply(e);
+  if (s.ok() && options_.check_indexes) s = state_.CheckIndexes();
+  return s;
+}
+
+const JobRecord* Scheduler::Find(JobId id) const {
+  auto it = index_of_.find(id);
+  return it == index_of_.end() ? nullptr : &jobs_[it->second];
+}
+
+bool Scheduler::QueueLess(int32_t a, int32_t b) const {
+  const JobRecord& ra = jobs_[a];
+  const JobRecord& rb = jobs_[b];
+  framework::QueuedJob qa{&ra.spec, ra.seq, ra.enqueue_time, ra.attained_gpu_seconds};
+  framework::QueuedJob qb{&rb.spec, rb.seq, rb.enqueue_time, rb.attained_gpu_seconds};
+  const auto& qs = framework_->queue_sort();
+  if (qs.Less(qa, qb)) return true;
+  if (qs.Less(qb, qa)) return false;
+  return ra.seq < rb.seq;
+}
+
+void Scheduler::Enqueue(int32_t index) {
+  auto it = std::upper_bound(pending_.begin(), pending_.end(), index,
+                             [this](int32_t a, int32_t b) { return QueueLess(a, b); });
+  pending_.insert(it, index);
+}
+
+void Scheduler::RemovePending(int32_t index) {
+  auto it = std::find(pending_.begin(), pending_.end(), index);
+  if (it != pending_.end()) pending_.erase(it);
+}
+
+Status Scheduler::Submit(job::JobSpec spec) {
+  BERTH_RETURN_IF_ERROR(job::ValidateJob(spec));
+  if (!spec.id.valid()) spec.id = JobId(static_cast<int64_t>(jobs_.size()));
+  if (index_of_.count(spec.id)) return AlreadyExists("job id " + std::to_string(spec.id.value()) + " already exists");
+  job::ResolveGpuTypes(spec, cluster_);
+  JobRecord rec;
+  rec.spec = std::move(spec);
+  rec.seq = next_seq_++;
+  rec.enqueue_time = clock_.Now();
+  const int32_t index = static_cast<int32_t>(jobs_.size());
+  index_of_.emplace(rec.spec.id, index);
+  jobs_.push_back(std::move(rec));
+  Enqueue(index);
+  return Status::Ok();
+}
+
+bool Scheduler::StaticallyFeasible(const TaskRequest& req) const {
+  if (req.gpu_types_unknown) return false;
+  if (req.gpus == 0) return req.cpu_milli <= cpu_node_max_.cpu && req.memory_mib <= cpu_node_max_.mem;
+  for (size_t t = 0; t < type_max_.size(); ++t) {
+    if (!req.gpu_types.Accepts(GpuTypeId(static_cast<int16_t>(t)))) continue;
+    const TypeMax& m = type_max_[t];
+    if (m.gpus >= req.gpus && m.cpu >= req.cpu_milli && m.mem >= req.memory_mib) return true;
+  }
+  return false;
+}
+
+uint64_t Scheduler::DefaultGpus(const TaskRequest& req, NodeId node) const {
+  if (req.gpus == 0) return 0;
+  if (req.milli_per_gpu == kMilliPerGpu) {
+    uint64_t mask = 0, free = state_.full_free_mask(node);
+    for (int k = 0; k < req.gpus && free; ++k) {
+      uint64_t low = free & (~free + 1);
+      mask |= low;
+      free &= free - 1;
+    }
+    return mask;
+  }
+  // A share: the fitting GPU with the least free milli, lowest index on ties.
+  const auto& n = cluster_.node(node);
+  const MilliGpu* free = state_.gpu_free_array(node);
+  int best = -1;
+  for (int g = 0; g < n.gpu_count; ++g)
+    if (free[g] >= req.milli_per_gpu && (best < 0 || free[g] < free[best])) best = g;
+  return best < 0 ? 0 : uint64_t{1} << best;
+}
+
+Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const TaskRequest& req) {
+  PlaceOutcome out;
+  const auto& filters = framework_->filter();
+  std::fill(reject_count_.begin(), reject_count_.end(), 0);
+  feasible_.clear();
+  auto run_filters = [&](NodeId n) {
+    if (!state_.up(n)) {
+      ++reject_count_.back();
+      return;
+    }
+    for (size_t f = 0; f < filters.size(); ++f) {
+      if (!filters[f]->Filter(ctx, req, n)) {
+        ++reject_count_[f];
+        return;
+      }
+    }
+    feasible_.push_back(n);
+  };
+  candidates_.clear();
+  for (auto* c : framework_->candidates()) c->Candidates(ctx, req, candidates_);
+  if (!candidates_.empty()) {
+    for (NodeId n : candidates_) run_filters(n);
+  }
+  if (feasible_.empty()) {
+    std::fill(reject_count_.begin(), reject_count_.end(), 0);
+    const int32_t num = cluster_.num_nodes();
+    for (int32_t i = 0; i < num; ++i) run_filters(NodeId(i));
+  }
+  if (feasible_.empty()) {
+    std::string reason = "0/" + std::to_string(cluster_.num_nodes()) + " nodes fit:";
+    for (size_t f = 0; f < filters.size(); ++f)
+      if (reject_count_[f]) reason += " " + std::to_string(reject_count_[f]) + " " + std::string(filters[f]->FailReason()) + ";";
+    if (reject_count_.back()) reason += " " + std::to_string(reject_count_.back()) + " down;";
+    reason.pop_back();
+    out.verdict = StaticallyFeasible(req) ? Verdict::Unschedulable("filter", reason)
+                                          : Verdict::Unresolvable("filter", "no node can ever hold this task: " + reason);
+    return out;
+  }
+  NodeId best = feasible_[0];
+  const auto& scorers = framework_->score();
+  if (feasible_.size() > 1 && !scorers.empty()) {
+    const size_t m = feasible_.size();
+    total_score_.assign(m, 0);
+    plugin_score_.resize(m);
+    for (const auto& [plugin, weight] : scorers) {
+      for (size_t i = 0; i < m; ++i) plugin_score_[i] = plugin->Score(ctx, req, feasible_[i]);
+      plugin->Normalize(ctx, req, feasible_, plugin_score_);
+      for (size_t i = 0; i < m; ++i) total_score_[i] += weight * plugin_score_[i];
+    }
+    size_t bi = 0;
+    for (size_t i = 1; i < m; ++i) {
+      if (total_score_[i] > total_score_[bi] ||
+          (total_score_[i] == total_score_[bi] && ctx.RankOf(feasible_[i]) < ctx.RankOf(feasible_[bi])))
+        bi = i;
+    }
+    best = feasible_[bi];
+  } else if (feasible_.size() > 1) {
+    for (NodeId n : feasible_)
+      if (ctx.RankOf(n) < ctx.RankOf(best)) best = n;
+  }
+  std::optional<uint64_t> gpus;
+  for (const auto& [plugin, weight] : scorers) {
+    gpus = plugin->SelectGpus(ctx, req, best);
+    if (gpus) break;
+  }
+  out.ok = true;
+  out.alloc.node = best;
+  out.alloc.gpu_mask = gpus ? *gpus : DefaultGpus(req, best);
+  out.alloc.milli_per_gpu = req.gpus > 0 ? req.milli_per_gpu : 0;
+  out.alloc.cpu_milli = req.cpu_milli;
+  out.alloc.memory_mib = req.memory_mib;
+  return out;
+}
+
+void Scheduler::Rollback(JobRecord& rec) {
+  for (auto it = rec.placements.rbegin(); it != rec.placements.rend(); ++it) {
+    CycleContext ctx{state_, rec.spec, it->task.index, 0, rng_, clock_.Now(), options_.node_rank};
+    for (auto* r : framework_->reserve()) r->Unreserve(ctx, it->alloc);
+    Status s = ApplyChecked(state::ReleaseTask{it->task});
+    assert(s.ok());
+    (void)s;
+  }
+  rec.placements.clear();
+}
+
+Verdict Scheduler::TryPlace(JobRecord& rec) {
+  const TimeUs now = clock_.Now();
+  ++rec.attempts;
+  for (auto* a : framework_->admit()) {
+    Verdict v = a->Admit(rec.spec, state_, now);
+    if (!v.ok()) return v;
+  }
+  std::vector<int32_t> placed_per_group(rec.spec.groups.size(), 0);
+  int32_t task_index = 0;
+  for (size_t g = 0; g < rec.spec.groups.size(); ++g) {
+    const auto& group = rec.spec.groups[g];
+    const TaskRequest req = TaskRequest::FromGroup(group);
+    for (int32_t k = 0; k < group.count; ++k, ++task_index) {
+      CycleContext ctx{state_, rec.spec, task_index, static_cast<int32_t>(g), rng_, now, options_.node_rank};
+      PlaceOutcome o = PlaceTask(ctx, req);
+      if (!o.ok) {
+        if (placed_per_group[g] >= group.gang_min()) {
+          task_index += group.count - k;
+          break;  // elastic group: enough members placed
+        }
+        Rollback(rec);
+        o.verdict.reason = "task " + std::to_string(task_index) + " of group '" + group.name + "': " + o.verdict.reason;
+        return o.verdict;
+      }
+      TaskKey key{rec.spec.id, task_index};
+      Status s = ApplyChecked(state::PlaceTask{key, o.alloc});
+      if (!s.ok()) {
+        Rollback(rec);
+        return Verdict{framework::VerdictCode::kError, "state", s.message()};
+      }
+      rec.placements.push_back({key, o.alloc});
+      bool reserved = true;
+      for (auto* r : framework_->reserve()) {
+        Verdict v = r->Reserve(ctx, o.alloc);
+        if (!v.ok()) {
+          reserved = false;
+          Rollback(rec);
+          return v;
+        }
+      }
+      (void)reserved;
+      ++placed_per_group[g];
+    }
+  }
+  for (auto* p : framework_->permit()) {
+    Verdict v = p->Permit(rec.spec, placed_per_group);
+    if (!v.ok()) {
+      Rollback(rec);
+      return v;
+    }
+  }
+  for (auto* b : framework_->bind()) {
+    Status s = b->Bind(rec.spec, rec.placements);
+    if (!s.ok()) {
+      Rollback(rec);
+      return Verdict{framework::VerdictCode::kError, std::string(b->Name()), s.message()};
+    }
+  }
+  return Verdict::Success();
+}
+
+std::vector<JobId> Scheduler::Schedule() {
+  std::vector<JobId> started;
+  if (pending_.empty()) return started;
+  const TimeUs now = clock_.Now();
+  std::vector<int32_t> order = pending_;
+  std::vector<int32_t> done;
+  for (int32_t index : order) {
+    JobRecord& rec = jobs_[index];
+    Verdict v;
+    // Fast rejection: the whole-GPU demand exceeds every free GPU in the cluster.
+    int64_t need = 0;
+    bool whole = true;
+    for (const auto& g : rec.spec.groups) {
+      need += int64_t{g.gang_min()} * g.gpus;
+      whole = whole && (g.gpus == 0 || g.milli_per_gpu == kMilliPerGpu);
+    }
+    if (whole && need > state_.free_full_gpus_total() && !options_.drop_unschedulable) {
+      v = Verdict::Unschedulable("capacity", "needs " + std::to_string(need) + " GPUs, " +
+                                                 std::to_string(state_.free_full_gpus_total()) + " free");
+    } else {
+      v = TryPlace(rec);
+    }
+    if (v.ok()) {
+      (void)job::CheckTransition(rec.state, JobState::kAdmitted);
+      rec.state = JobState::kRunning;
+      rec.start_time = now;
+      if (rec.first_start_time < 0) rec.first_start_time = now;
+      rec.last_verdict = v;
+      ++running_;
+      for (auto* a : framework_->admit()) a->OnStart(rec.spec);
+      log_.Placed(now, cluster_, rec.spec.id, rec.placements);
+      started.push_back(rec.spec.id);
+      done.push_back(index);
+      continue;
+    }
+    rec.last_verdict = v;
+    if (options_.drop_unschedulable || v.code == framework::VerdictCode::kUnresolvable) {
+      rec.state = JobState::kFailed;
+      rec.finish_time = now;
+      log_.Failed(now, rec.spec.id, v);
+      done.push_back(index);
+      continue;
+    }
+    if (framework_->profile().head_of_line_blocking) break;
+  }
+  if (!done.empty()) {
+    std::sort(done.begin(), done.end());
+    std::erase_if(pending_, [&](int32_t i) { return std::binary_search(done.begin(), done.end(), i); });
+  }
+  return started;
+}
+
+Status Scheduler::Finish(JobId id, JobState final_state) {
+  auto it = index_of_.find(id);
+  if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
+  JobRecord& rec = jobs_[it->second];
+  if (!job::IsTerminal(final_state)) return InvalidArgument("Finish needs a terminal state");
+  if (rec.state == JobState::kPending && final_state != JobState::kSucceeded) {
+    RemovePending(it->second);
+  } else {
+    BERTH_RETURN_IF_ERROR(job::CheckTransition(rec.state, final_state));
+  }
+  if (rec.state == JobState::kRunning) {
+    for (auto* a : framework_->admit()) a->OnFinish(rec.spec);
+    for (const auto& p : rec.placements) BERTH_RETURN_IF_ERROR(ApplyChecked(state::ReleaseTask{p.task}));
+    rec.placements.clear();
+    --running_;
+  }
+  rec.state = final_state;
+  rec.finish_time = clock_.Now();
+  log_.Finished(rec.finish_time, id, job::JobStateName(final_state));
+  return Status::Ok();
+}
+
+Status Scheduler::Preempt(JobId id) {
+  auto it = index_of_.find(id);
+  if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
+  JobRecord& rec = jobs_[it->second];
+  BERTH_RETURN_IF_ERROR(job::CheckTransition(rec.state, JobState::kPreempted));
+  for (auto* a : framework_->admit()) a->OnFinish(rec.spec);
+  for (const auto& p : rec.placements) BERTH_RETURN_IF_ERROR(ApplyChecked(state::ReleaseTask{p.task}));
+  rec.placements.clear();
+  --running_;
+  log_.Finished(clock_.Now(), id, "preempted");
+  rec.state = JobState::kPending;
+  rec.enqueue_time = clock_.Now();
+  Enqueue(it->second);
+  return Status::Ok();
+}
+
+Status Scheduler::SetNodeUp(NodeId node, bool up) { return ApplyChecked(state::SetNodeUp{node, up}); }
+
+}  // namespace berth::scheduler

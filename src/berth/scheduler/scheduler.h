@@ -1,0 +1,124 @@
+// The scheduler: the one core that the simulator and the server both drive.
+// It owns the cluster state and the pending queue, and runs scheduling cycles
+// through the framework's plugins. Time comes from an injected clock; random
+// choices from a seeded generator; ties go to the lowest node rank.
+//
+//   Scheduler s(cluster, std::move(framework), options, clock);
+//   s.Submit(job);          // validated, queued (pending)
+//   s.Schedule();           // one pass over the queue: place what fits
+//   s.Finish(id, JobState::kSucceeded);  // releases its GPUs
+//
+// Gangs are all or nothing: the tasks of a job are reserved one by one in the
+// state (so later tasks see earlier ones), and rolled back through the same
+// Apply path if any group falls short of its gang minimum or a permit rejects.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "berth/common/clock.h"
+#include "berth/common/rng.h"
+#include "berth/framework/registry.h"
+#include "berth/job/job.h"
+#include "berth/job/lifecycle.h"
+#include "berth/scheduler/decision_log.h"
+#include "berth/state/cluster_state.h"
+
+namespace berth::scheduler {
+
+struct SchedulerOptions {
+  uint64_t seed = 0;
+  // FGD protocol: a job that does not fit at its first attempt fails at once.
+  bool drop_unschedulable = false;
+  // Tie-break rank per node id (lower wins). Empty: by node id.
+  std::vector<int32_t> node_rank;
+  // Verify every index against a recomputation after each change (tests).
+  bool check_indexes = false;
+};
+
+struct JobRecord {
+  job::JobSpec spec;
+  job::JobState state = job::JobState::kPending;
+  int64_t seq = 0;
+  TimeUs enqueue_time = 0;
+  TimeUs first_start_time = -1;
+  TimeUs start_time = -1;
+  TimeUs finish_time = -1;
+  std::vector<framework::TaskPlacement> placements;
+  framework::Verdict last_verdict;
+  int32_t attempts = 0;
+  double attained_gpu_seconds = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const cluster::Cluster& cluster, std::unique_ptr<framework::Framework> framework,
+            SchedulerOptions options, const Clock& clock);
+
+  // Validates and queues a job. Errors name the job and field; nothing else changes.
+  Status Submit(job::JobSpec spec);
+  // One pass over the pending queue in queue-sort order. Returns the jobs started.
+  std::vector<JobId> Schedule();
+  // Ends a running (or pending) job: succeeded, failed or cancelled. Releases its tasks.
+  Status Finish(JobId id, job::JobState final_state);
+  // Evicts a running job: releases its tasks and requeues it.
+  Status Preempt(JobId id);
+  // Marks a node (un)schedulable.
+  Status SetNodeUp(NodeId node, bool up);
+
+  const JobRecord* Find(JobId id) const;
+  const state::ClusterState& state() const { return state_; }
+  const cluster::Cluster& cluster() const { return cluster_; }
+  const framework::Framework& framework() const { return *framework_; }
+  size_t pending_count() const { return pending_.size(); }
+  size_t running_count() const { return running_; }
+  DecisionLog& log() { return log_; }
+  const DecisionLog& log() const { return log_; }
+  Rng& rng() { return rng_; }
+
+ private:
+  struct PlaceOutcome {
+    bool ok = false;
+    state::Allocation alloc;
+    framework::Verdict verdict;
+  };
+  framework::Verdict TryPlace(JobRecord& rec);
+  PlaceOutcome PlaceTask(const framework::CycleContext& ctx, const framework::TaskRequest& req);
+  uint64_t DefaultGpus(const framework::TaskRequest& req, NodeId node) const;
+  bool StaticallyFeasible(const framework::TaskRequest& req) const;
+  void Rollback(JobRecord& rec);
+  void Enqueue(int32_t index);
+  void RemovePending(int32_t index);
+  Status ApplyChecked(const state::Event& e);
+  bool QueueLess(int32_t a, int32_t b) const;
+
+  const cluster::Cluster& cluster_;
+  std::unique_ptr<framework::Framework> framework_;
+  SchedulerOptions options_;
+  const Clock& clock_;
+  Rng rng_;
+  state::ClusterState state_;
+  DecisionLog log_;
+
+  std::vector<JobRecord> jobs_;
+  std::unordered_map<JobId, int32_t> index_of_;  // lookups only
+  std::vector<int32_t> pending_;  // sorted by QueueLess
+  size_t running_ = 0;
+  int64_t next_seq_ = 0;
+
+  // Per-type upper bounds of what any node offers, for "can never fit".
+  struct TypeMax { int32_t gpus = 0; MilliCpu cpu = 0; MiB mem = 0; };
+  std::vector<TypeMax> type_max_;
+  TypeMax cpu_node_max_;
+
+  // Scratch buffers reused across cycles.
+  std::vector<NodeId> candidates_;
+  std::vector<NodeId> feasible_;
+  std::vector<int64_t> total_score_;
+  std::vector<int64_t> plugin_score_;
+  std::vector<int32_t> reject_count_;
+};
+
+}  // namespace berth::scheduler

@@ -1,0 +1,30 @@
+// Format dispatch for trace readers.
+#include <map>
+
+#include "berth/sim/readers/readers.h"
+
+namespace berth::sim {
+
+StatusOr<Trace> ReadTrace(const std::string& path, const std::string& format, const ReadOptions& opts) {
+  using Reader = StatusOr<Trace> (*)(const std::string&, const ReadOptions&);
+  static const std::map<std::string, Reader> kReaders = {
+      {"openb", &ReadOpenbPods},
+  };
+  std::string fmt = format.empty() ? GuessTraceFormat(path) : format;
+  if (fmt.empty()) return InvalidArgument(path + ": cannot tell the trace format; pass --trace-format");
+  auto it = kReaders.find(fmt);
+  if (it == kReaders.end()) return InvalidArgument("unknown trace format '" + fmt + "'");
+  return it->second(path, opts);
+}
+
+std::string GuessTraceFormat(const std::string& path) {
+  const std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  if (base.rfind("openb_pod_list", 0) == 0) return "openb";
+  if (base == "philly.csv") return "philly";
+  if (base.size() > 6 && base.substr(base.size() - 6) == ".trace") return "gavel";
+  if (base.size() > 6 && base.substr(base.size() - 6) == ".jsonl") return "native";
+  if (base.find("_job.csv") != std::string::npos) return "tiresias";
+  return "";
+}
+
+}  // namespace berth::sim

@@ -1,0 +1,65 @@
+// The outcome of one simulated run of one policy: the figures the JSON and
+// HTML reports print, and the series they plot. Filled by the FGD-protocol
+// and replay drivers; read by the report writers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace berth::sim {
+
+struct Point {
+  double x = 0;
+  double y = 0;
+};
+
+struct Distribution {
+  int64_t count = 0;
+  double mean = 0, p50 = 0, p95 = 0, p99 = 0, max = 0;
+};
+// Summary of a sample (nearest-rank percentiles). Empty sample: all zero.
+Distribution Summarize(std::vector<double> values);
+
+struct PlacementRow {
+  int64_t index = 0;
+  std::string pod;
+  std::string node;  // "FAILED" when it fit nowhere
+};
+
+struct PolicyResult {
+  std::string policy;
+  std::string mode;  // "fgd" or "replay"
+  uint64_t seed = 0;
+  double load = 0;   // fgd mode: target load (1.3)
+
+  int64_t jobs_total = 0;
+  int64_t jobs_placed = 0;
+  int64_t jobs_failed = 0;       // dropped (fgd) or failed
+  int64_t jobs_never_fit = 0;    // unresolvable: no node could ever hold them
+  int64_t jobs_unfinished = 0;   // replay: still pending or running at the end
+
+  int64_t capacity_milli_gpu = 0;
+  int64_t allocated_milli_gpu = 0;  // at the end
+  double gpu_allocation_ratio = 0;  // allocated / capacity at the end (fgd) or mean over time (replay)
+  double fragmentation_ratio = -1;  // FGD's frag / idle at the end (-1: not computed)
+  double fragmented_gpu_share = -1; // FGD's frag / capacity at the end
+  double utilization = 0;           // GPU-time used / (capacity x makespan), replay
+
+  Distribution jct_s;          // job completion time (finish - submit)
+  Distribution queue_delay_s;  // first start - submit
+  double makespan_s = 0;
+
+  std::string decision_log_hash;
+  int64_t decisions = 0;
+  double wall_seconds = 0;
+
+  // Series for plots.
+  std::vector<Point> allocation_over_time;  // x: hours (replay) or arrived % (fgd); y: allocation %
+  std::vector<Point> queue_length_over_time;  // x: hours; y: pending jobs
+  std::vector<double> jcts_s;  // every finished job's JCT, for the CDF
+
+  std::vector<PlacementRow> placements;  // fgd mode: one row per arrival
+};
+
+}  // namespace berth::sim

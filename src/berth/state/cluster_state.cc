@@ -1,0 +1,185 @@
+// ClusterState: Apply and the incremental indexes.
+#include "berth/state/cluster_state.h"
+
+#include <algorithm>
+
+namespace berth::state {
+
+using cluster::Cluster;
+using cluster::kNumLevels;
+
+ClusterState::ClusterState(const Cluster& cluster) : cluster_(&cluster) {
+  const int32_t n = cluster.num_nodes();
+  gpu_free_.assign(cluster.total_gpus(), kMilliPerGpu);
+  up_.assign(n, 1);
+  free_cpu_.resize(n);
+  free_mem_.resize(n);
+  node_free_milli_.resize(n);
+  full_free_mask_.resize(n);
+  node_version_.assign(n, 0);
+  tasks_on_.resize(n);
+  domain_full_free_.assign(cluster.domains().size(), 0);
+  type_full_free_.assign(cluster.gpu_types().size(), 0);
+  type_free_milli_.assign(cluster.gpu_types().size(), 0);
+  buckets_.resize(cluster.gpu_types().size());
+  std::vector<int> max_k(cluster.gpu_types().size(), 0);
+  for (const auto& node : cluster.nodes())
+    if (node.gpu_count > 0) max_k[node.gpu_type.value()] = std::max(max_k[node.gpu_type.value()], node.gpu_count);
+  for (size_t t = 0; t < buckets_.size(); ++t) buckets_[t].assign(max_k[t] + 1, DenseBitset(n));
+  for (int32_t i = 0; i < n; ++i) {
+    const auto& node = cluster.nodes()[i];
+    free_cpu_[i] = node.cpu_milli;
+    free_mem_[i] = node.memory_mib;
+    node_free_milli_[i] = node.gpu_count * kMilliPerGpu;
+    full_free_mask_[i] = node.gpu_count == 64 ? ~uint64_t{0} : (uint64_t{1} << node.gpu_count) - 1;
+    AddNodeToIndexes(NodeId(i), +1);
+  }
+}
+
+void ClusterState::AddNodeToIndexes(NodeId n, int sign) {
+  const auto& node = cluster_->node(n);
+  const int i = n.value();
+  if (!up_[i]) return;
+  const int k = __builtin_popcountll(full_free_mask_[i]);
+  for (int l = 0; l < kNumLevels; ++l) domain_full_free_[node.domain[l].value()] += sign * k;
+  free_full_total_ += sign * k;
+  if (node.gpu_count == 0) return;
+  const int t = node.gpu_type.value();
+  type_full_free_[t] += sign * k;
+  type_free_milli_[t] += sign * node_free_milli_[i];
+  if (sign > 0) buckets_[t][k].Set(i); else buckets_[t][k].Reset(i);
+}
+
+const Allocation* ClusterState::Find(TaskKey task) const {
+  auto it = allocs_.find(task);
+  return it == allocs_.end() ? nullptr : &it->second;
+}
+
+Status ClusterState::CheckPlace(const PlaceTask& e) const {
+  const Allocation& a = e.alloc;
+  if (!a.node.valid() || a.node.value() >= cluster_->num_nodes())
+    return InvalidArgument("place: no node " + std::to_string(a.node.value()));
+  const auto& node = cluster_->node(a.node);
+  const int i = a.node.value();
+  if (allocs_.count(e.task))
+    return AlreadyExists("place: task " + std::to_string(e.task.job.value()) + "/" +
+                         std::to_string(e.task.index) + " already holds resources");
+  if (!up_[i]) return FailedPrecondition("place: node " + node.name + " is down");
+  if (a.cpu_milli < 0 || a.memory_mib < 0 || a.milli_per_gpu < 0 || a.milli_per_gpu > kMilliPerGpu)
+    return InvalidArgument("place: bad quantities");
+  if (a.gpu_mask != 0 && a.milli_per_gpu == 0) return InvalidArgument("place: GPUs with zero share");
+  if (node.gpu_count < 64 && (a.gpu_mask >> node.gpu_count) != 0)
+    return InvalidArgument("place: node " + node.name + " has no such GPU");
+  if (a.cpu_milli > free_cpu_[i]) return FailedPrecondition("place: not enough CPU on " + node.name);
+  if (a.memory_mib > free_mem_[i]) return FailedPrecondition("place: not enough memory on " + node.name);
+  for (uint64_t m = a.gpu_mask; m; m &= m - 1) {
+    int g = __builtin_ctzll(m);
+    if (gpu_free_[node.first_gpu + g] < a.milli_per_gpu)
+      return FailedPrecondition("place: GPU " + std::to_string(g) + " of " + node.name + " lacks capacity");
+  }
+  return Status::Ok();
+}
+
+Status ClusterState::Check(const Event& event) const {
+  if (auto* p = std::get_if<PlaceTask>(&event)) return CheckPlace(*p);
+  if (auto* r = std::get_if<ReleaseTask>(&event)) {
+    if (!allocs_.count(r->task)) return NotFound("release: task holds nothing");
+    return Status::Ok();
+  }
+  const auto& u = std::get<SetNodeUp>(event);
+  if (!u.node.valid() || u.node.value() >= cluster_->num_nodes()) return InvalidArgument("node up/down: no such node");
+  return Status::Ok();
+}
+
+Status ClusterState::Apply(const Event& event) {
+  BERTH_RETURN_IF_ERROR(Check(event));
+  if (auto* p = std::get_if<PlaceTask>(&event)) {
+    const Allocation& a = p->alloc;
+    const int i = a.node.value();
+    const auto& node = cluster_->node(a.node);
+    AddNodeToIndexes(a.node, -1);
+    for (uint64_t m = a.gpu_mask; m; m &= m - 1) {
+      int g = __builtin_ctzll(m);
+      gpu_free_[node.first_gpu + g] -= a.milli_per_gpu;
+      full_free_mask_[i] &= ~(uint64_t{1} << g);
+    }
+    free_cpu_[i] -= a.cpu_milli;
+    free_mem_[i] -= a.memory_mib;
+    node_free_milli_[i] -= a.total_milli();
+    allocated_milli_ += a.total_milli();
+    ++node_version_[i];
+    auto& list = tasks_on_[i];
+    list.insert(std::upper_bound(list.begin(), list.end(), p->task), p->task);
+    allocs_.emplace(p->task, a);
+    AddNodeToIndexes(a.node, +1);
+    return Status::Ok();
+  }
+  if (auto* r = std::get_if<ReleaseTask>(&event)) {
+    auto it = allocs_.find(r->task);
+    const Allocation a = it->second;
+    allocs_.erase(it);
+    const int i = a.node.value();
+    const auto& node = cluster_->node(a.node);
+    AddNodeToIndexes(a.node, -1);
+    for (uint64_t m = a.gpu_mask; m; m &= m - 1) {
+      int g = __builtin_ctzll(m);
+      MilliGpu& f = gpu_free_[node.first_gpu + g];
+      f += a.milli_per_gpu;
+      if (f == kMilliPerGpu) full_free_mask_[i] |= uint64_t{1} << g;
+    }
+    free_cpu_[i] += a.cpu_milli;
+    free_mem_[i] += a.memory_mib;
+    node_free_milli_[i] += a.total_milli();
+    allocated_milli_ -= a.total_milli();
+    ++node_version_[i];
+    auto& list = tasks_on_[i];
+    list.erase(std::lower_bound(list.begin(), list.end(), r->task));
+    AddNodeToIndexes(a.node, +1);
+    return Status::Ok();
+  }
+  const auto& u = std::get<SetNodeUp>(event);
+  const int i = u.node.value();
+  if (static_cast<bool>(up_[i]) == u.up) return Status::Ok();
+  if (!u.up) AddNodeToIndexes(u.node, -1);
+  up_[i] = u.up;
+  if (u.up) AddNodeToIndexes(u.node, +1);
+  ++node_version_[i];
+  return Status::Ok();
+}
+
+Status ClusterState::CheckIndexes() const {
+  // Recompute from the cluster and the allocations alone.
+  ClusterState fresh(*cluster_);
+  for (size_t i = 0; i < up_.size(); ++i)
+    if (!up_[i]) (void)fresh.Apply(SetNodeUp{NodeId(static_cast<int32_t>(i)), false});
+  // Re-place in key order: determinism of the recomputation does not matter for
+  // equality, but sorted order makes failures reproducible.
+  std::vector<std::pair<TaskKey, Allocation>> all(allocs_.begin(), allocs_.end());
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [key, alloc] : all) {
+    // Bypass the up check: tasks may sit on nodes that went down later.
+    const int i = alloc.node.value();
+    const bool was_up = fresh.up_[i];
+    fresh.up_[i] = 1;
+    if (!was_up) fresh.AddNodeToIndexes(alloc.node, +1);
+    Status s = fresh.Apply(PlaceTask{key, alloc});
+    if (!was_up) fresh.AddNodeToIndexes(alloc.node, -1);
+    fresh.up_[i] = was_up;
+    if (!s.ok()) return Internal("recompute: stored allocation does not fit: " + s.message());
+  }
+  if (fresh.gpu_free_ != gpu_free_) return Internal("index mismatch: per-GPU free milli");
+  if (fresh.free_cpu_ != free_cpu_) return Internal("index mismatch: node free CPU");
+  if (fresh.free_mem_ != free_mem_) return Internal("index mismatch: node free memory");
+  if (fresh.node_free_milli_ != node_free_milli_) return Internal("index mismatch: node free milli-GPU");
+  if (fresh.full_free_mask_ != full_free_mask_) return Internal("index mismatch: node fully-free GPU mask");
+  if (fresh.tasks_on_ != tasks_on_) return Internal("index mismatch: tasks per node");
+  if (fresh.domain_full_free_ != domain_full_free_) return Internal("index mismatch: domain free GPUs");
+  if (fresh.type_full_free_ != type_full_free_) return Internal("index mismatch: type free GPUs");
+  if (fresh.type_free_milli_ != type_free_milli_) return Internal("index mismatch: type free milli-GPU");
+  if (fresh.buckets_ != buckets_) return Internal("index mismatch: node buckets by free GPUs");
+  if (fresh.allocated_milli_ != allocated_milli_) return Internal("index mismatch: allocated milli-GPU");
+  if (fresh.free_full_total_ != free_full_total_) return Internal("index mismatch: total free GPUs");
+  return Status::Ok();
+}
+
+}  // namespace berth::state

@@ -1,0 +1,99 @@
+// ClusterState: what is free and who holds what, with incremental indexes.
+//
+// Apply(event) is the only mutator. It validates the event first and changes
+// nothing when it fails. Every index below is kept exact by Apply and can be
+// checked against a full recomputation with CheckIndexes() (the tests do).
+//
+// Indexes (only nodes that are up count as free capacity):
+//   - per GPU: free milli-GPU;  per node: free CPU, memory, milli-GPU, fully
+//     free GPU count and mask, a change counter (for score caches);
+//   - per topology domain: fully free GPUs;
+//   - per GPU type: fully free GPUs, free milli-GPU;
+//   - per GPU type and k: the set of up nodes with exactly k fully free GPUs
+//     (a bitset, so "the first node with >= k free" is a word scan).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "berth/cluster/cluster.h"
+#include "berth/common/bitset.h"
+#include "berth/common/status.h"
+#include "berth/state/events.h"
+
+namespace berth::state {
+
+class ClusterState {
+ public:
+  explicit ClusterState(const cluster::Cluster& cluster);
+  ClusterState(const ClusterState&) = default;  // a what-if copy
+
+  Status Apply(const Event& event);
+  // Checks an event without applying it.
+  Status Check(const Event& event) const;
+
+  const cluster::Cluster& cluster() const { return *cluster_; }
+
+  // --- per node ---
+  bool up(NodeId n) const { return up_[n.value()]; }
+  MilliCpu free_cpu(NodeId n) const { return free_cpu_[n.value()]; }
+  MiB free_memory(NodeId n) const { return free_mem_[n.value()]; }
+  MilliGpu gpu_free(NodeId n, int local_gpu) const {
+    return gpu_free_[cluster_->node(n).first_gpu + local_gpu];
+  }
+  // Free milli-GPU of every GPU of node n, in index order.
+  const MilliGpu* gpu_free_array(NodeId n) const { return &gpu_free_[cluster_->node(n).first_gpu]; }
+  MilliGpu node_free_milli(NodeId n) const { return node_free_milli_[n.value()]; }
+  int32_t full_free_gpus(NodeId n) const { return __builtin_popcountll(full_free_mask_[n.value()]); }
+  uint64_t full_free_mask(NodeId n) const { return full_free_mask_[n.value()]; }
+  uint64_t node_version(NodeId n) const { return node_version_[n.value()]; }
+  // Tasks on node n, sorted by key.
+  const std::vector<TaskKey>& tasks_on(NodeId n) const { return tasks_on_[n.value()]; }
+
+  // --- per domain / type / cluster ---
+  int64_t domain_full_free_gpus(DomainId d) const { return domain_full_free_[d.value()]; }
+  int64_t type_full_free_gpus(GpuTypeId t) const { return type_full_free_[t.value()]; }
+  int64_t type_free_milli(GpuTypeId t) const { return type_free_milli_[t.value()]; }
+  // Up nodes of type t with exactly k fully free GPUs.
+  const DenseBitset& nodes_with_full_free(GpuTypeId t, int k) const { return buckets_[t.value()][k]; }
+  int64_t allocated_milli() const { return allocated_milli_; }
+  int64_t free_full_gpus_total() const { return free_full_total_; }
+  int64_t num_tasks() const { return static_cast<int64_t>(allocs_.size()); }
+
+  // The allocation of a task, or nullptr.
+  const Allocation* Find(TaskKey task) const;
+
+  // Recomputes every index from the allocations and compares. OK when equal;
+  // otherwise Internal naming the first index that differs.
+  Status CheckIndexes() const;
+
+ private:
+  struct Indexes;  // a recomputation, used by CheckIndexes
+  void AddNodeToIndexes(NodeId n, int sign);
+  void RebucketNode(NodeId n, uint64_t old_mask, bool was_up);
+  Status CheckPlace(const PlaceTask& e) const;
+
+  const cluster::Cluster* cluster_;
+  // Per GPU (global index).
+  std::vector<MilliGpu> gpu_free_;
+  // Per node.
+  std::vector<uint8_t> up_;
+  std::vector<MilliCpu> free_cpu_;
+  std::vector<MiB> free_mem_;
+  std::vector<MilliGpu> node_free_milli_;
+  std::vector<uint64_t> full_free_mask_;
+  std::vector<uint64_t> node_version_;
+  std::vector<std::vector<TaskKey>> tasks_on_;
+  // Per domain, per type.
+  std::vector<int64_t> domain_full_free_;
+  std::vector<int64_t> type_full_free_;
+  std::vector<int64_t> type_free_milli_;
+  std::vector<std::vector<DenseBitset>> buckets_;  // [type][k]
+  int64_t allocated_milli_ = 0;
+  int64_t free_full_total_ = 0;
+  std::unordered_map<TaskKey, Allocation> allocs_;  // looked up, never iterated for decisions
+};
+
+}  // namespace berth::state

@@ -1,0 +1,47 @@
+// The events that change cluster state. ClusterState::Apply is the only
+// mutator; the scheduler, the simulator and the server all speak these.
+#pragma once
+
+#include <cstdint>
+#include <variant>
+
+#include "berth/common/ids.h"
+#include "berth/common/quantity.h"
+
+namespace berth::state {
+
+// What one task holds on one node.
+struct Allocation {
+  NodeId node;
+  uint64_t gpu_mask = 0;     // node-local GPU indexes the task uses
+  MilliGpu milli_per_gpu = 0;  // taken from each GPU of the mask
+  MilliCpu cpu_milli = 0;
+  MiB memory_mib = 0;
+
+  int gpu_count() const { return __builtin_popcountll(gpu_mask); }
+  MilliGpu total_milli() const { return gpu_count() * milli_per_gpu; }
+  bool is_sharing() const { return gpu_count() == 1 && milli_per_gpu < kMilliPerGpu; }
+  bool operator==(const Allocation&) const = default;
+};
+
+// A task starts holding `alloc`.
+struct PlaceTask {
+  TaskKey task;
+  Allocation alloc;
+};
+
+// A task gives back everything it holds.
+struct ReleaseTask {
+  TaskKey task;
+};
+
+// A node becomes (un)schedulable: failed, drained or cordoned, or back. Tasks
+// already on it stay recorded until released.
+struct SetNodeUp {
+  NodeId node;
+  bool up = true;
+};
+
+using Event = std::variant<PlaceTask, ReleaseTask, SetNodeUp>;
+
+}  // namespace berth::state
