@@ -58,6 +58,7 @@ int Run(Flags& f) {
   f.sim.record_placements = !f.placements.empty();
   auto start = std::chrono::steady_clock::now();
   bool drew = false;
+  const char* unit = f.sim.mode == "replay" ? "events" : f.sim.mode == "fgd" ? "policies" : "steps";
   if (!f.quiet) {
     f.sim.progress = [&](int64_t done, int64_t total) {
       double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -65,9 +66,9 @@ int Run(Flags& f) {
       drew = true;
       const int width = 30;
       int fill = total > 0 ? static_cast<int>(width * done / total) : width;
-      std::fprintf(stderr, "\r[%s%s] %lld/%lld policies  %.1fs", std::string(fill, '#').c_str(),
+      std::fprintf(stderr, "\r[%s%s] %lld/%lld %s  %.1fs", std::string(fill, '#').c_str(),
                    std::string(width - fill, '.').c_str(), static_cast<long long>(done),
-                   static_cast<long long>(total), el);
+                   static_cast<long long>(total), unit, el);
     };
   }
   auto out = sim::RunSimulation(f.sim);
@@ -112,6 +113,9 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--trace", flags->sim.trace, "Trace file")->required();
   cmd->add_option("--trace-format", flags->sim.trace_format, "openb|philly|gavel|tiresias|native (default: guess)");
   cmd->add_option("--mode", flags->sim.mode, "fgd (one-shot FGD protocol) or replay (default: fgd for openb)");
+  cmd->add_option("--partition", flags->sim.partition,
+                  "Replay: independent partitions, one per domain at this level (e.g. cluster); "
+                  "each job runs in the one named by its tenant (Philly VC)");
   cmd->add_option("--load", flags->sim.load, "FGD protocol: arrived GPU demand as a multiple of capacity")
       ->default_val(1.3);
   cmd->add_option("--seed", flags->sim.seed, "Random seed")->default_val(42);

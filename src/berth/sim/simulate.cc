@@ -5,6 +5,7 @@
 #include "berth/plugins/builtin.h"
 #include "berth/sim/fgd_protocol.h"
 #include "berth/sim/readers/readers.h"
+#include "berth/sim/replay.h"
 
 namespace berth::sim {
 
@@ -15,6 +16,9 @@ Status SimulateOptions::Validate() const {
   if (!mode.empty() && mode != "fgd" && mode != "replay")
     return InvalidArgument("--mode must be fgd or replay, not '" + mode + "'");
   if (load <= 0 || load > 100) return InvalidArgument("--load must be in (0, 100]");
+  if (!partition.empty() && !cluster::ParseLevel(partition))
+    return InvalidArgument("--partition must be a topology level (region, cluster, spine, leaf), not '" + partition + "'");
+  if (!partition.empty() && mode == "fgd") return InvalidArgument("--partition needs --mode replay");
   return Status::Ok();
 }
 
@@ -56,7 +60,20 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
     }
     return out;
   }
-  return Unavailable("--mode replay is not available yet");
+  if (!o.partition.empty() && mode != "replay") return InvalidArgument("--partition needs --mode replay");
+  ReplayOptions ro_replay;
+  ro_replay.seed = o.seed;
+  ro_replay.check_indexes = o.check_indexes;
+  if (!o.partition.empty()) ro_replay.partition_level = cluster::ParseLevel(o.partition);
+  const auto runs = static_cast<int64_t>(profiles.size());
+  for (int64_t i = 0; i < runs; ++i) {
+    if (o.progress) {
+      ro_replay.progress = [&o, i, runs](int64_t done, int64_t total) { o.progress(i * total + done, runs * total); };
+    }
+    BERTH_ASSIGN_OR_RETURN(PolicyResult r, RunReplay(cluster, trace, profiles[i], plugins, ro_replay));
+    out.results.push_back(std::move(r));
+  }
+  return out;
 }
 
 }  // namespace berth::sim

@@ -21,11 +21,15 @@ struct SimulateOptions {
   std::string arrival_order;  // fgd mode: data/fgd-reference-run pod order
   std::string node_rank;      // fgd mode: data/fgd-reference-run node ranking
   std::vector<std::string> policies;
+  // Replay mode: independent partitions, one per domain at this level
+  // (region|cluster|spine|leaf), each job in the one named by its tenant ("" = none).
+  std::string partition;
   bool skip_bad_lines = false;
   int64_t max_jobs = -1;
   bool check_indexes = false;
   bool record_placements = false;
-  // Called with (done, total) as the run advances, for a progress bar.
+  // Called with (done, total) as the run advances, for a progress bar: policies
+  // in fgd mode, events (arrivals and completions, all policies) in replay mode.
   std::function<void(int64_t, int64_t)> progress;
 
   Status Validate() const;

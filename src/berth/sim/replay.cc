@@ -1,0 +1,324 @@
+// The time-based replay driver.
+#include "berth/sim/replay.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <unordered_map>
+
+#include "berth/common/clock.h"
+#include "berth/common/hash.h"
+#include "berth/scheduler/scheduler.h"
+#include "berth/sim/event_queue.h"
+
+namespace berth::sim {
+namespace {
+
+using job::JobState;
+
+// One independent scheduler and the nodes it may use.
+struct Partition {
+  std::string name;
+  std::unique_ptr<scheduler::Scheduler> sched;
+  int64_t gpus = 0;      // whole GPUs in the partition
+  bool touched = false;  // had an arrival or completion in the current batch
+};
+
+// Plot series on a regular time grid that coarsens itself to stay within a
+// bound. Invariant: point i sits at tick i, time start + i * interval; the
+// optional last point (Finish) is off the grid.
+class Sampler {
+ public:
+  Sampler(TimeUs start, TimeUs interval, int32_t max_points)
+      : start_(start), interval_(std::max<TimeUs>(interval, 1)), max_(std::max(2, max_points & ~1)) {}
+
+  TimeUs NextTick() const { return start_ + static_cast<TimeUs>(alloc_.size()) * interval_; }
+
+  // Records the values of the tick at NextTick(); coarsens first when full.
+  void Tick(double alloc_pct, double pending) {
+    if (static_cast<int32_t>(alloc_.size()) >= max_) Coarsen();
+    const TimeUs t = NextTick();
+    alloc_.push_back({Hours(t), alloc_pct});
+    queue_.push_back({Hours(t), pending});
+  }
+
+  // Records the final values at `t` (at or after the last tick).
+  void Finish(TimeUs t, double alloc_pct, double pending) {
+    if (!alloc_.empty() && Hours(t) <= alloc_.back().x) return;
+    if (static_cast<int32_t>(alloc_.size()) >= max_) Coarsen();
+    alloc_.push_back({Hours(t), alloc_pct});
+    queue_.push_back({Hours(t), pending});
+  }
+
+  std::vector<Point> TakeAllocation() { return std::move(alloc_); }
+  std::vector<Point> TakeQueue() { return std::move(queue_); }
+
+ private:
+  double Hours(TimeUs t) const { return UsToSeconds(t - start_) / 3600.0; }
+  // Keeps the even ticks; the grid interval doubles.
+  void Coarsen() {
+    size_t w = 0;
+    for (size_t r = 0; r < alloc_.size(); r += 2, ++w) {
+      alloc_[w] = alloc_[r];
+      queue_[w] = queue_[r];
+    }
+    alloc_.resize(w);
+    queue_.resize(w);
+    interval_ *= 2;
+  }
+
+  TimeUs start_;
+  TimeUs interval_;
+  int32_t max_;
+  std::vector<Point> alloc_;
+  std::vector<Point> queue_;
+};
+
+// GPUs a job needs at the least (gang minimums; a share counts as one GPU).
+int64_t MinGpus(const job::JobSpec& j) {
+  int64_t n = 0;
+  for (const auto& g : j.groups) n += int64_t{g.gang_min()} * g.gpus;
+  return n;
+}
+
+}  // namespace
+
+Status ReplayOptions::Validate() const {
+  if (max_samples < 2) return InvalidArgument("max_samples must be at least 2");
+  if (progress_every < 1) return InvalidArgument("progress_every must be positive");
+  return Status::Ok();
+}
+
+StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& trace,
+                                 const framework::Profile& profile, const framework::PluginRegistry& registry,
+                                 const ReplayOptions& opts) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  BERTH_RETURN_IF_ERROR(opts.Validate());
+  const size_t n = trace.jobs.size();
+  if (n == 0) return InvalidArgument("replay: the trace has no jobs");
+  if (n > static_cast<size_t>(INT32_MAX)) return InvalidArgument("replay: too many jobs");
+
+  // Job ids (the trace's, or the trace index when unset) and their lookup.
+  std::vector<JobId> ids(n);
+  std::unordered_map<JobId, int32_t> index_of;  // looked up, never iterated
+  index_of.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    ids[i] = trace.jobs[i].id.valid() ? trace.jobs[i].id : JobId(static_cast<int64_t>(i));
+    if (!index_of.emplace(ids[i], static_cast<int32_t>(i)).second)
+      return InvalidArgument("replay: job id " + std::to_string(ids[i].value()) + " appears twice in the trace");
+  }
+
+  // Partitions and the route of each job (-1: never fits, not submitted).
+  ManualClock clock(0);
+  std::vector<Partition> parts;
+  auto make_scheduler = [&]() -> StatusOr<std::unique_ptr<scheduler::Scheduler>> {
+    BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw, framework::Framework::Create(profile, registry));
+    scheduler::SchedulerOptions so;
+    so.seed = opts.seed;
+    so.check_indexes = opts.check_indexes;
+    return std::make_unique<scheduler::Scheduler>(cluster, std::move(fw), std::move(so), clock);
+  };
+  std::vector<int32_t> route(n, 0);
+  if (!opts.partition_level) {
+    Partition p;
+    p.name = "all";
+    BERTH_ASSIGN_OR_RETURN(p.sched, make_scheduler());
+    p.gpus = cluster.total_gpus();
+    parts.push_back(std::move(p));
+  } else {
+    std::unordered_map<std::string, int32_t> by_name;  // looked up, never iterated
+    for (DomainId d : cluster.domains_at(*opts.partition_level)) {
+      const cluster::Domain& dom = cluster.domain(d);
+      Partition p;
+      p.name = dom.name;
+      BERTH_ASSIGN_OR_RETURN(p.sched, make_scheduler());
+      for (int32_t k = 0; k < cluster.num_nodes(); ++k) {
+        const NodeId node(k);
+        if (node >= dom.begin && node < dom.end) {
+          p.gpus += cluster.node(node).gpu_count;
+        } else {
+          BERTH_RETURN_IF_ERROR(p.sched->SetNodeUp(node, false));
+        }
+      }
+      if (!by_name.emplace(dom.name, static_cast<int32_t>(parts.size())).second)
+        return InvalidArgument(std::string("replay: two ") + cluster::LevelName(*opts.partition_level) +
+                               " domains are named '" + dom.name + "'");
+      parts.push_back(std::move(p));
+    }
+    for (size_t i = 0; i < n; ++i) {
+      auto it = by_name.find(trace.jobs[i].tenant);
+      route[i] = it == by_name.end() || MinGpus(trace.jobs[i]) > parts[it->second].gpus ? -1 : it->second;
+    }
+  }
+
+  PolicyResult r;
+  r.policy = profile.name;
+  r.mode = "replay";
+  r.seed = opts.seed;
+  r.jobs_total = static_cast<int64_t>(n);
+  r.capacity_milli_gpu = cluster.total_milli_gpu();
+  const double cap = static_cast<double>(r.capacity_milli_gpu);
+
+  // Arrivals in submit order (ties: trace order).
+  std::vector<int32_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return trace.jobs[a].submit_time < trace.jobs[b].submit_time; });
+  EventQueue q;
+  q.Reserve(n + n / 4 + 16);
+  int64_t real_events = 0, expected_events = 0;
+  for (int32_t i : order) {
+    if (route[i] < 0) continue;
+    q.Push(trace.jobs[i].submit_time, EventKind::kArrival, i);
+    ++real_events;
+    expected_events += trace.jobs[i].duration >= 0 ? 2 : 1;
+  }
+  const TimeUs start = trace.jobs[order.front()].submit_time;
+  const TimeUs last_submit = trace.jobs[order.back()].submit_time;
+  Sampler sampler(start, std::max<TimeUs>(kUsPerSecond, (last_submit - start) / opts.max_samples),
+                  opts.max_samples);
+  if (real_events > 0) q.Push(sampler.NextTick(), EventKind::kSample, 0);
+
+  std::vector<int32_t> generation(n, 0);
+  int64_t events_done = 0, next_progress = opts.progress_every;
+  int64_t alloc_milli = 0;  // allocated now, all partitions
+  double alloc_integral = 0;  // milli-GPU x us
+  double used_gpu_time = 0;   // milli-GPU x us of completed runs
+  TimeUs now = start, end = start;
+  auto pending_now = [&] {
+    int64_t s = 0;
+    for (const auto& p : parts) s += static_cast<int64_t>(p.sched->pending_count());
+    return s;
+  };
+
+  while (real_events > 0) {
+    const TimeUs t = q.Top().time;
+    alloc_integral += static_cast<double>(alloc_milli) * static_cast<double>(t - now);
+    now = t;
+    clock.Set(t);
+    bool sample_due = false, real = false;
+    while (!q.empty() && q.Top().time == t) {
+      const SimEvent e = q.Pop();
+      const auto i = static_cast<size_t>(e.subject);
+      switch (e.kind) {
+        case EventKind::kArrival: {
+          --real_events;
+          ++events_done;
+          real = true;
+          job::JobSpec spec = trace.jobs[i];
+          spec.id = ids[i];
+          Partition& p = parts[route[i]];
+          Status s = p.sched->Submit(std::move(spec));
+          if (!s.ok()) return InvalidArgument("replay: job '" + trace.jobs[i].name + "': " + s.message());
+          p.touched = true;
+          break;
+        }
+        case EventKind::kCompletion: {
+          --real_events;
+          ++events_done;
+          real = true;
+          if (e.generation != generation[i]) break;  // stale: preempted and restarted since
+          Partition& p = parts[route[i]];
+          const scheduler::JobRecord* rec = p.sched->Find(ids[i]);
+          if (rec == nullptr || rec->state != JobState::kRunning) break;
+          used_gpu_time += static_cast<double>(trace.jobs[i].total_milli_gpu()) *
+                           static_cast<double>(t - rec->start_time);
+          BERTH_RETURN_IF_ERROR(p.sched->Finish(ids[i], JobState::kSucceeded));
+          p.touched = true;
+          break;
+        }
+        case EventKind::kSample:
+          sample_due = true;
+          break;
+        case EventKind::kNodeDown:
+        case EventKind::kNodeUp:
+        case EventKind::kScheduleRound:
+          return Internal(std::string("replay: unexpected ") + EventKindName(e.kind) + " event");
+      }
+    }
+    for (Partition& p : parts) {
+      if (!p.touched) continue;
+      p.touched = false;
+      for (JobId id : p.sched->Schedule()) {
+        const int32_t i = index_of.find(id)->second;
+        const TimeUs d = trace.jobs[i].duration;
+        if (d < 0) continue;  // never completes
+        q.Push(t + d, EventKind::kCompletion, i, ++generation[i]);
+        ++real_events;
+      }
+    }
+    if (real) {
+      end = t;
+      alloc_milli = 0;
+      for (const auto& p : parts) alloc_milli += p.sched->state().allocated_milli();
+    }
+    if (sample_due) {
+      sampler.Tick(100.0 * static_cast<double>(alloc_milli) / cap, static_cast<double>(pending_now()));
+      if (real_events > 0) q.Push(sampler.NextTick(), EventKind::kSample, 0);
+    }
+    if (opts.progress && events_done >= next_progress) {
+      opts.progress(events_done, expected_events);
+      next_progress = events_done + opts.progress_every;
+    }
+  }
+  sampler.Finish(end, 100.0 * static_cast<double>(alloc_milli) / cap, static_cast<double>(pending_now()));
+  if (opts.progress) opts.progress(expected_events, expected_events);
+
+  // Per-job figures.
+  std::vector<double> jct, delay;
+  jct.reserve(n);
+  delay.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (route[i] < 0) {
+      ++r.jobs_failed;
+      ++r.jobs_never_fit;
+      continue;
+    }
+    const scheduler::JobRecord* rec = parts[route[i]].sched->Find(ids[i]);
+    if (rec == nullptr) return Internal("replay: job " + std::to_string(ids[i].value()) + " was never submitted");
+    const TimeUs submit = trace.jobs[i].submit_time;
+    if (rec->first_start_time >= 0) {
+      ++r.jobs_placed;
+      delay.push_back(UsToSeconds(rec->first_start_time - submit));
+    }
+    if (rec->state == JobState::kSucceeded) {
+      jct.push_back(UsToSeconds(rec->finish_time - submit));
+    } else if (rec->state == JobState::kFailed) {
+      ++r.jobs_failed;
+      if (rec->last_verdict.code == framework::VerdictCode::kUnresolvable) ++r.jobs_never_fit;
+    } else {
+      ++r.jobs_unfinished;
+    }
+  }
+  r.jct_s = Summarize(jct);
+  r.queue_delay_s = Summarize(delay);
+  // The JCT CDF: at most max_samples evenly spaced order statistics.
+  std::sort(jct.begin(), jct.end());
+  const size_t keep = std::min(jct.size(), static_cast<size_t>(opts.max_samples));
+  for (size_t k = 0; k < keep; ++k) r.jcts_s.push_back(jct[keep < 2 ? 0 : k * (jct.size() - 1) / (keep - 1)]);
+
+  r.makespan_s = UsToSeconds(end - start);
+  r.allocated_milli_gpu = alloc_milli;
+  const double span = static_cast<double>(end - start);
+  r.gpu_allocation_ratio = span > 0 ? alloc_integral / (cap * span) : static_cast<double>(alloc_milli) / cap;
+  r.utilization = span > 0 ? used_gpu_time / (cap * span) : 0;
+  r.allocation_over_time = sampler.TakeAllocation();
+  r.queue_length_over_time = sampler.TakeQueue();
+
+  if (parts.size() == 1) {
+    r.decision_log_hash = parts[0].sched->log().HashHex();
+    r.decisions = parts[0].sched->log().entries();
+  } else {
+    StableHash h;
+    for (size_t k = 0; k < parts.size(); ++k) {
+      h.Add(parts[k].name);
+      h.AddInt(static_cast<int64_t>(parts[k].sched->log().hash()));
+      r.decisions += parts[k].sched->log().entries();
+    }
+    r.decision_log_hash = h.Hex();
+  }
+  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return r;
+}
+
+}  // namespace berth::sim

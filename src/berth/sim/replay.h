@@ -1,0 +1,64 @@
+// Time-based replay: jobs arrive at their submit times, run for their trace
+// durations and leave; the same scheduler::Scheduler decides who runs. The
+// simulated clock is a ManualClock set to each event's time.
+//
+// Loop: pop every event at the earliest time t (arrivals -> Submit,
+// completions -> Finish(kSucceeded)), then run Schedule() once; each started
+// job gets a completion event at t + duration. Metrics are integrated between
+// event times; plot series are sampled by kSample ticks on a grid that is
+// coarsened (every other point dropped, interval doubled) whenever it would
+// exceed max_samples points, so reports stay small however long the run.
+//
+// Rules:
+//   - A job without a duration (duration < 0) never completes: once started it
+//     holds its GPUs to the end of the run and counts as unfinished.
+//   - A job that can never fit (the scheduler's Unresolvable verdict) is marked
+//     Failed by the scheduler and counted in jobs_never_fit.
+//   - The run ends when no arrival or completion is left; what is still
+//     pending or running then is counted in jobs_unfinished.
+//   - JCT = finish - submit over succeeded jobs; queueing delay = first start -
+//     submit over started jobs; makespan = end of the run - first submit.
+//
+// Partitions (optional, e.g. Philly's virtual clusters): with partition_level
+// set, every domain at that level is an independent cluster with its own
+// scheduler and queue (nodes outside it are down for that scheduler), and a
+// job runs in the domain whose name equals its tenant. Each partition's
+// scheduler acts only at the times of its own events, so a partitioned run
+// equals separate runs of each partition's jobs on that partition alone. A job
+// whose tenant names no domain, or that asks for more GPUs than its domain
+// has, is counted as never fit without being submitted.
+//
+//   ReplayOptions o;  o.seed = 42;
+//   StatusOr<PolicyResult> r = RunReplay(cluster, trace, profile, registry, o);
+#pragma once
+
+#include <functional>
+#include <optional>
+
+#include "berth/cluster/cluster.h"
+#include "berth/framework/registry.h"
+#include "berth/sim/result.h"
+#include "berth/sim/trace.h"
+
+namespace berth::sim {
+
+struct ReplayOptions {
+  uint64_t seed = 42;
+  bool check_indexes = false;
+  // Bound on the points of each plot series (at least 2).
+  int32_t max_samples = 2000;
+  // Independent partitions, one per domain at this level (see the file comment).
+  std::optional<cluster::Level> partition_level;
+  // Called with (events done, events expected) every `progress_every` events
+  // and once at the end; events are arrivals and completions.
+  std::function<void(int64_t, int64_t)> progress;
+  int64_t progress_every = 8192;
+
+  Status Validate() const;
+};
+
+StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& trace,
+                                 const framework::Profile& profile, const framework::PluginRegistry& registry,
+                                 const ReplayOptions& options);
+
+}  // namespace berth::sim
