@@ -60,11 +60,26 @@ void Scheduler::Enqueue(int32_t index) {
   auto it = std::upper_bound(pending_.begin(), pending_.end(), index,
                              [this](int32_t a, int32_t b) { return QueueLess(a, b); });
   pending_.insert(it, index);
+  const Demand& d = demand_[index];
+  if (d.gpu_bound) ++pending_need_[d.whole_gpus]; else ++pending_other_;
+}
+
+void Scheduler::Dequeued(int32_t index) {
+  const Demand& d = demand_[index];
+  if (!d.gpu_bound) {
+    --pending_other_;
+    return;
+  }
+  auto it = pending_need_.find(d.whole_gpus);
+  assert(it != pending_need_.end());
+  if (--it->second == 0) pending_need_.erase(it);
 }
 
 void Scheduler::RemovePending(int32_t index) {
   auto it = std::find(pending_.begin(), pending_.end(), index);
-  if (it != pending_.end()) pending_.erase(it);
+  if (it == pending_.end()) return;
+  pending_.erase(it);
+  Dequeued(index);
 }
 
 Status Scheduler::Submit(job::JobSpec spec) {
@@ -72,6 +87,14 @@ Status Scheduler::Submit(job::JobSpec spec) {
   if (!spec.id.valid()) spec.id = JobId(static_cast<int64_t>(jobs_.size()));
   if (index_of_.count(spec.id)) return AlreadyExists("job id " + std::to_string(spec.id.value()) + " already exists");
   job::ResolveGpuTypes(spec, cluster_);
+  Demand d;
+  d.checkable = true;
+  bool share = false;
+  for (const auto& g : spec.groups) {
+    d.checkable = d.checkable && StaticallyFeasible(TaskRequest::FromGroup(g));
+    if (g.is_sharing()) share = true; else d.whole_gpus += int64_t{g.gang_min()} * g.gpus;
+  }
+  d.gpu_bound = d.checkable && !share && d.whole_gpus > 0;
   JobRecord rec;
   rec.spec = std::move(spec);
   rec.seq = next_seq_++;
@@ -79,6 +102,7 @@ Status Scheduler::Submit(job::JobSpec spec) {
   const int32_t index = static_cast<int32_t>(jobs_.size());
   index_of_.emplace(rec.spec.id, index);
   jobs_.push_back(std::move(rec));
+  demand_.push_back(d);
   Enqueue(index);
   return Status::Ok();
 }
@@ -260,29 +284,79 @@ Verdict Scheduler::TryPlace(JobRecord& rec) {
   return Verdict::Success();
 }
 
+int64_t Scheduler::TasksThatFit(int32_t gpus, const cluster::GpuTypeSet& types) {
+  if (!bucket_count_valid_) {
+    bucket_count_.resize(type_max_.size());
+    for (size_t t = 0; t < type_max_.size(); ++t) {
+      bucket_count_[t].assign(type_max_[t].gpus + 1, 0);
+      for (int32_t k = 1; k <= type_max_[t].gpus; ++k)
+        bucket_count_[t][k] = state_.nodes_with_full_free(GpuTypeId(static_cast<int16_t>(t)), k).Count();
+    }
+    bucket_count_valid_ = true;
+  }
+  int64_t fit = 0;
+  for (size_t t = 0; t < type_max_.size(); ++t) {
+    if (!types.Accepts(GpuTypeId(static_cast<int16_t>(t)))) continue;
+    for (int32_t k = gpus; k <= type_max_[t].gpus; ++k) fit += int64_t{bucket_count_[t][k]} * (k / gpus);
+  }
+  return fit;
+}
+
+// A whole-GPU task needs `gpus` fully free GPUs on one up node of an accepted
+// type, so a group of gang minimum m cannot be placed unless the nodes' free
+// GPUs hold m such tasks: sum over nodes of floor(free / gpus) >= m. The job
+// needs its whole GPUs free in the cluster at the least. Both are necessary
+// conditions of TryPlace, judged on counters only; statically infeasible jobs
+// are left to TryPlace, which fails them as Unresolvable.
+bool Scheduler::CapacityShort(int32_t index) {
+  const Demand& d = demand_[index];
+  if (!d.checkable) return false;
+  JobRecord& rec = jobs_[index];
+  Verdict& v = rec.last_verdict;
+  const int64_t free = state_.free_full_gpus_total();
+  if (d.whole_gpus > free) {
+    v.code = framework::VerdictCode::kUnschedulable;
+    v.plugin.assign("capacity");
+    v.reason.assign("needs ").append(std::to_string(d.whole_gpus)).append(" GPUs, ");
+    v.reason.append(std::to_string(free)).append(" free");
+    return true;
+  }
+  for (const auto& g : rec.spec.groups) {
+    if (g.gpus == 0 || g.is_sharing() || g.gang_min() == 0) continue;
+    if (g.gpus == 1 && g.gpu_types.empty()) continue;  // the cluster-wide count above covers it
+    const int64_t fit = TasksThatFit(g.gpus, g.gpu_types);
+    if (fit >= g.gang_min()) continue;
+    v.code = framework::VerdictCode::kUnschedulable;
+    v.plugin.assign("capacity");
+    v.reason.assign("group '").append(g.name).append("' needs ").append(std::to_string(g.gang_min()));
+    v.reason.append(" tasks of ").append(std::to_string(g.gpus)).append(" GPUs on one node, ");
+    v.reason.append(std::to_string(fit)).append(" fit in the free GPUs");
+    return true;
+  }
+  return false;
+}
+
 std::vector<JobId> Scheduler::Schedule() {
   std::vector<JobId> started;
   if (pending_.empty()) return started;
   const TimeUs now = clock_.Now();
-  std::vector<int32_t> order = pending_;
+  const bool fast = !options_.drop_unschedulable;  // the FGD protocol tries every job in full
+  bucket_count_valid_ = false;
   std::vector<int32_t> done;
-  for (int32_t index : order) {
+  // pending_ does not change during the pass: placed and failed jobs leave it at the end.
+  for (int32_t index : pending_) {
+    // Nothing pending can start: every job needs more whole GPUs than are free.
+    if (fast && pending_other_ == 0 && !pending_need_.empty() &&
+        pending_need_.begin()->first > state_.free_full_gpus_total())
+      break;
     JobRecord& rec = jobs_[index];
-    Verdict v;
-    // Fast rejection: the whole-GPU demand exceeds every free GPU in the cluster.
-    int64_t need = 0;
-    bool whole = true;
-    for (const auto& g : rec.spec.groups) {
-      need += int64_t{g.gang_min()} * g.gpus;
-      whole = whole && (g.gpus == 0 || g.milli_per_gpu == kMilliPerGpu);
+    if (fast && CapacityShort(index)) {
+      if (framework_->profile().head_of_line_blocking) break;
+      continue;
     }
-    if (whole && need > state_.free_full_gpus_total() && !options_.drop_unschedulable) {
-      v = Verdict::Unschedulable("capacity", "needs " + std::to_string(need) + " GPUs, " +
-                                                 std::to_string(state_.free_full_gpus_total()) + " free");
-    } else {
-      v = TryPlace(rec);
-    }
+    Verdict v = TryPlace(rec);
     if (v.ok()) {
+      bucket_count_valid_ = false;
       (void)job::CheckTransition(rec.state, JobState::kAdmitted);
       rec.state = JobState::kRunning;
       rec.start_time = now;
@@ -295,17 +369,18 @@ std::vector<JobId> Scheduler::Schedule() {
       done.push_back(index);
       continue;
     }
-    rec.last_verdict = v;
-    if (options_.drop_unschedulable || v.code == framework::VerdictCode::kUnresolvable) {
+    rec.last_verdict = std::move(v);
+    if (options_.drop_unschedulable || rec.last_verdict.code == framework::VerdictCode::kUnresolvable) {
       rec.state = JobState::kFailed;
       rec.finish_time = now;
-      log_.Failed(now, rec.spec.id, v);
+      log_.Failed(now, rec.spec.id, rec.last_verdict);
       done.push_back(index);
       continue;
     }
     if (framework_->profile().head_of_line_blocking) break;
   }
   if (!done.empty()) {
+    for (int32_t i : done) Dequeued(i);
     std::sort(done.begin(), done.end());
     std::erase_if(pending_, [&](int32_t i) { return std::binary_search(done.begin(), done.end(), i); });
   }

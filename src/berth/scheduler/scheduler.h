@@ -13,6 +13,7 @@
 // Apply path if any group falls short of its gang minimum or a permit rejects.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -47,8 +48,10 @@ struct JobRecord {
   TimeUs start_time = -1;
   TimeUs finish_time = -1;
   std::vector<framework::TaskPlacement> placements;
+  // The latest verdict. A pass that stops early (no pending job can fit the
+  // free GPUs) leaves the verdicts of the jobs it did not reach as they were.
   framework::Verdict last_verdict;
-  int32_t attempts = 0;
+  int32_t attempts = 0;  // full placement attempts (fast capacity rejections not counted)
   double attained_gpu_seconds = 0;
 };
 
@@ -89,7 +92,12 @@ class Scheduler {
   uint64_t DefaultGpus(const framework::TaskRequest& req, NodeId node) const;
   bool StaticallyFeasible(const framework::TaskRequest& req) const;
   void Rollback(JobRecord& rec);
+  bool CapacityShort(int32_t index);
+  // Whole-GPU tasks of `gpus` GPUs that the free GPUs of up nodes of the
+  // accepted types could hold (sum of floor(free / gpus)); cached per pass.
+  int64_t TasksThatFit(int32_t gpus, const cluster::GpuTypeSet& types);
   void Enqueue(int32_t index);
+  void Dequeued(int32_t index);  // bookkeeping of a job leaving pending_
   void RemovePending(int32_t index);
   Status ApplyChecked(const state::Event& e);
   bool QueueLess(int32_t a, int32_t b) const;
@@ -105,6 +113,24 @@ class Scheduler {
   std::vector<JobRecord> jobs_;
   std::unordered_map<JobId, int32_t> index_of_;  // lookups only
   std::vector<int32_t> pending_;  // sorted by QueueLess
+
+  // What a job needs at the least, from its spec, for the pass's fast capacity
+  // rejection (a necessary condition of placement checked on counters only).
+  struct Demand {
+    int64_t whole_gpus = 0;  // sum over whole-GPU groups of gang_min x gpus
+    bool gpu_bound = false;  // needs >= 1 whole GPU, no share, every group statically feasible
+    bool checkable = false;  // every group statically feasible (else TryPlace gives Unresolvable)
+  };
+  std::vector<Demand> demand_;  // per job index
+  // Pending gpu_bound jobs by whole_gpus (-> count), and the number of other
+  // pending jobs: when no other job is pending and the free GPUs are fewer
+  // than the smallest need, nothing pending can start and a pass stops.
+  std::map<int64_t, int32_t> pending_need_;
+  int64_t pending_other_ = 0;
+  // Per pass: up nodes of type t with exactly k fully free GPUs (counts), valid
+  // until the next placement.
+  std::vector<std::vector<int32_t>> bucket_count_;
+  bool bucket_count_valid_ = false;
   size_t running_ = 0;
   int64_t next_seq_ = 0;
 
