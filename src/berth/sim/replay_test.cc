@@ -1,0 +1,298 @@
+// Time-based replay: hand-computed schedules on tiny clusters (FIFO vs SJF,
+// head-of-line blocking, gangs, jobs without a duration, partitions), bounded
+// series, determinism, index checks, and the openb trace.
+#include "berth/sim/replay.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "berth/cluster/loaders.h"
+#include "berth/common/rng.h"
+#include "berth/plugins/builtin.h"
+#include "berth/sim/readers/readers.h"
+#include "berth/testing/paths.h"
+
+namespace berth::sim {
+namespace {
+
+// A job of `tasks` tasks of `gpus` whole GPUs each (one gang), submitted at
+// `submit_s`, running `dur_s` seconds (< 0: no duration).
+job::JobSpec Job(int64_t id, double submit_s, double dur_s, int32_t gpus, int32_t tasks = 1,
+                 std::string tenant = "") {
+  job::JobSpec j;
+  j.id = JobId(id);
+  j.name = "j" + std::to_string(id);
+  j.tenant = std::move(tenant);
+  j.submit_time = SecondsToUs(submit_s);
+  j.duration = dur_s < 0 ? -1 : SecondsToUs(dur_s);
+  job::TaskGroup g;
+  g.count = tasks;
+  g.gpus = gpus;
+  g.cpu_milli = 1000;
+  j.groups.push_back(g);
+  return j;
+}
+
+class Replay : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(plugins::RegisterBuiltinPlugins(plugins_).ok());
+    ASSERT_TRUE(plugins::RegisterBuiltinPolicies(policies_).ok());
+  }
+
+  PolicyResult Run(const std::string& cluster_spec, std::vector<job::JobSpec> jobs, const std::string& policy,
+                   ReplayOptions o = {}) {
+    auto c = cluster::ParseClusterSpec(cluster_spec);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    Trace t;
+    t.jobs = std::move(jobs);
+    auto p = policies_.Find(policy);
+    EXPECT_TRUE(p.ok());
+    auto r = RunReplay(*c, t, *p, plugins_, o);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : PolicyResult{};
+  }
+
+  framework::PluginRegistry plugins_;
+  framework::PolicyRegistry policies_;
+};
+
+// One GPU; A (100 s) at 0, B (50 s) at 1, C (10 s) at 2.
+//   FIFO: A 0-100, B 100-150, C 150-160: JCT 100, 149, 158; delay 0, 99, 148.
+//   SJF:  A 0-100, C 100-110, B 110-160: JCT 100, 108, 159; delay 0, 98, 109.
+std::vector<job::JobSpec> ThreeJobs() { return {Job(0, 0, 100, 1), Job(1, 1, 50, 1), Job(2, 2, 10, 1)}; }
+
+TEST_F(Replay, FifoOnOneGpu) {
+  PolicyResult r = Run("1x1:V100", ThreeJobs(), "fifo");
+  EXPECT_EQ(r.mode, "replay");
+  EXPECT_EQ(r.jobs_total, 3);
+  EXPECT_EQ(r.jobs_placed, 3);
+  EXPECT_EQ(r.jobs_unfinished, 0);
+  EXPECT_EQ(r.jobs_failed, 0);
+  EXPECT_DOUBLE_EQ(r.jct_s.mean, (100.0 + 149 + 158) / 3);
+  EXPECT_DOUBLE_EQ(r.jct_s.p50, 149);
+  EXPECT_DOUBLE_EQ(r.jct_s.max, 158);
+  EXPECT_DOUBLE_EQ(r.queue_delay_s.mean, (0.0 + 99 + 148) / 3);
+  EXPECT_DOUBLE_EQ(r.makespan_s, 160);
+  EXPECT_DOUBLE_EQ(r.utilization, 1.0);
+  EXPECT_DOUBLE_EQ(r.gpu_allocation_ratio, 1.0);
+  EXPECT_EQ(r.allocated_milli_gpu, 0);
+  EXPECT_EQ(r.jcts_s, (std::vector<double>{100, 149, 158}));
+}
+
+TEST_F(Replay, SjfOnOneGpu) {
+  PolicyResult r = Run("1x1:V100", ThreeJobs(), "sjf");
+  EXPECT_EQ(r.jobs_placed, 3);
+  EXPECT_DOUBLE_EQ(r.jct_s.mean, (100.0 + 108 + 159) / 3);
+  EXPECT_DOUBLE_EQ(r.queue_delay_s.mean, (0.0 + 98 + 109) / 3);
+  EXPECT_DOUBLE_EQ(r.makespan_s, 160);
+  EXPECT_LT(r.jct_s.mean, Run("1x1:V100", ThreeJobs(), "fifo").jct_s.mean);
+}
+
+// Two GPUs; A (1 GPU, 100 s) at 0, B (2 GPUs, 10 s) at 1, C (1 GPU, 10 s) at 2.
+//   strict FIFO: B blocks C. A 0-100, B 100-110, C 110-120: JCT 100, 109, 118.
+//   SJF (B and C tie on runtime; B is older but does not fit, C goes past it):
+//                A 0-100, C 2-12, B 100-110: JCT 100, 109, 10.
+TEST_F(Replay, HeadOfLineBlockingOnlyInStrictFifo) {
+  std::vector<job::JobSpec> jobs = {Job(0, 0, 100, 1), Job(1, 1, 10, 2), Job(2, 2, 10, 1)};
+  PolicyResult fifo = Run("1x2:V100", jobs, "fifo");
+  EXPECT_DOUBLE_EQ(fifo.jct_s.mean, (100.0 + 109 + 118) / 3);
+  EXPECT_DOUBLE_EQ(fifo.makespan_s, 120);
+  PolicyResult sjf = Run("1x2:V100", jobs, "sjf");
+  EXPECT_DOUBLE_EQ(sjf.jct_s.mean, (100.0 + 109 + 10) / 3);
+  EXPECT_DOUBLE_EQ(sjf.queue_delay_s.max, 99);
+  EXPECT_DOUBLE_EQ(sjf.makespan_s, 110);
+  // Busy GPU-seconds: 100 + 20 + 10 = 130 of 2 x 110.
+  EXPECT_DOUBLE_EQ(sjf.utilization, 130.0 / 220);
+}
+
+// Two nodes of 4 GPUs and 64 cores. A (1 GPU, 40 cores, 100 s) at 0 takes
+// node 0. The gang G (2 tasks x (1 GPU, 40 cores), 10 s) at 1 fits its first
+// task on node 1 only and its second nowhere: it is rolled back and waits
+// whole, so S (4 GPUs, 10 s) at 2 starts at once on node 1. G starts at 100
+// when A leaves: JCT A 100, G 109, S 10.
+TEST_F(Replay, GangIsAllOrNothing) {
+  std::vector<job::JobSpec> jobs = {Job(0, 0, 100, 1), Job(1, 1, 10, 1, /*tasks=*/2), Job(2, 2, 10, 4)};
+  jobs[0].groups[0].cpu_milli = 40'000;
+  jobs[1].groups[0].cpu_milli = 40'000;
+  for (const char* policy : {"sjf", "bestfit"}) {
+    PolicyResult r = Run("2x4:V100", jobs, policy);
+    EXPECT_EQ(r.jobs_placed, 3) << policy;
+    EXPECT_DOUBLE_EQ(r.jct_s.mean, (100.0 + 109 + 10) / 3) << policy;
+    EXPECT_DOUBLE_EQ(r.queue_delay_s.max, 99) << policy;
+    EXPECT_DOUBLE_EQ(r.makespan_s, 110) << policy;
+    // GPU-seconds: 100 + 20 + 40 = 160 of 8 x 110.
+    EXPECT_DOUBLE_EQ(r.utilization, 160.0 / 880) << policy;
+  }
+}
+
+// A gang larger than the cluster waits forever (unfinished); a task larger
+// than any node can never fit (failed, never fit); the others run.
+TEST_F(Replay, NeverFitAndUnfinished) {
+  std::vector<job::JobSpec> jobs = {Job(0, 0, 10, 4, /*tasks=*/3), Job(1, 0, 10, 8), Job(2, 5, 10, 2)};
+  PolicyResult r = Run("2x4:V100", jobs, "bestfit");
+  EXPECT_EQ(r.jobs_placed, 1);
+  EXPECT_EQ(r.jobs_failed, 1);
+  EXPECT_EQ(r.jobs_never_fit, 1);
+  EXPECT_EQ(r.jobs_unfinished, 1);
+  EXPECT_EQ(r.jct_s.count, 1);
+  EXPECT_DOUBLE_EQ(r.jct_s.mean, 10);
+  EXPECT_DOUBLE_EQ(r.makespan_s, 15);
+}
+
+// A job without a duration holds its GPU to the end of the run; the job
+// behind it never starts. The run ends at the last arrival.
+TEST_F(Replay, JobWithoutDurationNeverCompletes) {
+  std::vector<job::JobSpec> jobs = {Job(0, 0, -1, 1), Job(1, 1, 10, 1)};
+  PolicyResult r = Run("1x1:V100", jobs, "fifo");
+  EXPECT_EQ(r.jobs_placed, 1);
+  EXPECT_EQ(r.jobs_unfinished, 2);
+  EXPECT_EQ(r.jct_s.count, 0);
+  EXPECT_DOUBLE_EQ(r.makespan_s, 1);
+  EXPECT_EQ(r.allocated_milli_gpu, 1000);
+  EXPECT_DOUBLE_EQ(r.gpu_allocation_ratio, 1.0);
+  EXPECT_DOUBLE_EQ(r.utilization, 0);  // nothing completed
+}
+
+// Partitions: tenant "a" and "b" each own one single-GPU node. Two jobs of a
+// queue on a's node while b's runs at once; tenant "c" has no partition.
+TEST_F(Replay, PartitionsByTenant) {
+  std::vector<job::JobSpec> jobs = {Job(0, 0, 100, 1, 1, "a"), Job(1, 1, 10, 1, 1, "a"),
+                                    Job(2, 1, 10, 1, 1, "b"), Job(3, 1, 10, 1, 1, "c")};
+  ReplayOptions o;
+  o.partition_level = cluster::Level::kCluster;
+  PolicyResult r = Run("1x1:V100/cluster=a+1x1:V100/cluster=b", jobs, "fifo", o);
+  EXPECT_EQ(r.jobs_placed, 3);
+  EXPECT_EQ(r.jobs_never_fit, 1);
+  EXPECT_EQ(r.jobs_failed, 1);
+  EXPECT_DOUBLE_EQ(r.jct_s.mean, (100.0 + 109 + 10) / 3);
+  // Pooled, job 1 takes the second node at once and job 2 waits for it.
+  PolicyResult pooled = Run("1x1:V100/cluster=a+1x1:V100/cluster=b", {jobs[0], jobs[1], jobs[2]}, "fifo");
+  EXPECT_DOUBLE_EQ(pooled.jct_s.mean, (100.0 + 10 + 20) / 3);
+}
+
+// A partitioned run equals separate runs of each partition's jobs alone.
+TEST_F(Replay, PartitionedRunEqualsSeparateRuns) {
+  Rng rng(11);
+  std::vector<job::JobSpec> all, a, b;
+  for (int i = 0; i < 200; ++i) {
+    const bool in_a = rng.Uniform(3) != 0;
+    job::JobSpec j = Job(i, static_cast<double>(rng.Uniform(2000)), 1 + static_cast<double>(rng.Uniform(300)),
+                         1 << rng.Uniform(3), 1 + static_cast<int32_t>(rng.Uniform(2)), in_a ? "a" : "b");
+    all.push_back(j);
+    (in_a ? a : b).push_back(j);
+  }
+  ReplayOptions o;
+  o.partition_level = cluster::Level::kCluster;
+  PolicyResult whole = Run("3x4:V100/cluster=a+2x4:V100/cluster=b", all, "sjf", o);
+  PolicyResult ra = Run("3x4:V100", a, "sjf");
+  PolicyResult rb = Run("2x4:V100", b, "sjf");
+  EXPECT_EQ(whole.jobs_placed, ra.jobs_placed + rb.jobs_placed);
+  EXPECT_EQ(whole.jct_s.count, 200);
+  EXPECT_NEAR(whole.jct_s.mean * 200, ra.jct_s.mean * ra.jct_s.count + rb.jct_s.mean * rb.jct_s.count, 1e-6);
+  EXPECT_NEAR(whole.queue_delay_s.mean * 200,
+              ra.queue_delay_s.mean * ra.queue_delay_s.count + rb.queue_delay_s.mean * rb.queue_delay_s.count, 1e-6);
+  EXPECT_EQ(whole.decisions, ra.decisions + rb.decisions);
+}
+
+// A synthetic stream that queues: sizes 1..8 GPUs in gangs of 1..2 tasks.
+std::vector<job::JobSpec> Synthetic(int n, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<job::JobSpec> jobs;
+  double t = 0;
+  for (int i = 0; i < n; ++i) {
+    t += rng.Exponential(20);
+    jobs.push_back(Job(i, std::floor(t), 1 + std::floor(rng.Exponential(400)), 1 << rng.Uniform(4),
+                       1 + static_cast<int32_t>(rng.Uniform(2))));
+  }
+  return jobs;
+}
+
+TEST_F(Replay, SameInputSameSeedSameDecisionLogHash) {
+  const auto jobs = Synthetic(600, 5);
+  for (const char* policy : {"fifo", "sjf", "bestfit", "firstfit"}) {
+    PolicyResult r1 = Run("6x8:V100", jobs, policy);
+    PolicyResult r2 = Run("6x8:V100", jobs, policy);
+    EXPECT_EQ(r1.decision_log_hash, r2.decision_log_hash) << policy;
+    EXPECT_EQ(r1.decisions, r2.decisions) << policy;
+    EXPECT_DOUBLE_EQ(r1.jct_s.mean, r2.jct_s.mean) << policy;
+    EXPECT_EQ(r1.allocation_over_time.size(), r2.allocation_over_time.size()) << policy;
+    EXPECT_EQ(r1.jobs_placed, 600) << policy;
+    EXPECT_GT(r1.queue_delay_s.mean, 0) << policy << ": the stream should queue";
+  }
+  EXPECT_NE(Run("6x8:V100", jobs, "fifo").decision_log_hash, Run("6x8:V100", jobs, "sjf").decision_log_hash);
+}
+
+TEST_F(Replay, IndexesStayExactThroughARun) {
+  const auto jobs = Synthetic(150, 9);
+  ReplayOptions checked;
+  checked.check_indexes = true;
+  for (const char* policy : {"fifo", "sjf"}) {
+    PolicyResult plain = Run("4x8:V100", jobs, policy);
+    PolicyResult r = Run("4x8:V100", jobs, policy, checked);
+    EXPECT_EQ(r.jobs_placed, 150) << policy;
+    EXPECT_EQ(r.jobs_unfinished, 0) << policy;
+    EXPECT_EQ(r.decision_log_hash, plain.decision_log_hash) << policy;
+  }
+}
+
+TEST_F(Replay, SeriesStayWithinTheBoundAndProgressReachesTheEnd) {
+  const auto jobs = Synthetic(800, 2);
+  ReplayOptions o;
+  o.max_samples = 16;
+  int64_t calls = 0, last_done = -1, last_total = -1;
+  o.progress = [&](int64_t done, int64_t total) {
+    ++calls;
+    EXPECT_GE(done, last_done);
+    last_done = done;
+    last_total = total;
+  };
+  o.progress_every = 100;
+  PolicyResult r = Run("4x8:V100", jobs, "sjf", o);
+  ASSERT_GE(r.allocation_over_time.size(), 2u);
+  EXPECT_LE(r.allocation_over_time.size(), 16u);
+  EXPECT_EQ(r.queue_length_over_time.size(), r.allocation_over_time.size());
+  EXPECT_LE(r.jcts_s.size(), 16u);
+  EXPECT_DOUBLE_EQ(r.jcts_s.back(), r.jct_s.max);
+  for (size_t i = 1; i < r.allocation_over_time.size(); ++i)
+    EXPECT_LT(r.allocation_over_time[i - 1].x, r.allocation_over_time[i].x);
+  EXPECT_NEAR(r.allocation_over_time.back().x, r.makespan_s / 3600, 1e-9);
+  for (const Point& p : r.allocation_over_time) EXPECT_TRUE(p.y >= 0 && p.y <= 100);
+  EXPECT_GT(calls, 10);
+  EXPECT_EQ(last_done, 1600);
+  EXPECT_EQ(last_total, 1600);
+}
+
+TEST_F(Replay, DuplicateJobIdsAreAnError) {
+  auto c = cluster::ParseClusterSpec("1x1:V100");
+  ASSERT_TRUE(c.ok());
+  Trace t;
+  t.jobs = {Job(0, 0, 1, 1), Job(0, 1, 1, 1)};
+  auto r = RunReplay(*c, t, *policies_.Find("fifo"), plugins_, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("job id 0"), std::string::npos);
+}
+
+// openb pods at their creation times for their lifetimes: the cluster is far
+// from full, so no pod waits and every JCT is the pod's lifetime.
+TEST_F(Replay, OpenbTraceAtItsOwnPace) {
+  const std::string d = testing::DataDir() + "/alibaba-gpu-v2023/";
+  auto c = cluster::LoadCluster(d + "openb_node_list_gpu_node.csv");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto t = ReadTrace(d + "openb_pod_list_default.csv", "openb", {});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  auto r = RunReplay(*c, *t, *policies_.Find("sjf"), plugins_, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->jobs_total, 8152);
+  EXPECT_EQ(r->jobs_placed, 8152);
+  EXPECT_EQ(r->jobs_unfinished, 0);
+  EXPECT_DOUBLE_EQ(r->queue_delay_s.max, 0);
+  double lifetimes = 0;
+  for (const auto& j : t->jobs) lifetimes += UsToSeconds(j.duration);
+  EXPECT_NEAR(r->jct_s.mean, lifetimes / 8152, 1e-6);
+  EXPECT_LE(r->allocation_over_time.size(), 2000u);
+}
+
+}  // namespace
+}  // namespace berth::sim

@@ -1,0 +1,120 @@
+// The scheduler's pass over a long queue, with the built-in policies: jobs the
+// free-GPU counters cannot hold are rejected without a full placement attempt,
+// jobs that can never fit still fail as Unresolvable, and a pass over a queue
+// that cannot start anything stops early.
+#include <gtest/gtest.h>
+
+#include "berth/cluster/loaders.h"
+#include "berth/plugins/builtin.h"
+#include "berth/scheduler/scheduler.h"
+
+namespace berth::sim {
+namespace {
+
+using job::JobState;
+
+job::JobSpec Job(int64_t id, int32_t gpus, int32_t tasks = 1, MilliCpu cpu = 1000) {
+  job::JobSpec j;
+  j.id = JobId(id);
+  j.name = "j" + std::to_string(id);
+  j.duration = SecondsToUs(10);
+  job::TaskGroup g;
+  g.count = tasks;
+  g.gpus = gpus;
+  g.cpu_milli = cpu;
+  j.groups.push_back(g);
+  return j;
+}
+
+class SchedulerPass : public ::testing::Test {
+ protected:
+  void Make(const std::string& spec, const std::string& policy) {
+    framework::PluginRegistry plugins;
+    ASSERT_TRUE(plugins::RegisterBuiltinPlugins(plugins).ok());
+    framework::PolicyRegistry policies;
+    ASSERT_TRUE(plugins::RegisterBuiltinPolicies(policies).ok());
+    auto c = cluster::ParseClusterSpec(spec);
+    ASSERT_TRUE(c.ok());
+    cluster_ = std::make_unique<cluster::Cluster>(std::move(c).value());
+    auto fw = framework::Framework::Create(*policies.Find(policy), plugins);
+    ASSERT_TRUE(fw.ok());
+    scheduler::SchedulerOptions o;
+    o.check_indexes = true;
+    sched_ = std::make_unique<scheduler::Scheduler>(*cluster_, std::move(fw).value(), o, clock_);
+  }
+
+  ManualClock clock_;
+  std::unique_ptr<cluster::Cluster> cluster_;
+  std::unique_ptr<scheduler::Scheduler> sched_;
+};
+
+// Two nodes of 4 GPUs and 64 cores; a gang of two 40-core tasks leaves 3 free
+// GPUs on each node. 6 GPUs are free, but no node holds a 4-GPU task.
+TEST_F(SchedulerPass, FragmentedFreeGpusRejectWithoutAFullAttempt) {
+  Make("2x4:V100", "sjf");
+  ASSERT_TRUE(sched_->Submit(Job(0, 1, /*tasks=*/2, /*cpu=*/40'000)).ok());
+  ASSERT_EQ(sched_->Schedule().size(), 1u);
+  ASSERT_EQ(sched_->state().free_full_gpus_total(), 6);
+  ASSERT_TRUE(sched_->Submit(Job(1, 4)).ok());
+  ASSERT_TRUE(sched_->Submit(Job(2, 3, /*tasks=*/2)).ok());
+  EXPECT_EQ(sched_->Schedule().size(), 1u);  // job 2 fits: one 3-GPU task per node
+  const scheduler::JobRecord* r1 = sched_->Find(JobId(1));
+  EXPECT_EQ(r1->state, JobState::kPending);
+  EXPECT_EQ(r1->attempts, 0);
+  EXPECT_EQ(r1->last_verdict.code, framework::VerdictCode::kUnschedulable);
+  EXPECT_EQ(r1->last_verdict.plugin, "capacity");
+  EXPECT_EQ(sched_->Find(JobId(2))->state, JobState::kRunning);
+  // When the gang of job 0 leaves, node by node the 4-GPU task fits again.
+  ASSERT_TRUE(sched_->Finish(JobId(2), JobState::kSucceeded).ok());
+  ASSERT_TRUE(sched_->Finish(JobId(0), JobState::kSucceeded).ok());
+  EXPECT_EQ(sched_->Schedule().size(), 1u);
+  EXPECT_EQ(r1->state, JobState::kRunning);
+  EXPECT_EQ(r1->attempts, 1);
+}
+
+// A task larger than any node fails at once as Unresolvable, even while the
+// cluster is too busy for its GPU count.
+TEST_F(SchedulerPass, NeverFitFailsEvenWhenTheClusterIsFull) {
+  Make("1x4:V100", "sjf");
+  ASSERT_TRUE(sched_->Submit(Job(0, 4)).ok());
+  ASSERT_EQ(sched_->Schedule().size(), 1u);
+  ASSERT_TRUE(sched_->Submit(Job(1, 8)).ok());
+  EXPECT_TRUE(sched_->Schedule().empty());
+  const scheduler::JobRecord* r = sched_->Find(JobId(1));
+  EXPECT_EQ(r->state, JobState::kFailed);
+  EXPECT_EQ(r->last_verdict.code, framework::VerdictCode::kUnresolvable);
+  EXPECT_EQ(sched_->pending_count(), 0u);
+}
+
+// A full GPU and a long queue of GPU jobs: the pass stops at once and leaves
+// the queue as it is; when the GPU frees up, the queue order decides.
+TEST_F(SchedulerPass, FullClusterLongQueue) {
+  for (const char* policy : {"fifo", "sjf", "bestfit"}) {
+    Make("1x1:V100", policy);
+    ASSERT_TRUE(sched_->Submit(Job(0, 1)).ok());
+    ASSERT_EQ(sched_->Schedule().size(), 1u);
+    for (int i = 1; i <= 1000; ++i) ASSERT_TRUE(sched_->Submit(Job(i, 1)).ok());
+    EXPECT_TRUE(sched_->Schedule().empty()) << policy;
+    EXPECT_EQ(sched_->pending_count(), 1000u) << policy;
+    ASSERT_TRUE(sched_->Finish(JobId(0), JobState::kSucceeded).ok());
+    auto started = sched_->Schedule();
+    ASSERT_EQ(started.size(), 1u) << policy;
+    EXPECT_EQ(started[0], JobId(1)) << policy;
+    EXPECT_EQ(sched_->pending_count(), 999u) << policy;
+  }
+}
+
+// A CPU-only job behind GPU jobs is still reached when no GPU is free.
+TEST_F(SchedulerPass, CpuJobsAreNotSkipped) {
+  Make("1x1:V100", "bestfit");
+  ASSERT_TRUE(sched_->Submit(Job(0, 1)).ok());
+  ASSERT_TRUE(sched_->Submit(Job(1, 1)).ok());
+  ASSERT_TRUE(sched_->Submit(Job(2, 0)).ok());
+  auto started = sched_->Schedule();
+  ASSERT_EQ(started.size(), 2u);
+  EXPECT_EQ(started[1], JobId(2));
+  EXPECT_EQ(sched_->Find(JobId(1))->state, JobState::kPending);
+}
+
+}  // namespace
+}  // namespace berth::sim
