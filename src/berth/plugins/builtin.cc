@@ -11,6 +11,7 @@ Status RegisterBuiltinPlugins(framework::PluginRegistry& r) {
   BERTH_RETURN_IF_ERROR(RegisterFilterPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterScorePlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterGangPlugins(r));
+  BERTH_RETURN_IF_ERROR(RegisterTopologyPlugins(r));
   return Status::Ok();
 }
 
@@ -45,6 +46,13 @@ Status RegisterBuiltinPolicies(framework::PolicyRegistry& r) {
     Profile p = Placement(e.score, e.queue_sort);
     p.head_of_line_blocking = e.hol;
     BERTH_RETURN_IF_ERROR(r.Register(e.name, std::move(p), e.description));
+  }
+  {
+    // Topology-aware gangs (plan), best fit for single tasks.
+    Profile p = Placement("bestfit");
+    p.plan = {PluginRef{"topology"}};
+    BERTH_RETURN_IF_ERROR(r.Register("topology", std::move(p),
+                                     "gangs in the narrowest topology domain that holds them, best fit for the rest"));
   }
   return Status::Ok();
 }

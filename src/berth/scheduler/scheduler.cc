@@ -207,8 +207,39 @@ Verdict Scheduler::TryPlace(JobRecord& rec) {
     if (!v.ok()) return v;
   }
   std::vector<int32_t> placed_per_group(rec.spec.groups.size(), 0);
+  // Records a tentatively applied task and runs the reserve plugins.
+  auto reserve = [&](const CycleContext& ctx, TaskKey key, const state::Allocation& alloc) -> Verdict {
+    Status s = ApplyChecked(state::PlaceTask{key, alloc});
+    if (!s.ok()) return Verdict{framework::VerdictCode::kError, "state", s.message()};
+    rec.placements.push_back({key, alloc});
+    for (auto* r : framework_->reserve()) {
+      Verdict v = r->Reserve(ctx, alloc);
+      if (!v.ok()) return v;
+    }
+    ++placed_per_group[ctx.group];
+    return Verdict::Success();
+  };
+  bool planned = false;
+  for (auto* p : framework_->plan()) {
+    CycleContext ctx{state_, rec.spec, 0, 0, rng_, now, options_.node_rank};
+    framework::PlanOutcome o = p->Plan(ctx);
+    if (o.kind == framework::PlanOutcome::Kind::kNoOpinion) continue;
+    if (o.kind == framework::PlanOutcome::Kind::kRejected) return o.verdict;
+    for (size_t i = 0; i < o.allocs.size(); ++i) {
+      const int32_t t = o.task_index[i];
+      CycleContext tctx{state_, rec.spec, t, rec.spec.TaskPosition(t).first, rng_, now, options_.node_rank};
+      Verdict v = reserve(tctx, TaskKey{rec.spec.id, t}, o.allocs[i]);
+      if (!v.ok()) {
+        Rollback(rec);
+        if (v.code == framework::VerdictCode::kError) v.reason = std::string(p->Name()) + " plan: " + v.reason;
+        return v;
+      }
+    }
+    planned = true;
+    break;
+  }
   int32_t task_index = 0;
-  for (size_t g = 0; g < rec.spec.groups.size(); ++g) {
+  for (size_t g = 0; g < rec.spec.groups.size() && !planned; ++g) {
     const auto& group = rec.spec.groups[g];
     const TaskRequest req = TaskRequest::FromGroup(group);
     for (int32_t k = 0; k < group.count; ++k, ++task_index) {
@@ -223,24 +254,11 @@ Verdict Scheduler::TryPlace(JobRecord& rec) {
         o.verdict.reason = "task " + std::to_string(task_index) + " of group '" + group.name + "': " + o.verdict.reason;
         return o.verdict;
       }
-      TaskKey key{rec.spec.id, task_index};
-      Status s = ApplyChecked(state::PlaceTask{key, o.alloc});
-      if (!s.ok()) {
+      Verdict v = reserve(ctx, TaskKey{rec.spec.id, task_index}, o.alloc);
+      if (!v.ok()) {
         Rollback(rec);
-        return Verdict{framework::VerdictCode::kError, "state", s.message()};
+        return v;
       }
-      rec.placements.push_back({key, o.alloc});
-      bool reserved = true;
-      for (auto* r : framework_->reserve()) {
-        Verdict v = r->Reserve(ctx, o.alloc);
-        if (!v.ok()) {
-          reserved = false;
-          Rollback(rec);
-          return v;
-        }
-      }
-      (void)reserved;
-      ++placed_per_group[g];
     }
   }
   for (auto* p : framework_->permit()) {
@@ -276,7 +294,10 @@ std::vector<JobId> Scheduler::Schedule() {
       need += int64_t{g.gang_min()} * g.gpus;
       whole = whole && (g.gpus == 0 || g.milli_per_gpu == kMilliPerGpu);
     }
-    if (whole && need > state_.free_full_gpus_total() && !options_.drop_unschedulable) {
+    if (whole && need > cluster_.total_gpus()) {
+      v = Verdict::Unresolvable("capacity", "needs " + std::to_string(need) + " GPUs; the cluster has " +
+                                                std::to_string(cluster_.total_gpus()));
+    } else if (whole && need > state_.free_full_gpus_total() && !options_.drop_unschedulable) {
       v = Verdict::Unschedulable("capacity", "needs " + std::to_string(need) + " GPUs, " +
                                                  std::to_string(state_.free_full_gpus_total()) + " free");
     } else {
