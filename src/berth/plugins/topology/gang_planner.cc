@@ -17,39 +17,45 @@ bool GangPlanner::Applies(const job::JobSpec& job) {
 }
 
 const GangPlanner::Taken* GangPlanner::FindTaken(NodeId n) const {
-  for (auto it = taken_.rbegin(); it != taken_.rend(); ++it)
-    if (it->node == n) return &*it;
-  return nullptr;
+  const int32_t i = taken_of_node_[n.value()];
+  return i < 0 ? nullptr : &taken_[i];
 }
 
 GangPlanner::Taken& GangPlanner::TakenOn(NodeId n) {
-  for (auto it = taken_.rbegin(); it != taken_.rend(); ++it)
-    if (it->node == n) return *it;
-  taken_.push_back(Taken{n});
-  return taken_.back();
+  int32_t& i = taken_of_node_[n.value()];
+  if (i < 0) {
+    i = static_cast<int32_t>(taken_.size());
+    taken_.push_back(Taken{n});
+  }
+  return taken_[i];
+}
+
+void GangPlanner::ResetTaken() {
+  for (const Taken& t : taken_) taken_of_node_[t.node.value()] = -1;
+  taken_.clear();
 }
 
 int32_t GangPlanner::NodeSlots(NodeId n, const Need& need) const {
-  if (!s_.up(n)) return 0;
-  const auto& node = c_.node(n);
+  if (!s().up(n)) return 0;
+  const auto& node = c().node(n);
   if (node.gpu_count < need.gpus || !need.types.Accepts(node.gpu_type)) return 0;
   const Taken* t = FindTaken(n);
-  const uint64_t avail = s_.full_free_mask(n) & ~(t ? t->mask : 0);
+  const uint64_t avail = s().full_free_mask(n) & ~(t ? t->mask : 0);
   int64_t slots = __builtin_popcountll(avail) / need.gpus;
-  if (need.cpu > 0) slots = std::min<int64_t>(slots, (s_.free_cpu(n) - (t ? t->cpu : 0)) / need.cpu);
-  if (need.mem > 0) slots = std::min<int64_t>(slots, (s_.free_memory(n) - (t ? t->mem : 0)) / need.mem);
+  if (need.cpu > 0) slots = std::min<int64_t>(slots, (s().free_cpu(n) - (t ? t->cpu : 0)) / need.cpu);
+  if (need.mem > 0) slots = std::min<int64_t>(slots, (s().free_memory(n) - (t ? t->mem : 0)) / need.mem);
   return static_cast<int32_t>(std::max<int64_t>(0, slots));
 }
 
 int64_t GangPlanner::DomainSlots(DomainId d, const Need& need) const {
-  const auto& dom = c_.domain(d);
+  const auto& dom = c().domain(d);
   if (dom.end.value() - dom.begin.value() == 1) return NodeSlots(dom.begin, need);
   int64_t slots = 0;
-  const int32_t types = static_cast<int32_t>(c_.gpu_types().size());
+  const int32_t types = static_cast<int32_t>(c().gpu_types().size());
   for (int16_t t = 0; t < types; ++t) {
     if (!need.types.Accepts(GpuTypeId(t))) continue;
-    for (int k = need.gpus; k < s_.bucket_count(GpuTypeId(t)); ++k)
-      slots += int64_t{s_.nodes_with_full_free(GpuTypeId(t), k).CountRange(dom.begin.value(), dom.end.value())} *
+    for (int k = need.gpus; k < s().bucket_count(GpuTypeId(t)); ++k)
+      slots += int64_t{s().nodes_with_full_free(GpuTypeId(t), k).CountRange(dom.begin.value(), dom.end.value())} *
                (k / need.gpus);
   }
   return slots;
@@ -60,7 +66,7 @@ int32_t GangPlanner::PlaceOnNode(NodeId n, const Need& need, int32_t tasks, int3
   if (fit <= 0) return 0;
   Taken& t = TakenOn(n);
   for (int32_t i = 0; i < fit; ++i) {
-    uint64_t avail = s_.full_free_mask(n) & ~t.mask, mask = 0;
+    uint64_t avail = s().full_free_mask(n) & ~t.mask, mask = 0;
     for (int k = 0; k < need.gpus; ++k) {
       const uint64_t low = avail & (~avail + 1);
       mask |= low;
@@ -77,20 +83,17 @@ int32_t GangPlanner::PlaceOnNode(NodeId n, const Need& need, int32_t tasks, int3
 
 int32_t GangPlanner::PlaceIn(DomainId d, const Need& need, int32_t tasks, int32_t first_task) {
   if (tasks <= 0) return 0;
-  const auto& dom = c_.domain(d);
+  const auto& dom = c().domain(d);
   // Items to choose among: child domains, or the nodes of an NVLink domain.
-  struct Item {
-    int64_t slots;
-    int32_t id;  // domain id or node id
-  };
   const bool nodes = dom.level == Level::kNvlink;
   if (nodes && dom.end.value() - dom.begin.value() == 1) return PlaceOnNode(dom.begin, need, tasks, first_task);
-  std::vector<Item> items;
+  std::vector<Item>& items = scratch_[static_cast<size_t>(dom.level)];
+  items.clear();
   if (nodes) {
     for (int32_t n = dom.begin.value(); n < dom.end.value(); ++n)
       if (int32_t s = NodeSlots(NodeId(n), need); s > 0) items.push_back({s, n});
   } else {
-    for (DomainId child : c_.children(d))
+    for (DomainId child : c().children(d))
       if (int64_t s = DomainSlots(child, need); s > 0) items.push_back({s, child.value()});
   }
   auto place = [&](const Item& it, int32_t want) {
@@ -127,7 +130,7 @@ int32_t GangPlanner::PlaceIn(DomainId d, const Need& need, int32_t tasks, int32_
 }
 
 bool GangPlanner::PlaceBlock(DomainId d, Level level, const Need& need, int32_t tasks, int32_t first_task) {
-  const auto& dom = c_.domain(d);
+  const auto& dom = c().domain(d);
   const size_t alloc_mark = allocs_.size();
   auto undo = [&](const std::vector<Taken>& saved) {
     allocs_.resize(alloc_mark);
@@ -141,11 +144,11 @@ bool GangPlanner::PlaceBlock(DomainId d, Level level, const Need& need, int32_t 
     return false;
   }
   // The domains of `level` inside d, tightest first.
-  const auto& at = c_.domains_at(level);
+  const auto& at = c().domains_at(level);
   auto lo = std::lower_bound(at.begin(), at.end(), dom.begin,
-                             [&](DomainId x, NodeId b) { return c_.domain(x).begin < b; });
+                             [&](DomainId x, NodeId b) { return c().domain(x).begin < b; });
   std::vector<std::pair<int64_t, int32_t>> cands;
-  for (auto it = lo; it != at.end() && c_.domain(*it).begin < dom.end; ++it) {
+  for (auto it = lo; it != at.end() && c().domain(*it).begin < dom.end; ++it) {
     const int64_t slots = DomainSlots(*it, need);
     if (slots >= tasks) cands.push_back({slots, it->value()});
   }
@@ -159,7 +162,7 @@ bool GangPlanner::PlaceBlock(DomainId d, Level level, const Need& need, int32_t 
 }
 
 bool GangPlanner::TryDomain(const job::JobSpec& job, DomainId d) {
-  taken_.clear();
+  ResetTaken();
   allocs_.clear();
   task_index_.clear();
   int32_t task = 0;
@@ -181,29 +184,36 @@ bool GangPlanner::TryDomain(const job::JobSpec& job, DomainId d) {
   return true;
 }
 
-GangPlanResult GangPlanner::Plan(const job::JobSpec& job) {
+GangPlanResult GangPlanner::Plan(const state::ClusterState& state, const job::JobSpec& job) {
   GangPlanResult r;
+  if (cp_ != &state.cluster() || taken_of_node_.size() != static_cast<size_t>(state.cluster().num_nodes())) {
+    taken_.clear();
+    taken_of_node_.assign(state.cluster().num_nodes(), -1);
+  }
+  sp_ = &state;
+  cp_ = &state.cluster();
+  scratch_.resize(cluster::kNumLevels);  // never resized during a descent: frames hold references
   int64_t need = 0;
   for (const auto& g : job.groups) need += int64_t{g.gang_min()} * g.gpus;
   const int cap = static_cast<int>(job.required_level.value_or(Level::kRegion));
   int64_t best_free = 0;
   for (int l = cluster::kNumLevels - 1; l >= cap; --l) {
     const Level level = static_cast<Level>(l);
-    if (need > c_.max_domain_gpus(level)) continue;
+    if (need > c().max_domain_gpus(level)) continue;
     std::vector<std::pair<int64_t, int32_t>> cands;  // (free GPUs, domain)
-    if (level == Level::kNvlink && c_.single_node_nvlink()) {
+    if (level == Level::kNvlink && c().single_node_nvlink()) {
       // One node per NVLink domain: the buckets give the tightest nodes directly.
-      const int32_t types = static_cast<int32_t>(c_.gpu_types().size());
+      const int32_t types = static_cast<int32_t>(c().gpu_types().size());
       for (int16_t t = 0; t < types; ++t) {
-        for (int k = static_cast<int>(need); k < s_.bucket_count(GpuTypeId(t)); ++k) {
-          const DenseBitset& b = s_.nodes_with_full_free(GpuTypeId(t), k);
+        for (int k = static_cast<int>(need); k < s().bucket_count(GpuTypeId(t)); ++k) {
+          const DenseBitset& b = s().nodes_with_full_free(GpuTypeId(t), k);
           for (int32_t n = b.FindNext(0), taken = 0; n >= 0 && taken < 4; n = b.FindNext(n + 1), ++taken)
-            cands.push_back({k, c_.node(NodeId(n)).domain[l].value()});
+            cands.push_back({k, c().node(NodeId(n)).domain[l].value()});
         }
       }
     } else {
-      for (DomainId d : c_.domains_at(level)) {
-        const int64_t free = s_.domain_full_free_gpus(d);
+      for (DomainId d : c().domains_at(level)) {
+        const int64_t free = s().domain_full_free_gpus(d);
         best_free = std::max(best_free, free);
         if (free >= need) cands.push_back({free, d.value()});
       }

@@ -39,15 +39,17 @@ struct GangPlanResult {
   std::string reason;  // when !ok
 };
 
+// Reusable: keep one planner per scheduler (it holds scratch space sized to
+// the cluster) and call Plan for each gang.
 class GangPlanner {
  public:
-  explicit GangPlanner(const state::ClusterState& state) : s_(state), c_(state.cluster()) {}
+  GangPlanner() = default;
 
   // True when the planner handles this job: every group uses whole GPUs and
   // the job has more than one task, blocks or a topology constraint.
   static bool Applies(const job::JobSpec& job);
 
-  GangPlanResult Plan(const job::JobSpec& job);
+  GangPlanResult Plan(const state::ClusterState& state, const job::JobSpec& job);
 
  private:
   struct Need {
@@ -76,9 +78,19 @@ class GangPlanner {
   Taken& TakenOn(NodeId n);
   const Taken* FindTaken(NodeId n) const;
 
-  const state::ClusterState& s_;
-  const cluster::Cluster& c_;
+  struct Item {
+    int64_t slots;
+    int32_t id;  // child domain id, or node id
+  };
+  void ResetTaken();
+
+  const state::ClusterState* sp_ = nullptr;
+  const cluster::Cluster* cp_ = nullptr;
+  const state::ClusterState& s() const { return *sp_; }
+  const cluster::Cluster& c() const { return *cp_; }
   std::vector<Taken> taken_;
+  std::vector<int32_t> taken_of_node_;  // index into taken_, or -1
+  std::vector<std::vector<Item>> scratch_;  // per recursion depth
   std::vector<state::Allocation> allocs_;
   std::vector<int32_t> task_index_;
 };

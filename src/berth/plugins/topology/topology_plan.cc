@@ -14,8 +14,7 @@ class TopologyPlan final : public framework::PlanPlugin {
   framework::PlanOutcome Plan(const framework::CycleContext& ctx) override {
     framework::PlanOutcome out;
     if (!GangPlanner::Applies(ctx.job)) return out;
-    GangPlanner planner(ctx.state);
-    GangPlanResult r = planner.Plan(ctx.job);
+    GangPlanResult r = planner_.Plan(ctx.state, ctx.job);
     if (!r.ok) {
       out.kind = framework::PlanOutcome::Kind::kRejected;
       int64_t need = 0;
@@ -34,6 +33,9 @@ class TopologyPlan final : public framework::PlanPlugin {
     out.note = std::string("within ") + cluster::LevelName(r.level) + " " + ctx.state.cluster().domain(r.domain).name;
     return out;
   }
+
+ private:
+  GangPlanner planner_;  // scratch space reused across cycles
 };
 
 }  // namespace
