@@ -38,6 +38,11 @@ Status RegisterBuiltinPolicies(framework::PolicyRegistry& r) {
   static const Entry kEntries[] = {
       {"firstfit", "firstfit", "fifo", false, "first feasible node in rank order"},
       {"bestfit", "bestfit", "fifo", false, "least CPU+GPU left after placement (FGD paper's BestFit)"},
+      {"dotprod", "dotprod", "fifo", false, "least alignment of free and requested CPU/GPU (FGD paper's DotProd)"},
+      {"gpupacking", "gpupacking", "fifo", false, "partly used GPUs, then used nodes, then idle nodes (FGD paper's GpuPacking)"},
+      {"gpuclustering", "gpuclustering", "fifo", false, "nodes holding tasks of the same GPU demand (FGD paper's GpuClustering)"},
+      {"random", "random", "fifo", false, "a uniformly random feasible node and GPU (FGD paper's Random)"},
+      {"worstfit", "worstfit", "fifo", false, "spread: most CPU+GPU left after placement"},
       {"fifo", "bestfit", "fifo", true, "strict first-come first-served order, best-fit placement"},
       {"sjf", "bestfit", "sjf", false, "shortest job first (known or declared runtime), best-fit placement"},
       {"priority", "bestfit", "priority", false, "highest priority first, best-fit placement"},
