@@ -164,6 +164,22 @@ StatusOr<Cluster> ClusterBuilder::Build() && {
     c.nodes_.push_back(std::move(node));
   }
   c.total_gpus_ = gpu;
+  // Children ranges: the domains of the next level are in node order, so the
+  // children of each domain are a contiguous run.
+  c.child_range_.assign(c.domains_.size(), {0, 0});
+  for (int l = 0; l + 1 < kNumLevels; ++l) {
+    const auto& next = c.by_level_[l + 1];
+    for (size_t i = 0; i < next.size(); ++i) {
+      auto& r = c.child_range_[c.domains_[next[i].value()].parent.value()];
+      if (r.second == 0) r.first = static_cast<int32_t>(i);
+      ++r.second;
+    }
+  }
+  for (const Domain& d : c.domains_) {
+    auto& m = c.max_domain_gpus_[static_cast<int>(d.level)];
+    m = std::max(m, d.gpus);
+    if (d.level == Level::kNvlink && d.end.value() - d.begin.value() > 1) c.single_node_nvlink_ = false;
+  }
   return c;
 }
 

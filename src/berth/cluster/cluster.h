@@ -14,23 +14,18 @@
 
 #include <array>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "berth/cluster/gpu_type.h"
+#include "berth/cluster/level.h"
 #include "berth/common/ids.h"
 #include "berth/common/quantity.h"
 #include "berth/common/status.h"
 
 namespace berth::cluster {
-
-// Topology levels, from widest to narrowest. Node and GPU sit below kNvlink.
-enum class Level : uint8_t { kRegion = 0, kCluster = 1, kSpine = 2, kLeaf = 3, kNvlink = 4 };
-inline constexpr int kNumLevels = 5;
-const char* LevelName(Level level);
-// Parses "region", "cluster", "spine", "leaf", "nvlink" (also "pod", "block", "node"→nvlink).
-std::optional<Level> ParseLevel(std::string_view name);
 
 inline constexpr int kMaxGpusPerNode = 64;
 
@@ -64,6 +59,16 @@ class Cluster {
   const Domain& domain(DomainId d) const { return domains_[d.value()]; }
   // Domains of one level, in node order.
   const std::vector<DomainId>& domains_at(Level level) const { return by_level_[static_cast<int>(level)]; }
+  // The child domains of d (one level narrower), in node order; empty at the NVLink level.
+  std::span<const DomainId> children(DomainId d) const {
+    const auto& r = child_range_[d.value()];
+    return std::span<const DomainId>(by_level_[static_cast<int>(domains_[d.value()].level) + 1].data() + r.first,
+                                     r.second);
+  }
+  // The largest GPU count of any domain at a level.
+  int32_t max_domain_gpus(Level level) const { return max_domain_gpus_[static_cast<int>(level)]; }
+  // True when every NVLink domain is a single node.
+  bool single_node_nvlink() const { return single_node_nvlink_; }
   const std::vector<GpuType>& gpu_types() const { return gpu_types_; }
   const GpuType& gpu_type(GpuTypeId t) const { return gpu_types_[t.value()]; }
   std::optional<GpuTypeId> FindGpuType(std::string_view name) const;
@@ -90,6 +95,9 @@ class Cluster {
   std::vector<Node> nodes_;
   std::vector<Domain> domains_;
   std::array<std::vector<DomainId>, kNumLevels> by_level_;
+  std::vector<std::pair<int32_t, int32_t>> child_range_;  // per domain: (offset in next level, count)
+  std::array<int32_t, kNumLevels> max_domain_gpus_{};
+  bool single_node_nvlink_ = true;
   std::vector<GpuType> gpu_types_;
   std::vector<NodeId> gpu_node_;
   std::unordered_map<std::string, int32_t> node_index_;

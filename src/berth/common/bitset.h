@@ -37,6 +37,17 @@ class DenseBitset {
     for (uint64_t w : words_) n += std::popcount(w);
     return n;
   }
+  // Set bits in [begin, end).
+  int32_t CountRange(int32_t begin, int32_t end) const {
+    if (begin >= end) return 0;
+    const int32_t bw = begin >> 6, ew = (end - 1) >> 6;
+    const uint64_t first = ~uint64_t{0} << (begin & 63);
+    const uint64_t last = ~uint64_t{0} >> (63 - ((end - 1) & 63));
+    if (bw == ew) return std::popcount(words_[bw] & first & last);
+    int32_t n = std::popcount(words_[bw] & first) + std::popcount(words_[ew] & last);
+    for (int32_t w = bw + 1; w < ew; ++w) n += std::popcount(words_[w]);
+    return n;
+  }
   bool operator==(const DenseBitset&) const = default;
 
  private:

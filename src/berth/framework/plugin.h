@@ -4,6 +4,9 @@
 //
 //   QueueSort  Less(a, b): strict weak order of pending jobs (ties: by seq).
 //   Admit      may a job enter a scheduling cycle now (quota, dependencies)?
+//   Plan       (optional) place a whole gang at once from the indexes, e.g.
+//              topology-aware: returns every task's allocation in rank order,
+//              a verdict (cannot), or no opinion (place task by task).
 //   Filter     can this task run on this node? Pure; no state change.
 //   Candidates (optional fast path) a short list of nodes to filter and score
 //              instead of every node, from the indexes. Empty = scan all.
@@ -49,6 +52,22 @@ class AdmitPlugin : public virtual Plugin {
   // The job started or left; release what Admit charged.
   virtual void OnStart(const job::JobSpec& job) {}
   virtual void OnFinish(const job::JobSpec& job) {}
+};
+
+// What a plan plugin says about a job.
+struct PlanOutcome {
+  enum class Kind { kNoOpinion, kPlanned, kRejected };
+  Kind kind = Kind::kNoOpinion;
+  std::vector<state::Allocation> allocs;  // kPlanned: one per task placed, by task index
+  std::vector<int32_t> task_index;        // kPlanned: the task index of each allocation
+  Verdict verdict;                        // kRejected: why
+  std::string note;                       // kPlanned: e.g. "within leaf g0-leaf-3"
+};
+
+class PlanPlugin : public virtual Plugin {
+ public:
+  // ctx.task_index and ctx.group are 0. Pure: must not change state.
+  virtual PlanOutcome Plan(const CycleContext& ctx) = 0;
 };
 
 class FilterPlugin : public virtual Plugin {

@@ -110,6 +110,7 @@ StatusOr<std::unique_ptr<Framework>> Framework::Create(const Profile& profile, c
     return Status::Ok();
   };
   BERTH_RETURN_IF_ERROR(fill(profile.admit, fw->admit_, "admit"));
+  BERTH_RETURN_IF_ERROR(fill(profile.plan, fw->plan_, "plan"));
   BERTH_RETURN_IF_ERROR(fill(profile.filter, fw->filter_, "filter"));
   BERTH_RETURN_IF_ERROR(fill(profile.candidates, fw->candidates_, "candidates"));
   BERTH_RETURN_IF_ERROR(fill(profile.reserve, fw->reserve_, "reserve"));

@@ -28,6 +28,7 @@ struct Profile {
   std::string name;
   std::string queue_sort = "fifo";
   std::vector<PluginRef> admit;
+  std::vector<PluginRef> plan;
   std::vector<PluginRef> filter;
   std::vector<PluginRef> candidates;
   std::vector<PluginRef> score;
@@ -79,6 +80,7 @@ class Framework {
   const Profile& profile() const { return profile_; }
   const QueueSortPlugin& queue_sort() const { return *queue_sort_; }
   const std::vector<AdmitPlugin*>& admit() const { return admit_; }
+  const std::vector<PlanPlugin*>& plan() const { return plan_; }
   const std::vector<FilterPlugin*>& filter() const { return filter_; }
   const std::vector<CandidatePlugin*>& candidates() const { return candidates_; }
   const std::vector<std::pair<ScorePlugin*, int64_t>>& score() const { return score_; }
@@ -95,6 +97,7 @@ class Framework {
   std::vector<std::unique_ptr<Plugin>> owned_;
   const QueueSortPlugin* queue_sort_ = nullptr;
   std::vector<AdmitPlugin*> admit_;
+  std::vector<PlanPlugin*> plan_;
   std::vector<FilterPlugin*> filter_;
   std::vector<CandidatePlugin*> candidates_;
   std::vector<std::pair<ScorePlugin*, int64_t>> score_;

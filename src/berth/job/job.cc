@@ -49,6 +49,12 @@ Status ValidateJob(const JobSpec& job) {
       return InvalidArgument(where + ": a fractional GPU share needs exactly one GPU per task");
     if (g.cpu_milli < 0) return InvalidArgument(where + ": negative CPU request");
     if (g.memory_mib < 0) return InvalidArgument(where + ": negative memory request");
+    if (g.block_tasks < 0) return InvalidArgument(where + ": negative block size");
+    if (g.block_tasks > 0 && g.count % g.block_tasks != 0)
+      return InvalidArgument(where + ": count " + std::to_string(g.count) + " is not a multiple of the block size " +
+                             std::to_string(g.block_tasks));
+    if (g.block_tasks > 0 && g.milli_per_gpu != kMilliPerGpu)
+      return InvalidArgument(where + ": blocks need whole-GPU tasks");
   }
   return Status::Ok();
 }

@@ -9,10 +9,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "berth/cluster/gpu_type.h"
+#include "berth/cluster/level.h"
 #include "berth/common/ids.h"
 #include "berth/common/quantity.h"
 #include "berth/common/status.h"
@@ -32,6 +34,11 @@ struct TaskGroup {
   std::string gpu_type_spec;  // "" = any; else '|'-separated accepted types
   cluster::GpuTypeSet gpu_types;  // resolved from gpu_type_spec against a cluster
   bool gpu_types_unknown = false; // the spec names only types the cluster lacks
+  // Blocks: every run of `block_tasks` consecutive ranks must share one domain
+  // of `block_level` (a tensor-parallel group in one NVLink domain, a pipeline
+  // stage in one leaf). 0 = no blocks.
+  int32_t block_tasks = 0;
+  cluster::Level block_level = cluster::Level::kNvlink;
 
   int32_t gang_min() const { return min_count < 0 ? count : min_count; }
   bool is_sharing() const { return gpus == 1 && milli_per_gpu < kMilliPerGpu; }
@@ -52,6 +59,11 @@ struct JobSpec {
   std::string dataset;        // optional dataset name
   MiB dataset_mib = 0;
   TimeUs checkpoint_interval = -1;  // -1: never checkpoints
+  // Topology: all of the job's GPUs must lie within one domain of
+  // `required_level`, if set; `preferred_level` is a soft wish. Berth always
+  // tries the narrowest level that holds the gang first.
+  std::optional<cluster::Level> required_level;
+  std::optional<cluster::Level> preferred_level;
 
   int32_t num_tasks() const;
   int64_t total_gpus() const;            // whole-GPU equivalents rounded up per task

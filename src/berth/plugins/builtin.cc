@@ -11,6 +11,7 @@ Status RegisterBuiltinPlugins(framework::PluginRegistry& r) {
   BERTH_RETURN_IF_ERROR(RegisterFilterPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterScorePlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterGangPlugins(r));
+  BERTH_RETURN_IF_ERROR(RegisterTopologyPlugins(r));
   return Status::Ok();
 }
 
@@ -37,6 +38,11 @@ Status RegisterBuiltinPolicies(framework::PolicyRegistry& r) {
   static const Entry kEntries[] = {
       {"firstfit", "firstfit", "fifo", false, "first feasible node in rank order"},
       {"bestfit", "bestfit", "fifo", false, "least CPU+GPU left after placement (FGD paper's BestFit)"},
+      {"dotprod", "dotprod", "fifo", false, "least alignment of free and requested CPU/GPU (FGD paper's DotProd)"},
+      {"gpupacking", "gpupacking", "fifo", false, "partly used GPUs, then used nodes, then idle nodes (FGD paper's GpuPacking)"},
+      {"gpuclustering", "gpuclustering", "fifo", false, "nodes holding tasks of the same GPU demand (FGD paper's GpuClustering)"},
+      {"random", "random", "fifo", false, "a uniformly random feasible node and GPU (FGD paper's Random)"},
+      {"worstfit", "worstfit", "fifo", false, "spread: most CPU+GPU left after placement"},
       {"fifo", "bestfit", "fifo", true, "strict first-come first-served order, best-fit placement"},
       {"sjf", "bestfit", "sjf", false, "shortest job first (known or declared runtime), best-fit placement"},
       {"priority", "bestfit", "priority", false, "highest priority first, best-fit placement"},
@@ -45,6 +51,13 @@ Status RegisterBuiltinPolicies(framework::PolicyRegistry& r) {
     Profile p = Placement(e.score, e.queue_sort);
     p.head_of_line_blocking = e.hol;
     BERTH_RETURN_IF_ERROR(r.Register(e.name, std::move(p), e.description));
+  }
+  {
+    // Topology-aware gangs (plan), best fit for single tasks.
+    Profile p = Placement("bestfit");
+    p.plan = {PluginRef{"topology"}};
+    BERTH_RETURN_IF_ERROR(r.Register("topology", std::move(p),
+                                     "gangs in the narrowest topology domain that holds them, best fit for the rest"));
   }
   return Status::Ok();
 }

@@ -94,7 +94,8 @@ Status Scheduler::Submit(job::JobSpec spec) {
     d.checkable = d.checkable && StaticallyFeasible(TaskRequest::FromGroup(g));
     if (g.is_sharing()) share = true; else d.whole_gpus += int64_t{g.gang_min()} * g.gpus;
   }
-  d.gpu_bound = d.checkable && !share && d.whole_gpus > 0;
+  d.too_big = !share && d.whole_gpus > cluster_.total_gpus();
+  d.gpu_bound = d.checkable && !share && !d.too_big && d.whole_gpus > 0;
   JobRecord rec;
   rec.spec = std::move(spec);
   rec.seq = next_seq_++;
@@ -231,8 +232,39 @@ Verdict Scheduler::TryPlace(JobRecord& rec) {
     if (!v.ok()) return v;
   }
   std::vector<int32_t> placed_per_group(rec.spec.groups.size(), 0);
+  // Records a tentatively applied task and runs the reserve plugins.
+  auto reserve = [&](const CycleContext& ctx, TaskKey key, const state::Allocation& alloc) -> Verdict {
+    Status s = ApplyChecked(state::PlaceTask{key, alloc});
+    if (!s.ok()) return Verdict{framework::VerdictCode::kError, "state", s.message()};
+    rec.placements.push_back({key, alloc});
+    for (auto* r : framework_->reserve()) {
+      Verdict v = r->Reserve(ctx, alloc);
+      if (!v.ok()) return v;
+    }
+    ++placed_per_group[ctx.group];
+    return Verdict::Success();
+  };
+  bool planned = false;
+  for (auto* p : framework_->plan()) {
+    CycleContext ctx{state_, rec.spec, 0, 0, rng_, now, options_.node_rank};
+    framework::PlanOutcome o = p->Plan(ctx);
+    if (o.kind == framework::PlanOutcome::Kind::kNoOpinion) continue;
+    if (o.kind == framework::PlanOutcome::Kind::kRejected) return o.verdict;
+    for (size_t i = 0; i < o.allocs.size(); ++i) {
+      const int32_t t = o.task_index[i];
+      CycleContext tctx{state_, rec.spec, t, rec.spec.TaskPosition(t).first, rng_, now, options_.node_rank};
+      Verdict v = reserve(tctx, TaskKey{rec.spec.id, t}, o.allocs[i]);
+      if (!v.ok()) {
+        Rollback(rec);
+        if (v.code == framework::VerdictCode::kError) v.reason = std::string(p->Name()) + " plan: " + v.reason;
+        return v;
+      }
+    }
+    planned = true;
+    break;
+  }
   int32_t task_index = 0;
-  for (size_t g = 0; g < rec.spec.groups.size(); ++g) {
+  for (size_t g = 0; g < rec.spec.groups.size() && !planned; ++g) {
     const auto& group = rec.spec.groups[g];
     const TaskRequest req = TaskRequest::FromGroup(group);
     for (int32_t k = 0; k < group.count; ++k, ++task_index) {
@@ -247,24 +279,11 @@ Verdict Scheduler::TryPlace(JobRecord& rec) {
         o.verdict.reason = "task " + std::to_string(task_index) + " of group '" + group.name + "': " + o.verdict.reason;
         return o.verdict;
       }
-      TaskKey key{rec.spec.id, task_index};
-      Status s = ApplyChecked(state::PlaceTask{key, o.alloc});
-      if (!s.ok()) {
+      Verdict v = reserve(ctx, TaskKey{rec.spec.id, task_index}, o.alloc);
+      if (!v.ok()) {
         Rollback(rec);
-        return Verdict{framework::VerdictCode::kError, "state", s.message()};
+        return v;
       }
-      rec.placements.push_back({key, o.alloc});
-      bool reserved = true;
-      for (auto* r : framework_->reserve()) {
-        Verdict v = r->Reserve(ctx, o.alloc);
-        if (!v.ok()) {
-          reserved = false;
-          Rollback(rec);
-          return v;
-        }
-      }
-      (void)reserved;
-      ++placed_per_group[g];
     }
   }
   for (auto* p : framework_->permit()) {
@@ -350,11 +369,16 @@ std::vector<JobId> Scheduler::Schedule() {
         pending_need_.begin()->first > state_.free_full_gpus_total())
       break;
     JobRecord& rec = jobs_[index];
-    if (fast && CapacityShort(index)) {
+    Verdict v;
+    if (demand_[index].too_big) {
+      v = Verdict::Unresolvable("capacity", "needs " + std::to_string(demand_[index].whole_gpus) +
+                                                " GPUs; the cluster has " + std::to_string(cluster_.total_gpus()));
+    } else if (fast && CapacityShort(index)) {
       if (framework_->profile().head_of_line_blocking) break;
       continue;
+    } else {
+      v = TryPlace(rec);
     }
-    Verdict v = TryPlace(rec);
     if (v.ok()) {
       bucket_count_valid_ = false;
       (void)job::CheckTransition(rec.state, JobState::kAdmitted);

@@ -120,6 +120,7 @@ class Scheduler {
     int64_t whole_gpus = 0;  // sum over whole-GPU groups of gang_min x gpus
     bool gpu_bound = false;  // needs >= 1 whole GPU, no share, every group statically feasible
     bool checkable = false;  // every group statically feasible (else TryPlace gives Unresolvable)
+    bool too_big = false;    // no share, and more whole GPUs than the cluster has: never fits
   };
   std::vector<Demand> demand_;  // per job index
   // Pending gpu_bound jobs by whole_gpus (-> count), and the number of other

@@ -61,6 +61,26 @@ class FgdReference : public ::testing::Test {
     EXPECT_EQ(r->allocated_milli_gpu, expected_milli);
   }
 
+  // Runs `policy` with the reference order and ranking. The reference run's
+  // order and ranking are those of the published seed-42 runs of every
+  // policy, so a policy without random choices must end at the published
+  // seed-42 allocation (column 130 of analysis_allo_discrete.csv, which the
+  // last events, all failures, leave equal to the final ratio).
+  void ExpectPublishedSeed42(const std::string& policy, double published_percent) {
+    const std::string d = testing::DataDir() + "/fgd-reference-run/";
+    FgdOptions o;
+    o.seed = 42;
+    o.arrival_order_file = d + "pod_order_seed42.csv";
+    o.node_rank_file = d + "node_rank_seed42.csv";
+    auto in = BuildFgdInput(*cluster_, trace_, o);
+    ASSERT_TRUE(in.ok()) << in.status().ToString();
+    auto profile = policies_.Find(policy);
+    ASSERT_TRUE(profile.ok());
+    auto r = RunFgd(*cluster_, *in, *profile, plugins_, o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_NEAR(100.0 * r->gpu_allocation_ratio, published_percent, 0.005);
+  }
+
   std::unique_ptr<cluster::Cluster> cluster_;
   Trace trace_;
   framework::PluginRegistry plugins_;
@@ -70,6 +90,14 @@ class FgdReference : public ::testing::Test {
 TEST_F(FgdReference, BestFitPlacesEveryPodLikeTheOriginal) {
   ExpectSameAsReference("bestfit", "placements_bestfit_seed42.csv", 5'785'450);
 }
+
+TEST_F(FgdReference, DotProdPlacesEveryPodLikeTheOriginal) {
+  ExpectSameAsReference("dotprod", "placements_dotprod_seed42.csv", 5'624'470);
+}
+
+TEST_F(FgdReference, GpuPackingEndsAtThePublishedSeed42Value) { ExpectPublishedSeed42("gpupacking", 91.57); }
+
+TEST_F(FgdReference, GpuClusteringEndsAtThePublishedSeed42Value) { ExpectPublishedSeed42("gpuclustering", 91.53); }
 
 TEST_F(FgdReference, SameSeedSameDecisionLogHash) {
   FgdOptions o;

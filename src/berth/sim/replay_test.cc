@@ -127,15 +127,15 @@ TEST_F(Replay, GangIsAllOrNothing) {
   }
 }
 
-// A gang larger than the cluster waits forever (unfinished); a task larger
-// than any node can never fit (failed, never fit); the others run.
-TEST_F(Replay, NeverFitAndUnfinished) {
+// A gang larger than the cluster and a task larger than any node can never
+// fit: both fail at once (never fit); the other job runs.
+TEST_F(Replay, NeverFit) {
   std::vector<job::JobSpec> jobs = {Job(0, 0, 10, 4, /*tasks=*/3), Job(1, 0, 10, 8), Job(2, 5, 10, 2)};
   PolicyResult r = Run("2x4:V100", jobs, "bestfit");
   EXPECT_EQ(r.jobs_placed, 1);
-  EXPECT_EQ(r.jobs_failed, 1);
-  EXPECT_EQ(r.jobs_never_fit, 1);
-  EXPECT_EQ(r.jobs_unfinished, 1);
+  EXPECT_EQ(r.jobs_failed, 2);
+  EXPECT_EQ(r.jobs_never_fit, 2);
+  EXPECT_EQ(r.jobs_unfinished, 0);
   EXPECT_EQ(r.jct_s.count, 1);
   EXPECT_DOUBLE_EQ(r.jct_s.mean, 10);
   EXPECT_DOUBLE_EQ(r.makespan_s, 15);

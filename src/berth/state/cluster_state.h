@@ -58,6 +58,8 @@ class ClusterState {
   int64_t type_free_milli(GpuTypeId t) const { return type_free_milli_[t.value()]; }
   // Up nodes of type t with exactly k fully free GPUs.
   const DenseBitset& nodes_with_full_free(GpuTypeId t, int k) const { return buckets_[t.value()][k]; }
+  // Buckets of type t: k ranges over [0, bucket_count(t)).
+  int bucket_count(GpuTypeId t) const { return static_cast<int>(buckets_[t.value()].size()); }
   int64_t allocated_milli() const { return allocated_milli_; }
   int64_t free_full_gpus_total() const { return free_full_total_; }
   int64_t num_tasks() const { return static_cast<int64_t>(allocs_.size()); }

@@ -10,6 +10,11 @@
 
 namespace berth::plugins {
 
+// The largest machine of the FGD paper's cluster, used by its scores to bring
+// CPU and GPU amounts to a common 0..1 scale.
+inline constexpr double kMaxSpecCpu = 128000.0;  // milli-CPU
+inline constexpr double kMaxSpecGpu = 8000.0;    // milli-GPU
+
 // Min-max normalization to 0..100 in integer arithmetic, as kube-scheduler's
 // score normalizers do: (s - min) * 100 / (max - min); all 0 when all equal.
 inline void MinMaxNormalize(std::span<int64_t> scores) {

@@ -1,0 +1,44 @@
+// Score plugin "dotprod": the FGD paper's DotProd baseline (Tetris-style
+// alignment), as the original simulator runs it (merge GPUs into one
+// dimension, normalize by the largest machine):
+//
+//   node = (cpu_free / 128000, gpu_free / 8000)    gpu_free: all GPUs of the node
+//   pod  = (cpu_req  / 128000, gpu_req  / 8000)    gpu_req: gpus * milli_per_gpu
+//   score = trunc(100 * (1 - (node . pod) / 2))
+//
+// The smaller the alignment, the higher the score. A node whose free CPU is
+// below the request scores 0. No normalization; a share takes the default GPU
+// (the fullest one that fits). The floating-point steps are kept in the
+// original's order so that truncation lands on the same integers.
+#include "berth/plugins/builtin.h"
+#include "berth/plugins/score/score_util.h"
+
+namespace berth::plugins {
+namespace {
+
+class DotProd final : public framework::ScorePlugin {
+ public:
+  static constexpr std::string_view kName = "dotprod";
+  std::string_view Name() const override { return kName; }
+  int64_t Score(const framework::CycleContext& ctx, const framework::TaskRequest& req, NodeId n) const override {
+    const MilliCpu cpu_free = ctx.state.free_cpu(n);
+    if (cpu_free < req.cpu_milli) return 0;
+    const double node_cpu = static_cast<double>(cpu_free) / kMaxSpecCpu;
+    const double node_gpu = static_cast<double>(ctx.state.node_free_milli(n)) / kMaxSpecGpu;
+    const double pod_cpu = static_cast<double>(req.cpu_milli) / kMaxSpecCpu;
+    const double pod_gpu = static_cast<double>(req.total_milli()) / kMaxSpecGpu;
+    double dot = 0;
+    dot += node_cpu * pod_cpu;
+    dot += node_gpu * pod_gpu;
+    const double score = 1.0 - dot / 2.0;
+    return static_cast<int64_t>(100.0 * score);
+  }
+};
+
+}  // namespace
+
+Status RegisterDotProdPlugin(framework::PluginRegistry& r) {
+  return r.Register(std::string(DotProd::kName), SimpleFactory<DotProd>());
+}
+
+}  // namespace berth::plugins

@@ -1,0 +1,245 @@
+// Topology-aware gang planning (see gang_planner.h).
+#include "berth/plugins/topology/gang_planner.h"
+
+#include <algorithm>
+
+namespace berth::plugins {
+
+using cluster::Level;
+
+bool GangPlanner::Applies(const job::JobSpec& job) {
+  bool blocks = false;
+  for (const auto& g : job.groups) {
+    if (g.gpus < 1 || g.milli_per_gpu != kMilliPerGpu) return false;
+    blocks = blocks || g.block_tasks > 0;
+  }
+  return job.num_tasks() > 1 || blocks || job.required_level.has_value() || job.preferred_level.has_value();
+}
+
+const GangPlanner::Taken* GangPlanner::FindTaken(NodeId n) const {
+  const int32_t i = taken_of_node_[n.value()];
+  return i < 0 ? nullptr : &taken_[i];
+}
+
+GangPlanner::Taken& GangPlanner::TakenOn(NodeId n) {
+  int32_t& i = taken_of_node_[n.value()];
+  if (i < 0) {
+    i = static_cast<int32_t>(taken_.size());
+    taken_.push_back(Taken{n});
+  }
+  return taken_[i];
+}
+
+void GangPlanner::ResetTaken() {
+  for (const Taken& t : taken_) taken_of_node_[t.node.value()] = -1;
+  taken_.clear();
+}
+
+int32_t GangPlanner::NodeSlots(NodeId n, const Need& need) const {
+  if (!s().up(n)) return 0;
+  const auto& node = c().node(n);
+  if (node.gpu_count < need.gpus || !need.types.Accepts(node.gpu_type)) return 0;
+  const Taken* t = FindTaken(n);
+  const uint64_t avail = s().full_free_mask(n) & ~(t ? t->mask : 0);
+  int64_t slots = __builtin_popcountll(avail) / need.gpus;
+  if (need.cpu > 0) slots = std::min<int64_t>(slots, (s().free_cpu(n) - (t ? t->cpu : 0)) / need.cpu);
+  if (need.mem > 0) slots = std::min<int64_t>(slots, (s().free_memory(n) - (t ? t->mem : 0)) / need.mem);
+  return static_cast<int32_t>(std::max<int64_t>(0, slots));
+}
+
+int64_t GangPlanner::DomainSlots(DomainId d, const Need& need) const {
+  const auto& dom = c().domain(d);
+  if (dom.end.value() - dom.begin.value() == 1) return NodeSlots(dom.begin, need);
+  int64_t slots = 0;
+  const int32_t types = static_cast<int32_t>(c().gpu_types().size());
+  for (int16_t t = 0; t < types; ++t) {
+    if (!need.types.Accepts(GpuTypeId(t))) continue;
+    for (int k = need.gpus; k < s().bucket_count(GpuTypeId(t)); ++k)
+      slots += int64_t{s().nodes_with_full_free(GpuTypeId(t), k).CountRange(dom.begin.value(), dom.end.value())} *
+               (k / need.gpus);
+  }
+  return slots;
+}
+
+int32_t GangPlanner::PlaceOnNode(NodeId n, const Need& need, int32_t tasks, int32_t first_task) {
+  const int32_t fit = std::min(tasks, NodeSlots(n, need));
+  if (fit <= 0) return 0;
+  Taken& t = TakenOn(n);
+  for (int32_t i = 0; i < fit; ++i) {
+    uint64_t avail = s().full_free_mask(n) & ~t.mask, mask = 0;
+    for (int k = 0; k < need.gpus; ++k) {
+      const uint64_t low = avail & (~avail + 1);
+      mask |= low;
+      avail &= avail - 1;
+    }
+    t.mask |= mask;
+    t.cpu += need.cpu;
+    t.mem += need.mem;
+    allocs_.push_back(state::Allocation{n, mask, kMilliPerGpu, need.cpu, need.mem});
+    task_index_.push_back(first_task + i);
+  }
+  return fit;
+}
+
+int32_t GangPlanner::PlaceIn(DomainId d, const Need& need, int32_t tasks, int32_t first_task) {
+  if (tasks <= 0) return 0;
+  const auto& dom = c().domain(d);
+  // Items to choose among: child domains, or the nodes of an NVLink domain.
+  const bool nodes = dom.level == Level::kNvlink;
+  if (nodes && dom.end.value() - dom.begin.value() == 1) return PlaceOnNode(dom.begin, need, tasks, first_task);
+  std::vector<Item>& items = scratch_[static_cast<size_t>(dom.level)];
+  items.clear();
+  if (nodes) {
+    for (int32_t n = dom.begin.value(); n < dom.end.value(); ++n)
+      if (int32_t s = NodeSlots(NodeId(n), need); s > 0) items.push_back({s, n});
+  } else {
+    for (DomainId child : c().children(d))
+      if (int64_t s = DomainSlots(child, need); s > 0) items.push_back({s, child.value()});
+  }
+  auto place = [&](const Item& it, int32_t want) {
+    return nodes ? PlaceOnNode(NodeId(it.id), need, want, first_task)
+                 : PlaceIn(DomainId(it.id), need, want, first_task);
+  };
+  int32_t placed = 0;
+  // The tightest item that holds every remaining task.
+  const Item* tight = nullptr;
+  for (const Item& it : items)
+    if (it.slots >= tasks && (!tight || it.slots < tight->slots)) tight = &it;
+  if (tight) {
+    const int32_t got = place(*tight, tasks);
+    placed += got;
+    first_task += got;
+    if (placed == tasks) return placed;
+    const int32_t skip = tight->id;
+    std::erase_if(items, [&](const Item& it) { return it.id == skip; });
+  }
+  // Else the items with the most room first (fewest items), placed in node order.
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    return a.slots != b.slots ? a.slots > b.slots : a.id < b.id;
+  });
+  size_t chosen = 0;
+  for (int64_t cover = 0; chosen < items.size() && cover < tasks - placed; ++chosen) cover += items[chosen].slots;
+  std::sort(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(chosen),
+            [](const Item& a, const Item& b) { return a.id < b.id; });
+  for (size_t i = 0; i < items.size() && placed < tasks; ++i) {
+    const int32_t got = place(items[i], tasks - placed);
+    placed += got;
+    first_task += got;
+  }
+  return placed;
+}
+
+bool GangPlanner::PlaceBlock(DomainId d, Level level, const Need& need, int32_t tasks, int32_t first_task) {
+  const auto& dom = c().domain(d);
+  const size_t alloc_mark = allocs_.size();
+  auto undo = [&](const std::vector<Taken>& saved) {
+    allocs_.resize(alloc_mark);
+    task_index_.resize(alloc_mark);
+    taken_ = saved;
+  };
+  if (dom.level >= level) {
+    const std::vector<Taken> saved = taken_;
+    if (PlaceIn(d, need, tasks, first_task) == tasks) return true;
+    undo(saved);
+    return false;
+  }
+  // The domains of `level` inside d, tightest first.
+  const auto& at = c().domains_at(level);
+  auto lo = std::lower_bound(at.begin(), at.end(), dom.begin,
+                             [&](DomainId x, NodeId b) { return c().domain(x).begin < b; });
+  std::vector<std::pair<int64_t, int32_t>> cands;
+  for (auto it = lo; it != at.end() && c().domain(*it).begin < dom.end; ++it) {
+    const int64_t slots = DomainSlots(*it, need);
+    if (slots >= tasks) cands.push_back({slots, it->value()});
+  }
+  std::sort(cands.begin(), cands.end());
+  for (const auto& [slots, id] : cands) {
+    const std::vector<Taken> saved = taken_;
+    if (PlaceIn(DomainId(id), need, tasks, first_task) == tasks) return true;
+    undo(saved);
+  }
+  return false;
+}
+
+bool GangPlanner::TryDomain(const job::JobSpec& job, DomainId d) {
+  ResetTaken();
+  allocs_.clear();
+  task_index_.clear();
+  int32_t task = 0;
+  for (const auto& g : job.groups) {
+    const Need need{g.gpus, g.cpu_milli, g.memory_mib, g.gpu_types};
+    if (g.gpu_types_unknown) return false;
+    int32_t placed = 0;
+    if (g.block_tasks > 0) {
+      for (int32_t b = 0; b < g.count / g.block_tasks; ++b) {
+        if (!PlaceBlock(d, g.block_level, need, g.block_tasks, task + placed)) break;
+        placed += g.block_tasks;
+      }
+    } else {
+      placed = PlaceIn(d, need, g.count, task);
+    }
+    if (placed < g.gang_min()) return false;
+    task += g.count;
+  }
+  return true;
+}
+
+GangPlanResult GangPlanner::Plan(const state::ClusterState& state, const job::JobSpec& job) {
+  GangPlanResult r;
+  if (cp_ != &state.cluster() || taken_of_node_.size() != static_cast<size_t>(state.cluster().num_nodes())) {
+    taken_.clear();
+    taken_of_node_.assign(state.cluster().num_nodes(), -1);
+  }
+  sp_ = &state;
+  cp_ = &state.cluster();
+  scratch_.resize(cluster::kNumLevels);  // never resized during a descent: frames hold references
+  int64_t need = 0;
+  for (const auto& g : job.groups) need += int64_t{g.gang_min()} * g.gpus;
+  const int cap = static_cast<int>(job.required_level.value_or(Level::kRegion));
+  int64_t best_free = 0;
+  for (int l = cluster::kNumLevels - 1; l >= cap; --l) {
+    const Level level = static_cast<Level>(l);
+    if (need > c().max_domain_gpus(level)) continue;
+    std::vector<std::pair<int64_t, int32_t>> cands;  // (free GPUs, domain)
+    if (level == Level::kNvlink && c().single_node_nvlink()) {
+      // One node per NVLink domain: the buckets give the tightest nodes directly.
+      const int32_t types = static_cast<int32_t>(c().gpu_types().size());
+      for (int16_t t = 0; t < types; ++t) {
+        for (int k = static_cast<int>(need); k < s().bucket_count(GpuTypeId(t)); ++k) {
+          const DenseBitset& b = s().nodes_with_full_free(GpuTypeId(t), k);
+          for (int32_t n = b.FindNext(0), taken = 0; n >= 0 && taken < 4; n = b.FindNext(n + 1), ++taken)
+            cands.push_back({k, c().node(NodeId(n)).domain[l].value()});
+        }
+      }
+    } else {
+      for (DomainId d : c().domains_at(level)) {
+        const int64_t free = s().domain_full_free_gpus(d);
+        best_free = std::max(best_free, free);
+        if (free >= need) cands.push_back({free, d.value()});
+      }
+    }
+    std::sort(cands.begin(), cands.end());
+    int tries = 0;
+    for (const auto& [free, id] : cands) {
+      // Quick check with the bucket counts before the descent.
+      bool enough = true;
+      for (const auto& g : job.groups)
+        enough = enough && DomainSlots(DomainId(id), Need{g.gpus, g.cpu_milli, g.memory_mib, g.gpu_types}) >= g.gang_min();
+      if (!enough) continue;
+      if (++tries > 8) break;
+      if (TryDomain(job, DomainId(id))) {
+        r.ok = true;
+        r.allocs = std::move(allocs_);
+        r.task_index = std::move(task_index_);
+        r.level = level;
+        r.domain = DomainId(id);
+        return r;
+      }
+    }
+  }
+  r.reason = "no " + std::string(cluster::LevelName(static_cast<Level>(cap))) + " domain can hold the gang's " +
+             std::to_string(need) + " GPUs now (most free in one domain: " + std::to_string(best_free) + ")";
+  return r;
+}
+
+}  // namespace berth::plugins

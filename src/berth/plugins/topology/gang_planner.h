@@ -1,0 +1,98 @@
+// Topology-aware gang planning from the state's counters: the algorithm behind
+// the "topology" plan plugin, kept apart from the plugin so that it can be
+// tested and benchmarked on its own.
+//
+// For a gang of whole-GPU tasks it
+//   1. tries levels from the narrowest (one NVLink domain) to the broadest the
+//      job allows (its required level, else the whole region);
+//   2. at a level, takes the domains whose free GPUs cover the gang and whose
+//      free-GPU buckets can hold every group, and tries them tightest first
+//      (best fit over domains), so that large free blocks stay whole for the
+//      next large gang;
+//   3. inside the chosen domain, descends: the tightest child that holds all
+//      remaining tasks, else the children with the most room first (fewest
+//      children), placed in node order; at the nodes, the same rule. Tasks go
+//      in rank order, so consecutive ranks share the fastest links;
+//   4. honours blocks: every `block_tasks` consecutive ranks of a group land
+//      in one domain of `block_level`.
+// Cost: O(domains at the levels tried + nodes in the chosen domain), never
+// O(all nodes) for a gang that fits a leaf or spine.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "berth/cluster/cluster.h"
+#include "berth/job/job.h"
+#include "berth/state/cluster_state.h"
+
+namespace berth::plugins {
+
+struct GangPlanResult {
+  bool ok = false;
+  std::vector<state::Allocation> allocs;  // rank order, group by group
+  std::vector<int32_t> task_index;
+  cluster::Level level = cluster::Level::kRegion;  // narrowest level holding the whole gang
+  DomainId domain;
+  std::string reason;  // when !ok
+};
+
+// Reusable: keep one planner per scheduler (it holds scratch space sized to
+// the cluster) and call Plan for each gang.
+class GangPlanner {
+ public:
+  GangPlanner() = default;
+
+  // True when the planner handles this job: every group uses whole GPUs and
+  // the job has more than one task, blocks or a topology constraint.
+  static bool Applies(const job::JobSpec& job);
+
+  GangPlanResult Plan(const state::ClusterState& state, const job::JobSpec& job);
+
+ private:
+  struct Need {
+    int32_t gpus;
+    MilliCpu cpu;
+    MiB mem;
+    cluster::GpuTypeSet types;
+  };
+  struct Taken {  // this plan's use of a node so far
+    NodeId node;
+    uint64_t mask = 0;
+    MilliCpu cpu = 0;
+    MiB mem = 0;
+  };
+
+  bool TryDomain(const job::JobSpec& job, DomainId d);
+  // Upper bound of tasks of `need` that domain d holds (buckets, ignoring CPU/memory).
+  int64_t DomainSlots(DomainId d, const Need& need) const;
+  // Exact tasks of `need` that node n still holds, given this plan's use.
+  int32_t NodeSlots(NodeId n, const Need& need) const;
+  // Places up to `tasks` tasks inside d; returns how many it placed.
+  int32_t PlaceIn(DomainId d, const Need& need, int32_t tasks, int32_t first_task);
+  int32_t PlaceOnNode(NodeId n, const Need& need, int32_t tasks, int32_t first_task);
+  // Places one block of tasks within a single domain of `level` inside d.
+  bool PlaceBlock(DomainId d, cluster::Level level, const Need& need, int32_t tasks, int32_t first_task);
+  Taken& TakenOn(NodeId n);
+  const Taken* FindTaken(NodeId n) const;
+
+  struct Item {
+    int64_t slots;
+    int32_t id;  // child domain id, or node id
+  };
+  void ResetTaken();
+
+  const state::ClusterState* sp_ = nullptr;
+  const cluster::Cluster* cp_ = nullptr;
+  const state::ClusterState& s() const { return *sp_; }
+  const cluster::Cluster& c() const { return *cp_; }
+  std::vector<Taken> taken_;
+  std::vector<int32_t> taken_of_node_;  // index into taken_, or -1
+  std::vector<std::vector<Item>> scratch_;  // per recursion depth
+  std::vector<state::Allocation> allocs_;
+  std::vector<int32_t> task_index_;
+};
+
+}  // namespace berth::plugins
