@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "berth/cluster/loaders.h"
+#include "berth/common/csv.h"
 #include "berth/common/rng.h"
 #include "berth/plugins/builtin.h"
 #include "berth/sim/readers/readers.h"
@@ -262,6 +263,37 @@ TEST_F(Replay, SeriesStayWithinTheBoundAndProgressReachesTheEnd) {
   EXPECT_GT(calls, 10);
   EXPECT_EQ(last_done, 1600);
   EXPECT_EQ(last_total, 1600);
+}
+
+// The Philly cluster of docs/results/philly-replay.md: the 11 VCs of Helios'
+// philly_vc.csv, 8 GPUs per node, one `cluster` domain per VC.
+constexpr const char* kPhillySpec =
+    "64x8:P100/cluster=6214e9+32x8:P100/cluster=7f04ca+16x8:P100/cluster=11cb48+64x8:P100/cluster=b436b2+"
+    "64x8:P100/cluster=ee9e8c+16x8:P100/cluster=e13805+32x8:P100/cluster=6c71a0+16x8:P100/cluster=2869ce+"
+    "8x8:P100/cluster=ed69ec+8x8:P100/cluster=103959+32x8:P100/cluster=0e4a51";
+
+TEST(PhillyCluster, SpecMatchesTheHeliosVirtualClusters) {
+  auto c = cluster::ParseClusterSpec(kPhillySpec);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->num_nodes(), 352);
+  EXPECT_EQ(c->total_gpus(), 2816);
+  auto vcs = CsvFile::Open(testing::DataDir() + "/helios/philly_vc.csv");
+  ASSERT_TRUE(vcs.ok()) << vcs.status().ToString();
+  size_t k = 0;
+  const auto& domains = c->domains_at(cluster::Level::kCluster);
+  while (vcs->Next()) {
+    std::string vc;
+    int64_t nodes = 0;
+    ASSERT_TRUE(vcs->GetString("vc", vc).ok());
+    ASSERT_TRUE(vcs->GetInt("node num", nodes).ok());
+    ASSERT_LT(k, domains.size());
+    const cluster::Domain& d = c->domain(domains[k++]);
+    EXPECT_EQ(d.name, vc);
+    EXPECT_EQ(d.end.value() - d.begin.value(), nodes) << vc;
+    EXPECT_EQ(d.gpus, nodes * 8) << vc;
+  }
+  EXPECT_EQ(k, domains.size());
+  EXPECT_EQ(k, 11u);
 }
 
 TEST_F(Replay, DuplicateJobIdsAreAnError) {
