@@ -11,6 +11,7 @@ Status RegisterBuiltinPlugins(framework::PluginRegistry& r) {
   BERTH_RETURN_IF_ERROR(RegisterFilterPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterScorePlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterGangPlugins(r));
+  BERTH_RETURN_IF_ERROR(RegisterFgdPlugins(r));
   return Status::Ok();
 }
 
@@ -37,6 +38,7 @@ Status RegisterBuiltinPolicies(framework::PolicyRegistry& r) {
   static const Entry kEntries[] = {
       {"firstfit", "firstfit", "fifo", false, "first feasible node in rank order"},
       {"bestfit", "bestfit", "fifo", false, "least CPU+GPU left after placement (FGD paper's BestFit)"},
+      {"fgd", "fgd", "fifo", false, "least growth of GPU fragmentation under the workload's typical pods (FGD, ATC'23)"},
       {"fifo", "bestfit", "fifo", true, "strict first-come first-served order, best-fit placement"},
       {"sjf", "bestfit", "sjf", false, "shortest job first (known or declared runtime), best-fit placement"},
       {"priority", "bestfit", "priority", false, "highest priority first, best-fit placement"},
