@@ -111,8 +111,12 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
   // Partitions and the route of each job (-1: never fits, not submitted).
   ManualClock clock(0);
   std::vector<Partition> parts;
+  framework::PluginContext context;  // plugins that learn from the workload (fgd) see the trace as read
+  context.cluster = &cluster;
+  context.workload = trace.jobs;
   auto make_scheduler = [&]() -> StatusOr<std::unique_ptr<scheduler::Scheduler>> {
-    BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw, framework::Framework::Create(profile, registry));
+    BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw,
+                           framework::Framework::Create(profile, registry, context));
     scheduler::SchedulerOptions so;
     so.seed = opts.seed;
     so.check_indexes = opts.check_indexes;
