@@ -33,25 +33,29 @@ std::vector<std::string> AllocationPolicyRegistry::Names() const {
 
 std::vector<double> BlindShares(std::span<const PolicyJob> jobs, double total) {
   std::vector<double> share(jobs.size(), 0.0);
-  double demand = 0;
-  for (const auto& j : jobs) demand += j.scale;
+  double demand = 0, weights = 0;
+  for (const auto& j : jobs) demand += j.scale, weights += j.weight;
   if (demand <= total) {
     std::fill(share.begin(), share.end(), 1.0);
     return share;
   }
-  // Water-filling on lambda: sum_j scale_j * min(1, lambda * w_j / scale_j) = total.
-  auto used = [&](double lambda) {
-    double s = 0;
-    for (const auto& j : jobs) s += j.scale * std::min(1.0, lambda * j.weight / j.scale);
-    return s;
-  };
-  double lo = 0, hi = 1;
-  while (used(hi) < total) hi *= 2;
-  for (int i = 0; i < 100; ++i) {
-    double mid = 0.5 * (lo + hi);
-    (used(mid) < total ? lo : hi) = mid;
+  // Exact water-filling: x_j = min(1, lambda * w_j / s_j) with
+  // sum_j s_j x_j = total. Jobs with the largest w/s reach 1 first; with k of
+  // them capped, lambda = (total - their GPUs) / (the others' weights).
+  std::vector<size_t> order(jobs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto ratio = [&](size_t i) { return jobs[i].weight / jobs[i].scale; };
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return ratio(a) != ratio(b) ? ratio(a) > ratio(b) : a < b;
+  });
+  double capped_gpus = 0, lambda = total / weights;
+  for (size_t k = 0; k < order.size(); ++k) {
+    lambda = (total - capped_gpus) / weights;
+    if (lambda * ratio(order[k]) < 1.0) break;  // order[k] and the rest stay below 1
+    capped_gpus += jobs[order[k]].scale;
+    weights -= jobs[order[k]].weight;
   }
-  for (size_t i = 0; i < jobs.size(); ++i) share[i] = std::min(1.0, lo * jobs[i].weight / jobs[i].scale);
+  for (size_t i = 0; i < jobs.size(); ++i) share[i] = std::min(1.0, lambda * ratio(i));
   return share;
 }
 
@@ -233,7 +237,7 @@ Status RegisterAllocationPolicies(AllocationPolicyRegistry& r) {
         for (size_t t = 0; t < c.size(); ++t) c[t] = j.steps_per_s[t] / j.remaining_steps;
         return c;
       },
-      true, "minimum makespan: max-min of throughput over remaining work"));
+      false, "minimum makespan: max-min of throughput over remaining work (recomputed when jobs arrive or end)"));
   return Status::Ok();
 }
 

@@ -45,10 +45,11 @@ StatusOr<SimulateOutput> RunGavelSimulation(const SimulateOptions& o) {
 
   SimulateOutput out;
   out.cluster_summary = cluster.Summary();
-  char buf[256];
+  char rate_text[32], buf[256];
+  std::snprintf(rate_text, sizeof rate_text, "%g jobs/h", o.rate_per_hour);
   std::snprintf(buf, sizeof buf, "%lld jobs, %s, %s%s; measured jobs %s; reference %s",
                 static_cast<long long>(jobs.size()),
-                o.static_trace ? "static (all at t=0)" : (std::to_string(o.rate_per_hour) + " jobs/h").c_str(),
+                o.static_trace ? "static (all at t=0)" : rate_text,
                 o.multi_gpu ? "multi-GPU" : "single-GPU", o.priorities ? ", priorities" : "",
                 o.measure.empty() ? "all" : o.measure.c_str(), normalizer.reference().c_str());
   out.trace_summary = std::string("gavel: ") + buf;

@@ -184,6 +184,7 @@ StatusOr<PolicyResult> RunGavelRounds(const cluster::Cluster& cluster, std::span
     std::vector<double> free = capacity;
     for (int pass = 0; pass < (time_sliced ? 2 : 1); ++pass) {
       for (int ty : type_order) {
+        if (free[ty] <= 0) continue;
         cand.clear();
         for (int64_t j : active) {
           if (chosen[j] >= 0 || cons[j * nt + ty] <= 0 || jobs[j].job_class.scale > free[ty]) continue;
@@ -193,17 +194,22 @@ StatusOr<PolicyResult> RunGavelRounds(const cluster::Cluster& cluster, std::span
           if (pass == 1)
             for (int t2 = 0; t2 < nt; ++t2) key[j] += expected[j * nt + t2] - received[j * nt + t2];
         }
-        std::sort(cand.begin(), cand.end(), [&](int64_t a, int64_t b) {
-          if (key[a] != key[b]) return key[a] > key[b];
-          if (x[a * nt + ty] != x[b * nt + ty]) return x[a * nt + ty] > x[b * nt + ty];
-          return a < b;
-        });
-        for (int64_t j : cand) {
+        // Best first: highest key, then largest share, then lowest id. A heap
+        // pops only as many as the type holds (O(n + k log n), not a full sort).
+        auto worse = [&](int64_t a, int64_t b) {
+          if (key[a] != key[b]) return key[a] < key[b];
+          if (x[a * nt + ty] != x[b * nt + ty]) return x[a * nt + ty] < x[b * nt + ty];
+          return a > b;
+        };
+        std::make_heap(cand.begin(), cand.end(), worse);
+        while (!cand.empty() && free[ty] > 0) {
+          std::pop_heap(cand.begin(), cand.end(), worse);
+          const int64_t j = cand.back();
+          cand.pop_back();
           const int32_t s = jobs[j].job_class.scale;
           if (free[ty] < s) continue;
           chosen[j] = static_cast<int16_t>(ty);
           free[ty] -= s;
-          if (free[ty] <= 0) break;
         }
       }
     }
