@@ -8,6 +8,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::function<int()> run;
   berth::apps::AddSimulateCommand(app, run);
+  berth::apps::AddThroughputFitCommand(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
