@@ -10,5 +10,7 @@ namespace berth::apps {
 // Adds `simulate` to the app; `run` is set to the action to perform when the
 // subcommand is chosen.
 void AddSimulateCommand(CLI::App& app, std::function<int()>& run);
+// Adds `convert` (any trace -> native JSON lines).
+void AddConvertCommand(CLI::App& app, std::function<int()>& run);
 
 }  // namespace berth::apps

@@ -41,7 +41,9 @@ std::string WithPolicy(const std::string& path, const std::string& policy, bool 
 }
 
 void PrintSummary(const sim::SimulateOutput& out) {
-  std::printf("cluster: %s\ntrace:   %s\n\n", out.cluster_summary.c_str(), out.trace_summary.c_str());
+  std::printf("cluster: %s\ntrace:   %s\n", out.cluster_summary.c_str(), out.trace_summary.c_str());
+  std::fputs(out.trace_skips.c_str(), stdout);
+  std::printf("\n");
   std::printf("%-14s %6s %9s %9s %8s %8s %11s %11s %10s  %s\n", "policy", "seed", "alloc%", "placed", "failed",
               "never", "jct_mean_s", "queue_mean", "wall_s", "decision_log_hash");
   for (const auto& r : out.results) {

@@ -52,6 +52,7 @@ struct JobSpec {
   std::string dataset;        // optional dataset name
   MiB dataset_mib = 0;
   TimeUs checkpoint_interval = -1;  // -1: never checkpoints
+  int64_t work_steps = -1;          // training steps (iterations) to run when the trace gives them, else -1
 
   int32_t num_tasks() const;
   int64_t total_gpus() const;            // whole-GPU equivalents rounded up per task
