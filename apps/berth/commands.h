@@ -13,5 +13,7 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run);
 // Adds `throughput-fit`: fits the spec-based throughput model to a measured
 // table and reports its error on held-out measured points.
 void AddThroughputFitCommand(CLI::App& app, std::function<int()>& run);
+// Adds `convert` (any trace -> native JSON lines).
+void AddConvertCommand(CLI::App& app, std::function<int()>& run);
 
 }  // namespace berth::apps

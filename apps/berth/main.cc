@@ -1,4 +1,4 @@
-// berth: the command-line entry point (simulate; later serve, submit, ...).
+// berth: the command-line entry point (simulate, convert; later serve, submit, ...).
 #include <iostream>
 
 #include "commands.h"
@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   std::function<int()> run;
   berth::apps::AddSimulateCommand(app, run);
   berth::apps::AddThroughputFitCommand(app, run);
+  berth::apps::AddConvertCommand(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -36,6 +36,7 @@ Status ValidateJob(const JobSpec& job) {
   if (job.groups.empty()) return InvalidArgument(who + ": no task groups");
   if (job.duration < -1) return InvalidArgument(who + ": negative duration");
   if (job.submit_time < 0) return InvalidArgument(who + ": negative submit time");
+  if (job.work_steps == 0 || job.work_steps < -1) return InvalidArgument(who + ": work steps must be positive (or -1: unknown)");
   for (const auto& g : job.groups) {
     const std::string where = who + " group '" + g.name + "'";
     if (g.count <= 0) return InvalidArgument(where + ": count must be positive");

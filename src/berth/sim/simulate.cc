@@ -43,6 +43,7 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   SimulateOutput out;
   out.cluster_summary = cluster.Summary();
   out.trace_summary = trace.format + ": " + trace.report.Summary();
+  out.trace_skips = trace.report.SkipDetails();
   out.trace_name = o.trace.substr(o.trace.find_last_of('/') == std::string::npos ? 0 : o.trace.find_last_of('/') + 1);
   if (mode == "fgd") {
     FgdOptions fo;

@@ -48,6 +48,7 @@ struct SimulateOutput {
   std::vector<PolicyResult> results;
   std::string cluster_summary;
   std::string trace_summary;
+  std::string trace_skips;  // the read report's skipped lines by reason, with the first errors ("" if none)
   std::string trace_name;
 };
 
