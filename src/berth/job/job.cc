@@ -33,22 +33,26 @@ std::pair<int32_t, int32_t> JobSpec::TaskPosition(int32_t task_index) const {
 
 Status ValidateJob(const JobSpec& job) {
   const std::string who = "job '" + job.name + "'";
-  if (job.groups.empty()) return InvalidArgument(who + ": no task groups");
-  if (job.duration < -1) return InvalidArgument(who + ": negative duration");
-  if (job.submit_time < 0) return InvalidArgument(who + ": negative submit time");
+  if (job.groups.empty()) return InvalidArgument(who + ": groups: no task groups");
+  if (job.duration < -1) return InvalidArgument(who + ": duration: negative (-1 means unknown)");
+  if (job.runtime_limit < -1) return InvalidArgument(who + ": runtime_limit: negative (-1 means none)");
+  if (job.checkpoint_interval < -1) return InvalidArgument(who + ": checkpoint_interval: negative (-1 means never)");
+  if (job.submit_time < 0) return InvalidArgument(who + ": submit_time: negative");
+  if (job.dataset_mib < 0) return InvalidArgument(who + ": dataset_mib: negative");
   for (const auto& g : job.groups) {
-    const std::string where = who + " group '" + g.name + "'";
-    if (g.count <= 0) return InvalidArgument(where + ": count must be positive");
-    if (g.min_count > g.count) return InvalidArgument(where + ": gang minimum above count");
-    if (g.min_count == 0 || g.min_count < -1) return InvalidArgument(where + ": gang minimum must be positive");
-    if (g.gpus < 0) return InvalidArgument(where + ": negative GPU count");
-    if (g.gpus > 64) return InvalidArgument(where + ": more GPUs per task than any node has");
+    const std::string where = who + " group '" + g.name + "': ";
+    if (g.count <= 0) return InvalidArgument(where + "count: must be positive");
+    if (g.min_count > g.count) return InvalidArgument(where + "min_count: gang minimum above count");
+    if (g.min_count == 0 || g.min_count < -1)
+      return InvalidArgument(where + "min_count: gang minimum must be positive (or -1 for all tasks)");
+    if (g.gpus < 0) return InvalidArgument(where + "gpus: negative GPU count");
+    if (g.gpus > 64) return InvalidArgument(where + "gpus: more GPUs per task than any node has");
     if (g.milli_per_gpu <= 0 || g.milli_per_gpu > kMilliPerGpu)
-      return InvalidArgument(where + ": GPU share must be in 1..1000 milli-GPU");
+      return InvalidArgument(where + "milli_per_gpu: GPU share must be in 1..1000 milli-GPU");
     if (g.gpus > 1 && g.milli_per_gpu != kMilliPerGpu)
-      return InvalidArgument(where + ": a fractional GPU share needs exactly one GPU per task");
-    if (g.cpu_milli < 0) return InvalidArgument(where + ": negative CPU request");
-    if (g.memory_mib < 0) return InvalidArgument(where + ": negative memory request");
+      return InvalidArgument(where + "milli_per_gpu: a fractional GPU share needs exactly one GPU per task");
+    if (g.cpu_milli < 0) return InvalidArgument(where + "cpu_milli: negative CPU request");
+    if (g.memory_mib < 0) return InvalidArgument(where + "memory_mib: negative memory request");
   }
   return Status::Ok();
 }
