@@ -7,6 +7,9 @@
 #include "berth/cluster/loaders.h"
 #include "berth/testing/cluster_checks.h"
 
+// Designated initializers below leave the other fields at their defaults on purpose.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 namespace berth::cluster {
 namespace {
 

@@ -8,6 +8,9 @@
 
 #include "berth/cluster/loaders.h"
 
+// Designated initializers below leave the other fields at their defaults on purpose.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 namespace berth::job {
 namespace {
 
