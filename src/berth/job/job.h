@@ -74,7 +74,8 @@ struct JobSpec {
 };
 
 // Checks a job for internal consistency (counts, shares, quantities). Errors
-// name the job and the field.
+// name the job, the group and the field: "job 'x' group 'main': count: must
+// be positive".
 Status ValidateJob(const JobSpec& job);
 
 // Resolves every group's gpu_type_spec against a cluster's GPU types.
