@@ -4,6 +4,7 @@
 #pragma once
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -37,6 +38,8 @@ class DenseBitset {
     for (uint64_t w : words_) n += std::popcount(w);
     return n;
   }
+  // Heap bytes held by the words.
+  size_t MemoryBytes() const { return words_.capacity() * sizeof(uint64_t); }
   bool operator==(const DenseBitset&) const = default;
 
  private:

@@ -11,6 +11,7 @@ Status RegisterBuiltinPlugins(framework::PluginRegistry& r) {
   BERTH_RETURN_IF_ERROR(RegisterFilterPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterScorePlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterGangPlugins(r));
+  BERTH_RETURN_IF_ERROR(RegisterCandidatePlugins(r));
   return Status::Ok();
 }
 
@@ -46,6 +47,10 @@ Status RegisterBuiltinPolicies(framework::PolicyRegistry& r) {
     p.head_of_line_blocking = e.hol;
     BERTH_RETURN_IF_ERROR(r.Register(e.name, std::move(p), e.description));
   }
+  Profile binpack = Placement("binpack");
+  binpack.candidates = {PluginRef{"binpack"}};
+  BERTH_RETURN_IF_ERROR(r.Register("binpack", std::move(binpack),
+                                   "fewest free GPUs left on the node, from the state's indexes (no full scan)"));
   return Status::Ok();
 }
 

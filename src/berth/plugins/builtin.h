@@ -15,5 +15,6 @@ Status RegisterQueueSortPlugins(framework::PluginRegistry& registry);
 Status RegisterFilterPlugins(framework::PluginRegistry& registry);
 Status RegisterScorePlugins(framework::PluginRegistry& registry);
 Status RegisterGangPlugins(framework::PluginRegistry& registry);
+Status RegisterCandidatePlugins(framework::PluginRegistry& registry);
 
 }  // namespace berth::plugins

@@ -2,6 +2,7 @@
 #include "berth/state/cluster_state.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace berth::state {
 
@@ -26,6 +27,7 @@ ClusterState::ClusterState(const Cluster& cluster) : cluster_(&cluster) {
   for (const auto& node : cluster.nodes())
     if (node.gpu_count > 0) max_k[node.gpu_type.value()] = std::max(max_k[node.gpu_type.value()], node.gpu_count);
   for (size_t t = 0; t < buckets_.size(); ++t) buckets_[t].assign(max_k[t] + 1, DenseBitset(n));
+  share_buckets_.assign(cluster.gpu_types().size(), std::vector<DenseBitset>(kNumShareClasses, DenseBitset(n)));
   for (int32_t i = 0; i < n; ++i) {
     const auto& node = cluster.nodes()[i];
     free_cpu_[i] = node.cpu_milli;
@@ -48,6 +50,17 @@ void ClusterState::AddNodeToIndexes(NodeId n, int sign) {
   type_full_free_[t] += sign * k;
   type_free_milli_[t] += sign * node_free_milli_[i];
   if (sign > 0) buckets_[t][k].Set(i); else buckets_[t][k].Reset(i);
+  // Share classes of the partially used GPUs. Called with -1 before a change
+  // and +1 after it, so the classes removed are the ones added last time.
+  uint64_t classes = 0;
+  const MilliGpu* free = &gpu_free_[node.first_gpu];
+  for (int g = 0; g < node.gpu_count; ++g)
+    if (free[g] > 0 && free[g] < kMilliPerGpu) classes |= uint64_t{1} << ShareClassOf(free[g]);
+  auto& by_class = share_buckets_[t];
+  for (; classes; classes &= classes - 1) {
+    const int c = std::countr_zero(classes);
+    if (sign > 0) by_class[c].Set(i); else by_class[c].Reset(i);
+  }
 }
 
 const Allocation* ClusterState::Find(TaskKey task) const {
@@ -177,9 +190,32 @@ Status ClusterState::CheckIndexes() const {
   if (fresh.type_full_free_ != type_full_free_) return Internal("index mismatch: type free GPUs");
   if (fresh.type_free_milli_ != type_free_milli_) return Internal("index mismatch: type free milli-GPU");
   if (fresh.buckets_ != buckets_) return Internal("index mismatch: node buckets by free GPUs");
+  if (fresh.share_buckets_ != share_buckets_) return Internal("index mismatch: node buckets by share class");
   if (fresh.allocated_milli_ != allocated_milli_) return Internal("index mismatch: allocated milli-GPU");
   if (fresh.free_full_total_ != free_full_total_) return Internal("index mismatch: total free GPUs");
   return Status::Ok();
+}
+
+StateMemory ClusterState::Memory() const {
+  auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  StateMemory m;
+  m.per_gpu = bytes(gpu_free_);
+  m.per_node = bytes(up_) + bytes(free_cpu_) + bytes(free_mem_) + bytes(node_free_milli_) + bytes(full_free_mask_) +
+               bytes(node_version_) + bytes(tasks_on_);
+  m.indexes = bytes(domain_full_free_) + bytes(type_full_free_) + bytes(type_free_milli_);
+  for (const auto* by_type : {&buckets_, &share_buckets_}) {
+    m.indexes += bytes(*by_type);
+    for (const auto& sets : *by_type) {
+      m.indexes += bytes(sets);
+      for (const auto& b : sets) m.indexes += b.MemoryBytes();
+    }
+  }
+  for (const auto& list : tasks_on_) m.tasks += bytes(list);
+  // A node of the map holds the key, the value, the next pointer and the
+  // cached hash; the bucket array holds one pointer per bucket.
+  m.tasks += allocs_.size() * (sizeof(std::pair<const TaskKey, Allocation>) + 2 * sizeof(void*)) +
+             allocs_.bucket_count() * sizeof(void*);
+  return m;
 }
 
 }  // namespace berth::state

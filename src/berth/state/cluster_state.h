@@ -10,7 +10,11 @@
 //   - per topology domain: fully free GPUs;
 //   - per GPU type: fully free GPUs, free milli-GPU;
 //   - per GPU type and k: the set of up nodes with exactly k fully free GPUs
-//     (a bitset, so "the first node with >= k free" is a word scan).
+//     (a bitset, so "the first node with >= k free" is a word scan);
+//   - per GPU type and share class c: the set of up nodes with at least one
+//     partially used GPU whose free milli-GPU f (0 < f < 1000) has
+//     f / kShareClassWidth == c (so shares find partly used GPUs that fit
+//     without visiting every node).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +28,19 @@
 #include "berth/state/events.h"
 
 namespace berth::state {
+
+// Width in milli-GPU of one share class (see the partial-GPU index above).
+inline constexpr MilliGpu kShareClassWidth = 32;
+inline constexpr int kNumShareClasses = (kMilliPerGpu + kShareClassWidth - 1) / kShareClassWidth;
+
+// An estimate of the heap and object bytes of a ClusterState, by part.
+struct StateMemory {
+  size_t per_gpu = 0;      // free milli per GPU
+  size_t per_node = 0;     // per-node arrays, the task lists' headers
+  size_t indexes = 0;      // per-domain/type counters and the node bitsets
+  size_t tasks = 0;        // allocation records and per-node task lists
+  size_t total() const { return per_gpu + per_node + indexes + tasks; }
+};
 
 class ClusterState {
  public:
@@ -58,6 +75,13 @@ class ClusterState {
   int64_t type_free_milli(GpuTypeId t) const { return type_free_milli_[t.value()]; }
   // Up nodes of type t with exactly k fully free GPUs.
   const DenseBitset& nodes_with_full_free(GpuTypeId t, int k) const { return buckets_[t.value()][k]; }
+  // The largest k for which nodes_with_full_free(t, k) exists (the most GPUs
+  // of type t on one node).
+  int max_full_free(GpuTypeId t) const { return static_cast<int>(buckets_[t.value()].size()) - 1; }
+  // Up nodes of type t with a partially used GPU in share class c
+  // (0 <= c < kNumShareClasses).
+  const DenseBitset& nodes_with_share_class(GpuTypeId t, int c) const { return share_buckets_[t.value()][c]; }
+  static int ShareClassOf(MilliGpu free) { return free / kShareClassWidth; }
   int64_t allocated_milli() const { return allocated_milli_; }
   int64_t free_full_gpus_total() const { return free_full_total_; }
   int64_t num_tasks() const { return static_cast<int64_t>(allocs_.size()); }
@@ -68,6 +92,11 @@ class ClusterState {
   // Recomputes every index from the allocations and compares. OK when equal;
   // otherwise Internal naming the first index that differs.
   Status CheckIndexes() const;
+
+  // What this state occupies in memory (vector capacities, an estimate of the
+  // hash map's nodes and buckets); the cluster model is not counted.
+  StateMemory Memory() const;
+  size_t MemoryBytes() const { return Memory().total(); }
 
  private:
   struct Indexes;  // a recomputation, used by CheckIndexes
@@ -91,6 +120,7 @@ class ClusterState {
   std::vector<int64_t> type_full_free_;
   std::vector<int64_t> type_free_milli_;
   std::vector<std::vector<DenseBitset>> buckets_;  // [type][k]
+  std::vector<std::vector<DenseBitset>> share_buckets_;  // [type][share class]
   int64_t allocated_milli_ = 0;
   int64_t free_full_total_ = 0;
   std::unordered_map<TaskKey, Allocation> allocs_;  // looked up, never iterated for decisions
