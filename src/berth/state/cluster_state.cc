@@ -63,18 +63,13 @@ void ClusterState::AddNodeToIndexes(NodeId n, int sign) {
   }
 }
 
-const Allocation* ClusterState::Find(TaskKey task) const {
-  auto it = allocs_.find(task);
-  return it == allocs_.end() ? nullptr : &it->second;
-}
-
 Status ClusterState::CheckPlace(const PlaceTask& e) const {
   const Allocation& a = e.alloc;
   if (!a.node.valid() || a.node.value() >= cluster_->num_nodes())
     return InvalidArgument("place: no node " + std::to_string(a.node.value()));
   const auto& node = cluster_->node(a.node);
   const int i = a.node.value();
-  if (allocs_.count(e.task))
+  if (allocs_.Contains(e.task))
     return AlreadyExists("place: task " + std::to_string(e.task.job.value()) + "/" +
                          std::to_string(e.task.index) + " already holds resources");
   if (!up_[i]) return FailedPrecondition("place: node " + node.name + " is down");
@@ -96,7 +91,7 @@ Status ClusterState::CheckPlace(const PlaceTask& e) const {
 Status ClusterState::Check(const Event& event) const {
   if (auto* p = std::get_if<PlaceTask>(&event)) return CheckPlace(*p);
   if (auto* r = std::get_if<ReleaseTask>(&event)) {
-    if (!allocs_.count(r->task)) return NotFound("release: task holds nothing");
+    if (!allocs_.Contains(r->task)) return NotFound("release: task holds nothing");
     return Status::Ok();
   }
   const auto& u = std::get<SetNodeUp>(event);
@@ -123,14 +118,12 @@ Status ClusterState::Apply(const Event& event) {
     ++node_version_[i];
     auto& list = tasks_on_[i];
     list.insert(std::upper_bound(list.begin(), list.end(), p->task), p->task);
-    allocs_.emplace(p->task, a);
+    allocs_.Insert(p->task, a);
     AddNodeToIndexes(a.node, +1);
     return Status::Ok();
   }
   if (auto* r = std::get_if<ReleaseTask>(&event)) {
-    auto it = allocs_.find(r->task);
-    const Allocation a = it->second;
-    allocs_.erase(it);
+    const Allocation a = allocs_.Erase(r->task);
     const int i = a.node.value();
     const auto& node = cluster_->node(a.node);
     AddNodeToIndexes(a.node, -1);
@@ -167,8 +160,10 @@ Status ClusterState::CheckIndexes() const {
     if (!up_[i]) (void)fresh.Apply(SetNodeUp{NodeId(static_cast<int32_t>(i)), false});
   // Re-place in key order: determinism of the recomputation does not matter for
   // equality, but sorted order makes failures reproducible.
-  std::vector<std::pair<TaskKey, Allocation>> all(allocs_.begin(), allocs_.end());
-  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<TaskTable::Record> all;
+  all.reserve(allocs_.size());
+  for (size_t r = 0; r < allocs_.size(); ++r) all.push_back(allocs_.record(r));
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
   for (const auto& [key, alloc] : all) {
     // Bypass the up check: tasks may sit on nodes that went down later.
     const int i = alloc.node.value();
@@ -197,7 +192,10 @@ Status ClusterState::CheckIndexes() const {
 }
 
 StateMemory ClusterState::Memory() const {
-  auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  // A heap block as glibc's malloc lays it out: the request plus an 8-byte
+  // header, rounded up to 16 bytes, at least 32.
+  auto block = [](size_t n) -> size_t { return n == 0 ? 0 : std::max<size_t>(32, (n + 8 + 15) / 16 * 16); };
+  auto bytes = [&](const auto& v) { return block(v.capacity() * sizeof(v[0])); };
   StateMemory m;
   m.per_gpu = bytes(gpu_free_);
   m.per_node = bytes(up_) + bytes(free_cpu_) + bytes(free_mem_) + bytes(node_free_milli_) + bytes(full_free_mask_) +
@@ -207,14 +205,11 @@ StateMemory ClusterState::Memory() const {
     m.indexes += bytes(*by_type);
     for (const auto& sets : *by_type) {
       m.indexes += bytes(sets);
-      for (const auto& b : sets) m.indexes += b.MemoryBytes();
+      for (const auto& b : sets) m.indexes += block(b.MemoryBytes());
     }
   }
-  for (const auto& list : tasks_on_) m.tasks += bytes(list);
-  // A node of the map holds the key, the value, the next pointer and the
-  // cached hash; the bucket array holds one pointer per bucket.
-  m.tasks += allocs_.size() * (sizeof(std::pair<const TaskKey, Allocation>) + 2 * sizeof(void*)) +
-             allocs_.bucket_count() * sizeof(void*);
+  for (const auto& list : tasks_on_) m.task_lists += bytes(list);
+  for (size_t b : allocs_.HeapBlocks()) m.task_records += block(b);
   return m;
 }
 

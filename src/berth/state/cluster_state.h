@@ -19,13 +19,13 @@
 
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "berth/cluster/cluster.h"
 #include "berth/common/bitset.h"
 #include "berth/common/status.h"
 #include "berth/state/events.h"
+#include "berth/state/task_table.h"
 
 namespace berth::state {
 
@@ -38,8 +38,9 @@ struct StateMemory {
   size_t per_gpu = 0;      // free milli per GPU
   size_t per_node = 0;     // per-node arrays, the task lists' headers
   size_t indexes = 0;      // per-domain/type counters and the node bitsets
-  size_t tasks = 0;        // allocation records and per-node task lists
-  size_t total() const { return per_gpu + per_node + indexes + tasks; }
+  size_t task_records = 0;  // the allocation of each task, and its index
+  size_t task_lists = 0;    // the per-node lists of tasks
+  size_t total() const { return per_gpu + per_node + indexes + task_records + task_lists; }
 };
 
 class ClusterState {
@@ -86,15 +87,16 @@ class ClusterState {
   int64_t free_full_gpus_total() const { return free_full_total_; }
   int64_t num_tasks() const { return static_cast<int64_t>(allocs_.size()); }
 
-  // The allocation of a task, or nullptr.
-  const Allocation* Find(TaskKey task) const;
+  // The allocation of a task, or nullptr. Valid until the next Apply.
+  const Allocation* Find(TaskKey task) const { return allocs_.Find(task); }
 
   // Recomputes every index from the allocations and compares. OK when equal;
   // otherwise Internal naming the first index that differs.
   Status CheckIndexes() const;
 
-  // What this state occupies in memory (vector capacities, an estimate of the
-  // hash map's nodes and buckets); the cluster model is not counted.
+  // What this state occupies on the heap: every buffer (vector capacities,
+  // the hash map's nodes and buckets) as a glibc malloc block. The object
+  // itself and the cluster model are not counted.
   StateMemory Memory() const;
   size_t MemoryBytes() const { return Memory().total(); }
 
@@ -123,7 +125,7 @@ class ClusterState {
   std::vector<std::vector<DenseBitset>> share_buckets_;  // [type][share class]
   int64_t allocated_milli_ = 0;
   int64_t free_full_total_ = 0;
-  std::unordered_map<TaskKey, Allocation> allocs_;  // looked up, never iterated for decisions
+  TaskTable allocs_;  // looked up, never iterated for decisions
 };
 
 }  // namespace berth::state
