@@ -163,6 +163,9 @@ void BM_StateMemory(benchmark::State& st) {
   st.counters["tasks"] = static_cast<double>(s.num_tasks());
   st.counters["empty_MiB"] = static_cast<double>(empty.MemoryBytes()) / kMiB;
   st.counters["gpus"] = static_cast<double>(TheWorld().cluster.total_gpus());
+  int64_t with_free = 0;
+  for (int32_t i = 0; i < TheWorld().cluster.num_nodes(); ++i) with_free += s.full_free_gpus(NodeId(i)) > 0;
+  st.counters["nodes_with_free_gpu"] = static_cast<double>(with_free);
   // Cross-check of the estimate: what malloc hands out for a copy (vectors of
   // a copy are exactly as long as their contents).
   const size_t before = mallinfo2().uordblks;

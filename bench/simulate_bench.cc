@@ -9,6 +9,9 @@
 //   build/release/bench/simulate_bench [--benchmark_format=json]
 #include <benchmark/benchmark.h>
 
+#include <time.h>
+
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -52,6 +55,21 @@ StatusOr<int64_t> RunOnce(const Inputs& in, const std::string& policy) {
   return r.jobs_total;
 }
 
+double CpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Rates per second of CPU (the machine may be shared; items_per_second is
+// per wall second).
+void SetCounters(benchmark::State& st, int64_t pods, double cpu_seconds) {
+  st.SetItemsProcessed(pods);
+  st.counters["pods"] = static_cast<double>(pods) / static_cast<double>(st.iterations());
+  st.counters["cpu_pods_per_s"] = static_cast<double>(pods) / std::max(cpu_seconds, 1e-9);
+  st.counters["cpu_s_per_experiment"] = cpu_seconds / static_cast<double>(st.iterations());
+}
+
 void BM_FgdExperiment(benchmark::State& st, const std::string& policy) {
   StatusOr<std::unique_ptr<Inputs>> in = Load();
   if (!in.ok()) {
@@ -59,6 +77,7 @@ void BM_FgdExperiment(benchmark::State& st, const std::string& policy) {
     return;
   }
   int64_t pods = 0;
+  const double cpu_start = CpuSeconds();
   for (auto _ : st) {
     StatusOr<int64_t> n = RunOnce(**in, policy);
     if (!n.ok()) {
@@ -67,12 +86,12 @@ void BM_FgdExperiment(benchmark::State& st, const std::string& policy) {
     }
     pods += *n;
   }
-  st.SetItemsProcessed(pods);
-  st.counters["pods"] = static_cast<double>(pods) / static_cast<double>(st.iterations());
+  SetCounters(st, pods, CpuSeconds() - cpu_start);
 }
 
 void BM_FgdFromFiles(benchmark::State& st, const std::string& policy) {
   int64_t pods = 0;
+  const double cpu_start = CpuSeconds();
   for (auto _ : st) {
     StatusOr<std::unique_ptr<Inputs>> in = Load();
     StatusOr<int64_t> n = in.ok() ? RunOnce(**in, policy) : StatusOr<int64_t>(in.status());
@@ -82,8 +101,7 @@ void BM_FgdFromFiles(benchmark::State& st, const std::string& policy) {
     }
     pods += *n;
   }
-  st.SetItemsProcessed(pods);
-  st.counters["pods"] = static_cast<double>(pods) / static_cast<double>(st.iterations());
+  SetCounters(st, pods, CpuSeconds() - cpu_start);
 }
 
 BENCHMARK_CAPTURE(BM_FgdExperiment, bestfit, std::string("bestfit"))
