@@ -143,6 +143,15 @@ Status Submit(Runner& r, Args& a) {
       group().memory_mib = static_cast<MiB>(std::llround(v * 1024));
     } else if (k == "type") {
       group().gpu_type_spec = p.value;
+    } else if (k == "level" || k == "prefer" || k == "block-level") {
+      auto level = cluster::ParseLevel(p.value);
+      if (!level) return InvalidArgument(k + ": expected region, cluster, spine, leaf or nvlink, got '" + p.value + "'");
+      if (k == "level") spec.required_level = *level;
+      else if (k == "prefer") spec.preferred_level = *level;
+      else group().block_level = *level;
+    } else if (k == "block") {
+      BERTH_ASSIGN_OR_RETURN(int64_t v, num(0, INT32_MAX));
+      group().block_tasks = static_cast<int32_t>(v);
     } else {
       return InvalidArgument("unknown argument '" + k + "'");
     }
