@@ -101,7 +101,7 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   CLI::App* cmd = app.add_subcommand("simulate", "Replay a trace through the scheduler under one or more policies");
   cmd->add_option("--cluster", flags->sim.cluster, "Cluster: FILE (.yaml, or .csv openb node list) or SPEC")
       ->required();
-  cmd->add_option("--trace", flags->sim.trace, "Trace file")->required();
+  cmd->add_option("--trace", flags->sim.trace, "Trace file (required unless --workload is given)");
   cmd->add_option("--trace-format", flags->sim.trace_format, "openb|philly|gavel|tiresias|native (default: guess)");
   cmd->add_option("--mode", flags->sim.mode, "fgd (one-shot FGD protocol) or replay (default: fgd for openb)");
   cmd->add_option("--partition", flags->sim.partition,
@@ -122,6 +122,20 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   auto* quiet = cmd->add_flag("--quiet", flags->quiet, "No progress bar");
   cmd->add_flag("--progress", flags->progress, "Show the progress bar even when stderr is not a terminal")
       ->excludes(quiet);
+  // Generated workloads (Gavel's heterogeneity experiments).
+  cmd->add_option("--workload", flags->sim.workload, "Generated workload instead of a trace: gavel");
+  cmd->add_option("--rate", flags->sim.rate_per_hour, "gavel: arrival rate, jobs per hour")->default_val(5.6);
+  cmd->add_option("--jobs", flags->sim.jobs, "gavel: number of jobs")->default_val(6000);
+  cmd->add_option("--measure", flags->sim.measure, "gavel: BEGIN:END job ids whose JCT is reported (e.g. 4000:5000)");
+  cmd->add_flag("--multi-gpu", flags->sim.multi_gpu, "gavel: multi-GPU jobs (scale factors 1/2/4/8)");
+  cmd->add_flag("--static", flags->sim.static_trace, "gavel: every job arrives at t=0 (makespan runs)");
+  cmd->add_flag("--priorities", flags->sim.priorities, "gavel: priority weights (5 with prob. 0.2)");
+  cmd->add_option("--throughputs", flags->sim.throughputs, "gavel: measured throughput table (Gavel JSON)")
+      ->default_val("../shared/data/gavel/simulation_throughputs.json");
+  cmd->add_option("--catalog", flags->sim.catalog, "Accelerator catalog YAML")->default_val("data/accelerators.yaml");
+  cmd->add_option("--reference-type", flags->sim.reference_type, "Reference accelerator of normalized units")
+      ->default_val("H100");
+  cmd->add_option("--round", flags->sim.round_s, "gavel: scheduling round, seconds")->default_val(360);
   cmd->callback([flags, &run] { run = [flags] { return Run(*flags); }; });
 }
 

@@ -60,7 +60,9 @@ void Scheduler::Enqueue(int32_t index) {
   auto it = std::upper_bound(pending_.begin(), pending_.end(), index,
                              [this](int32_t a, int32_t b) { return QueueLess(a, b); });
   pending_.insert(it, index);
-  const Demand& d = demand_[index];
+  Demand& d = demand_[index];
+  d.full_verdict = false;
+  fresh_.push_back(index);
   if (d.gpu_bound) ++pending_need_[d.whole_gpus]; else ++pending_other_;
 }
 
@@ -94,6 +96,7 @@ Status Scheduler::Submit(job::JobSpec spec) {
     d.checkable = d.checkable && StaticallyFeasible(TaskRequest::FromGroup(g));
     if (g.is_sharing()) share = true; else d.whole_gpus += int64_t{g.gang_min()} * g.gpus;
   }
+  d.whole_only = !share;
   d.too_big = !share && d.whole_gpus > cluster_.total_gpus();
   d.gpu_bound = d.checkable && !share && !d.too_big && d.whole_gpus > 0;
   JobRecord rec;
@@ -321,63 +324,78 @@ int64_t Scheduler::TasksThatFit(int32_t gpus, const cluster::GpuTypeSet& types) 
   return fit;
 }
 
-// A whole-GPU task needs `gpus` fully free GPUs on one up node of an accepted
-// type, so a group of gang minimum m cannot be placed unless the nodes' free
-// GPUs hold m such tasks: sum over nodes of floor(free / gpus) >= m. The job
-// needs its whole GPUs free in the cluster at the least. Both are necessary
-// conditions of TryPlace, judged on counters only; statically infeasible jobs
-// are left to TryPlace, which fails them as Unresolvable.
+// Two necessary conditions of TryPlace, judged on counters only:
+//   - the job's whole GPUs are at most the free whole GPUs of the cluster;
+//   - a group of k-GPU tasks with gang minimum m finds m tasks' room in the
+//     free GPUs of up nodes of its types: sum over nodes of floor(free / k) >= m.
+// The first failing sets the "capacity" verdict ("needs N GPUs, M free"). The
+// second only skips a job whose verdict already comes from a full attempt,
+// which stays as it was (the counters show nothing changed for the better);
+// a job without one gets the full attempt, so its verdict names the reason.
+// Statically infeasible jobs are left to TryPlace, which fails them.
 bool Scheduler::CapacityShort(int32_t index) {
-  const Demand& d = demand_[index];
-  if (!d.checkable) return false;
+  Demand& d = demand_[index];
+  if (!d.checkable || !d.whole_only) return false;
   JobRecord& rec = jobs_[index];
-  Verdict& v = rec.last_verdict;
   const int64_t free = state_.free_full_gpus_total();
   if (d.whole_gpus > free) {
+    Verdict& v = rec.last_verdict;
     v.code = framework::VerdictCode::kUnschedulable;
     v.plugin.assign("capacity");
     v.reason.assign("needs ").append(std::to_string(d.whole_gpus)).append(" GPUs, ");
     v.reason.append(std::to_string(free)).append(" free");
+    d.full_verdict = false;
     return true;
   }
+  if (!d.full_verdict) return false;
   for (const auto& g : rec.spec.groups) {
-    if (g.gpus == 0 || g.is_sharing() || g.gang_min() == 0) continue;
+    if (g.gpus == 0 || g.gang_min() == 0) continue;
     if (g.gpus == 1 && g.gpu_types.empty()) continue;  // the cluster-wide count above covers it
-    const int64_t fit = TasksThatFit(g.gpus, g.gpu_types);
-    if (fit >= g.gang_min()) continue;
-    v.code = framework::VerdictCode::kUnschedulable;
-    v.plugin.assign("capacity");
-    v.reason.assign("group '").append(g.name).append("' needs ").append(std::to_string(g.gang_min()));
-    v.reason.append(" tasks of ").append(std::to_string(g.gpus)).append(" GPUs on one node, ");
-    v.reason.append(std::to_string(fit)).append(" fit in the free GPUs");
-    return true;
+    if (TasksThatFit(g.gpus, g.gpu_types) < g.gang_min()) return true;
   }
   return false;
 }
 
 std::vector<JobId> Scheduler::Schedule() {
   std::vector<JobId> started;
-  if (pending_.empty()) return started;
+  if (pending_.empty()) {
+    fresh_.clear();
+    return started;
+  }
   const TimeUs now = clock_.Now();
   const bool fast = !options_.drop_unschedulable;  // the FGD protocol tries every job in full
   bucket_count_valid_ = false;
+  ++pass_;
+  const bool hol = framework_->profile().head_of_line_blocking;
   std::vector<int32_t> done;
   // pending_ does not change during the pass: placed and failed jobs leave it at the end.
   for (int32_t index : pending_) {
     // Nothing pending can start: every job needs more whole GPUs than are free.
+    // The jobs a full pass would reach first get their capacity verdicts (the
+    // head under strict FIFO, else those queued since the last pass); the
+    // others keep theirs.
     if (fast && pending_other_ == 0 && !pending_need_.empty() &&
-        pending_need_.begin()->first > state_.free_full_gpus_total())
+        pending_need_.begin()->first > state_.free_full_gpus_total()) {
+      if (hol) {
+        CapacityShort(index);
+      } else {
+        for (int32_t f : fresh_)
+          if (demand_[f].seen_pass != pass_ && jobs_[f].state == JobState::kPending) CapacityShort(f);
+      }
       break;
+    }
+    demand_[index].seen_pass = pass_;
     JobRecord& rec = jobs_[index];
     Verdict v;
     if (demand_[index].too_big) {
       v = Verdict::Unresolvable("capacity", "needs " + std::to_string(demand_[index].whole_gpus) +
                                                 " GPUs; the cluster has " + std::to_string(cluster_.total_gpus()));
     } else if (fast && CapacityShort(index)) {
-      if (framework_->profile().head_of_line_blocking) break;
+      if (hol) break;
       continue;
     } else {
       v = TryPlace(rec);
+      demand_[index].full_verdict = true;
     }
     if (v.ok()) {
       bucket_count_valid_ = false;
@@ -401,8 +419,9 @@ std::vector<JobId> Scheduler::Schedule() {
       done.push_back(index);
       continue;
     }
-    if (framework_->profile().head_of_line_blocking) break;
+    if (hol) break;
   }
+  fresh_.clear();
   if (!done.empty()) {
     for (int32_t i : done) Dequeued(i);
     std::sort(done.begin(), done.end());

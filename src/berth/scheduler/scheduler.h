@@ -114,13 +114,17 @@ class Scheduler {
   std::unordered_map<JobId, int32_t> index_of_;  // lookups only
   std::vector<int32_t> pending_;  // sorted by QueueLess
 
-  // What a job needs at the least, from its spec, for the pass's fast capacity
-  // rejection (a necessary condition of placement checked on counters only).
+  // Per job: what it needs at the least (from its spec) for the pass's fast
+  // capacity checks (necessary conditions of placement read from counters),
+  // and how its verdict was last set.
   struct Demand {
     int64_t whole_gpus = 0;  // sum over whole-GPU groups of gang_min x gpus
-    bool gpu_bound = false;  // needs >= 1 whole GPU, no share, every group statically feasible
+    bool whole_only = true;  // no GPU-share group
     bool checkable = false;  // every group statically feasible (else TryPlace gives Unresolvable)
-    bool too_big = false;    // no share, and more whole GPUs than the cluster has: never fits
+    bool too_big = false;    // whole_only, and more whole GPUs than the cluster has: never fits
+    bool gpu_bound = false;  // checkable, whole_only, not too_big, whole_gpus >= 1
+    bool full_verdict = false;  // last_verdict comes from a full placement attempt
+    int64_t seen_pass = -1;     // the last pass that reached the job
   };
   std::vector<Demand> demand_;  // per job index
   // Pending gpu_bound jobs by whole_gpus (-> count), and the number of other
@@ -132,6 +136,8 @@ class Scheduler {
   // until the next placement.
   std::vector<std::vector<int32_t>> bucket_count_;
   bool bucket_count_valid_ = false;
+  int64_t pass_ = 0;            // passes run so far
+  std::vector<int32_t> fresh_;  // jobs (re)queued since the last pass
   size_t running_ = 0;
   int64_t next_seq_ = 0;
 

@@ -49,27 +49,47 @@ class SchedulerPass : public ::testing::Test {
 };
 
 // Two nodes of 4 GPUs and 64 cores; a gang of two 40-core tasks leaves 3 free
-// GPUs on each node. 6 GPUs are free, but no node holds a 4-GPU task.
-TEST_F(SchedulerPass, FragmentedFreeGpusRejectWithoutAFullAttempt) {
+// GPUs on each node. 6 GPUs are free, but no node holds a 4-GPU task: the
+// first pass tries it in full (the filter says why); later passes see from the
+// counters that nothing changed for the better and keep that verdict.
+TEST_F(SchedulerPass, FragmentedFreeGpusSkipRepeatedAttempts) {
   Make("2x4:V100", "sjf");
   ASSERT_TRUE(sched_->Submit(Job(0, 1, /*tasks=*/2, /*cpu=*/40'000)).ok());
   ASSERT_EQ(sched_->Schedule().size(), 1u);
   ASSERT_EQ(sched_->state().free_full_gpus_total(), 6);
   ASSERT_TRUE(sched_->Submit(Job(1, 4)).ok());
-  ASSERT_TRUE(sched_->Submit(Job(2, 3, /*tasks=*/2)).ok());
-  EXPECT_EQ(sched_->Schedule().size(), 1u);  // job 2 fits: one 3-GPU task per node
+  ASSERT_TRUE(sched_->Submit(Job(2, 1)).ok());
+  EXPECT_EQ(sched_->Schedule().size(), 1u);  // job 2
   const scheduler::JobRecord* r1 = sched_->Find(JobId(1));
   EXPECT_EQ(r1->state, JobState::kPending);
-  EXPECT_EQ(r1->attempts, 0);
+  EXPECT_EQ(r1->attempts, 1);
   EXPECT_EQ(r1->last_verdict.code, framework::VerdictCode::kUnschedulable);
-  EXPECT_EQ(r1->last_verdict.plugin, "capacity");
-  EXPECT_EQ(sched_->Find(JobId(2))->state, JobState::kRunning);
-  // When the gang of job 0 leaves, node by node the 4-GPU task fits again.
-  ASSERT_TRUE(sched_->Finish(JobId(2), JobState::kSucceeded).ok());
+  EXPECT_EQ(r1->last_verdict.plugin, "filter");
+  const std::string reason = r1->last_verdict.reason;
+  EXPECT_NE(reason.find("0/2 nodes fit"), std::string::npos) << reason;
+  ASSERT_TRUE(sched_->Submit(Job(3, 1)).ok());
+  EXPECT_EQ(sched_->Schedule().size(), 1u);  // job 3; job 1 skipped
+  EXPECT_EQ(r1->attempts, 1);
+  EXPECT_EQ(r1->last_verdict.reason, reason);
+  // Job 0's gang leaves: node by node the 4-GPU task fits again.
   ASSERT_TRUE(sched_->Finish(JobId(0), JobState::kSucceeded).ok());
   EXPECT_EQ(sched_->Schedule().size(), 1u);
   EXPECT_EQ(r1->state, JobState::kRunning);
-  EXPECT_EQ(r1->attempts, 1);
+  EXPECT_EQ(r1->attempts, 2);
+}
+
+// Fewer free GPUs than a job needs: the capacity verdict says so, without a
+// full attempt.
+TEST_F(SchedulerPass, CapacityVerdictWithoutAFullAttempt) {
+  Make("1x8:V100", "bestfit");
+  ASSERT_TRUE(sched_->Submit(Job(0, 6)).ok());
+  ASSERT_TRUE(sched_->Submit(Job(1, 4)).ok());
+  ASSERT_TRUE(sched_->Submit(Job(2, 2)).ok());
+  EXPECT_EQ(sched_->Schedule().size(), 2u);  // jobs 0 and 2
+  const scheduler::JobRecord* r = sched_->Find(JobId(1));
+  EXPECT_EQ(r->attempts, 0);
+  EXPECT_EQ(r->last_verdict.plugin, "capacity");
+  EXPECT_EQ(r->last_verdict.reason, "needs 4 GPUs, 2 free");
 }
 
 // A task larger than any node fails at once as Unresolvable, even while the
@@ -86,8 +106,9 @@ TEST_F(SchedulerPass, NeverFitFailsEvenWhenTheClusterIsFull) {
   EXPECT_EQ(sched_->pending_count(), 0u);
 }
 
-// A full GPU and a long queue of GPU jobs: the pass stops at once and leaves
-// the queue as it is; when the GPU frees up, the queue order decides.
+// A full GPU and a long queue of GPU jobs: the pass stops at once; the jobs a
+// full pass would have reached get their capacity verdicts (all new jobs, or
+// only the head under strict FIFO). When the GPU frees up, the queue decides.
 TEST_F(SchedulerPass, FullClusterLongQueue) {
   for (const char* policy : {"fifo", "sjf", "bestfit"}) {
     Make("1x1:V100", policy);
@@ -96,6 +117,15 @@ TEST_F(SchedulerPass, FullClusterLongQueue) {
     for (int i = 1; i <= 1000; ++i) ASSERT_TRUE(sched_->Submit(Job(i, 1)).ok());
     EXPECT_TRUE(sched_->Schedule().empty()) << policy;
     EXPECT_EQ(sched_->pending_count(), 1000u) << policy;
+    const bool strict = std::string(policy) == "fifo";
+    for (int i = 1; i <= 1000; ++i) {
+      const auto& v = sched_->Find(JobId(i))->last_verdict;
+      if (i == 1 || !strict) {
+        EXPECT_EQ(v.reason, "needs 1 GPUs, 0 free") << policy << " job " << i;
+      } else {
+        EXPECT_TRUE(v.ok()) << policy << " job " << i << ": not reached under strict FIFO";
+      }
+    }
     ASSERT_TRUE(sched_->Finish(JobId(0), JobState::kSucceeded).ok());
     auto started = sched_->Schedule();
     ASSERT_EQ(started.size(), 1u) << policy;

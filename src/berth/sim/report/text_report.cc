@@ -28,6 +28,7 @@ std::string FormatTextSummary(const SimulateOutput& out) {
   std::string s;
   s += "cluster  " + out.cluster_summary + "\n";
   s += "trace    " + out.trace_summary + "\n";
+  s += out.trace_skips;
   if (!rs.empty()) {
     const PolicyResult& r0 = rs.front();
     s += "run      ";
