@@ -105,8 +105,8 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--trace-format", flags->sim.trace_format, "openb|philly|gavel|tiresias|native (default: guess)");
   cmd->add_option("--mode", flags->sim.mode, "fgd (one-shot FGD protocol) or replay (default: fgd for openb)");
   cmd->add_option("--partition", flags->sim.partition,
-                  "Replay: independent partitions, one per domain at this level (e.g. cluster); "
-                  "each job runs in the one named by its tenant (Philly VC)");
+                  "Replay: LEVEL[:PREFIX] - independent partitions, one per domain at LEVEL (e.g. cluster); "
+                  "each job runs in the domain named PREFIX + its tenant (e.g. leaf:vc- for Philly VCs)");
   cmd->add_option("--load", flags->sim.load, "FGD protocol: arrived GPU demand as a multiple of capacity")
       ->default_val(1.3);
   cmd->add_option("--seed", flags->sim.seed, "Random seed")->default_val(42);

@@ -150,7 +150,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
       parts.push_back(std::move(p));
     }
     for (size_t i = 0; i < n; ++i) {
-      auto it = by_name.find(trace.jobs[i].tenant);
+      auto it = by_name.find(opts.partition_prefix + trace.jobs[i].tenant);
       route[i] = it == by_name.end() || MinGpus(trace.jobs[i]) > parts[it->second].gpus ? -1 : it->second;
     }
   }

@@ -22,7 +22,8 @@
 // Partitions (optional, e.g. Philly's virtual clusters): with partition_level
 // set, every domain at that level is an independent cluster with its own
 // scheduler and queue (nodes outside it are down for that scheduler), and a
-// job runs in the domain whose name equals its tenant. Each partition's
+// job runs in the domain named partition_prefix + its tenant (e.g. prefix
+// "vc-": tenant 6214e9 runs in domain vc-6214e9). Each partition's
 // scheduler acts only at the times of its own events, so a partitioned run
 // equals separate runs of each partition's jobs on that partition alone. A job
 // whose tenant names no domain, or that asks for more GPUs than its domain
@@ -49,6 +50,7 @@ struct ReplayOptions {
   int32_t max_samples = 2000;
   // Independent partitions, one per domain at this level (see the file comment).
   std::optional<cluster::Level> partition_level;
+  std::string partition_prefix;
   // Called with (events done, events expected) every `progress_every` events
   // and once at the end; events are arrivals and completions.
   std::function<void(int64_t, int64_t)> progress;

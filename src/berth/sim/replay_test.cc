@@ -168,6 +168,11 @@ TEST_F(Replay, PartitionsByTenant) {
   EXPECT_EQ(r.jobs_never_fit, 1);
   EXPECT_EQ(r.jobs_failed, 1);
   EXPECT_DOUBLE_EQ(r.jct_s.mean, (100.0 + 109 + 10) / 3);
+  // Domains named with a prefix: "vc-" + tenant.
+  o.partition_prefix = "vc-";
+  PolicyResult prefixed = Run("1x1:V100/cluster=vc-a+1x1:V100/cluster=vc-b", jobs, "fifo", o);
+  EXPECT_EQ(prefixed.jobs_never_fit, 1);
+  EXPECT_DOUBLE_EQ(prefixed.jct_s.mean, r.jct_s.mean);
   // Pooled, job 1 takes the second node at once and job 2 waits for it.
   PolicyResult pooled = Run("1x1:V100/cluster=a+1x1:V100/cluster=b", {jobs[0], jobs[1], jobs[2]}, "fifo");
   EXPECT_DOUBLE_EQ(pooled.jct_s.mean, (100.0 + 10 + 20) / 3);
@@ -272,28 +277,72 @@ constexpr const char* kPhillySpec =
     "64x8:P100/cluster=ee9e8c+16x8:P100/cluster=e13805+32x8:P100/cluster=6c71a0+16x8:P100/cluster=2869ce+"
     "8x8:P100/cluster=ed69ec+8x8:P100/cluster=103959+32x8:P100/cluster=0e4a51";
 
-TEST(PhillyCluster, SpecMatchesTheHeliosVirtualClusters) {
-  auto c = cluster::ParseClusterSpec(kPhillySpec);
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->num_nodes(), 352);
-  EXPECT_EQ(c->total_gpus(), 2816);
+// The VCs of a cluster at `level` whose names are `prefix` + VC, against
+// philly_vc.csv (in its order): names and node counts, 8 GPUs per node.
+void ExpectHeliosVcs(const cluster::Cluster& c, cluster::Level level, const std::string& prefix) {
+  EXPECT_EQ(c.num_nodes(), 352);
+  EXPECT_EQ(c.total_gpus(), 2816);
   auto vcs = CsvFile::Open(testing::DataDir() + "/helios/philly_vc.csv");
   ASSERT_TRUE(vcs.ok()) << vcs.status().ToString();
   size_t k = 0;
-  const auto& domains = c->domains_at(cluster::Level::kCluster);
+  const auto& domains = c.domains_at(level);
   while (vcs->Next()) {
     std::string vc;
     int64_t nodes = 0;
     ASSERT_TRUE(vcs->GetString("vc", vc).ok());
     ASSERT_TRUE(vcs->GetInt("node num", nodes).ok());
     ASSERT_LT(k, domains.size());
-    const cluster::Domain& d = c->domain(domains[k++]);
-    EXPECT_EQ(d.name, vc);
+    const cluster::Domain& d = c.domain(domains[k++]);
+    EXPECT_EQ(d.name, prefix + vc);
     EXPECT_EQ(d.end.value() - d.begin.value(), nodes) << vc;
     EXPECT_EQ(d.gpus, nodes * 8) << vc;
   }
   EXPECT_EQ(k, domains.size());
   EXPECT_EQ(k, 11u);
+}
+
+TEST(PhillyCluster, SpecMatchesTheHeliosVirtualClusters) {
+  auto c = cluster::ParseClusterSpec(kPhillySpec);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ExpectHeliosVcs(*c, cluster::Level::kCluster, "");
+}
+
+// The shipped cluster file: one leaf per VC, named vc-<VC> (--partition leaf:vc-).
+TEST(PhillyCluster, ShippedFileMatchesTheHeliosVirtualClusters) {
+  auto c = cluster::LoadCluster(testing::SourceDir() + "/examples/clusters/helios-philly.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ExpectHeliosVcs(*c, cluster::Level::kLeaf, "vc-");
+}
+
+// The Philly experiment of docs/results/philly-replay.md: the Helios window,
+// one scheduler per VC. Every job runs; SJF waits less than strict FIFO.
+TEST_F(Replay, PhillyHeliosWindowPerVirtualCluster) {
+  auto c = cluster::LoadCluster(testing::SourceDir() + "/examples/clusters/helios-philly.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ReadOptions ro;
+  ro.window_from = "2017-10-01";
+  ro.window_to = "2017-11-30";
+  ro.tenants = {"6214e9", "7f04ca", "11cb48", "b436b2", "ee9e8c", "e13805",
+                "6c71a0", "2869ce", "ed69ec", "103959", "0e4a51"};
+  auto t = ReadTrace(testing::DataDir() + "/pollux-philly/philly.csv", "philly", ro);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->jobs.size(), 68'503u);
+  ReplayOptions o;
+  o.partition_level = cluster::Level::kLeaf;
+  o.partition_prefix = "vc-";
+  auto fifo = RunReplay(*c, *t, *policies_.Find("fifo"), plugins_, o);
+  auto sjf = RunReplay(*c, *t, *policies_.Find("sjf"), plugins_, o);
+  ASSERT_TRUE(fifo.ok() && sjf.ok());
+  for (const PolicyResult* r : {&*fifo, &*sjf}) {
+    EXPECT_EQ(r->jobs_placed, 68'503) << r->policy;
+    EXPECT_EQ(r->jobs_unfinished, 0) << r->policy;
+    EXPECT_EQ(r->jct_s.count, 68'503) << r->policy;
+    EXPECT_LE(r->allocation_over_time.size(), 2000u) << r->policy;
+  }
+  EXPECT_GT(fifo->jct_s.mean, sjf->jct_s.mean);
+  EXPECT_GT(fifo->queue_delay_s.mean, sjf->queue_delay_s.mean);
+  // The jobs' own run time is a floor for the mean JCT: 11,480.7 s.
+  EXPECT_GT(sjf->jct_s.mean, 11'480);
 }
 
 TEST_F(Replay, DuplicateJobIdsAreAnError) {

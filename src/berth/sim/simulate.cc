@@ -19,8 +19,9 @@ Status SimulateOptions::Validate() const {
   if (!mode.empty() && mode != "fgd" && mode != "replay")
     return InvalidArgument("--mode must be fgd or replay, not '" + mode + "'");
   if (load <= 0 || load > 100) return InvalidArgument("--load must be in (0, 100]");
-  if (!partition.empty() && !cluster::ParseLevel(partition))
-    return InvalidArgument("--partition must be a topology level (region, cluster, spine, leaf), not '" + partition + "'");
+  if (!partition.empty() && !cluster::ParseLevel(partition.substr(0, partition.find(':'))))
+    return InvalidArgument("--partition must be LEVEL or LEVEL:PREFIX with a topology level (region, cluster, "
+                           "spine, leaf), not '" + partition + "'");
   if (!partition.empty() && mode == "fgd") return InvalidArgument("--partition needs --mode replay");
   return Status::Ok();
 }
@@ -69,7 +70,11 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   ReplayOptions ro_replay;
   ro_replay.seed = o.seed;
   ro_replay.check_indexes = o.check_indexes;
-  if (!o.partition.empty()) ro_replay.partition_level = cluster::ParseLevel(o.partition);
+  if (!o.partition.empty()) {
+    const size_t colon = o.partition.find(':');
+    ro_replay.partition_level = cluster::ParseLevel(o.partition.substr(0, colon));
+    if (colon != std::string::npos) ro_replay.partition_prefix = o.partition.substr(colon + 1);
+  }
   const auto runs = static_cast<int64_t>(profiles.size());
   for (int64_t i = 0; i < runs; ++i) {
     if (o.progress) {

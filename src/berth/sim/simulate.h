@@ -21,8 +21,9 @@ struct SimulateOptions {
   std::string arrival_order;  // fgd mode: data/fgd-reference-run pod order
   std::string node_rank;      // fgd mode: data/fgd-reference-run node ranking
   std::vector<std::string> policies;
-  // Replay mode: independent partitions, one per domain at this level
-  // (region|cluster|spine|leaf), each job in the one named by its tenant ("" = none).
+  // Replay mode: independent partitions, one per domain at a level, each job
+  // in the one named by its tenant: "LEVEL" or "LEVEL:PREFIX" (the domain is
+  // named PREFIX + tenant), e.g. "leaf:vc-"; "" = none.
   std::string partition;
   bool skip_bad_lines = false;
   int64_t max_jobs = -1;
