@@ -13,6 +13,7 @@ Status RegisterBuiltinPlugins(framework::PluginRegistry& r) {
   BERTH_RETURN_IF_ERROR(RegisterGangPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterTopologyPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterFgdPlugins(r));
+  BERTH_RETURN_IF_ERROR(RegisterFragPlugins(r));
   return Status::Ok();
 }
 
@@ -45,6 +46,7 @@ Status RegisterBuiltinPolicies(framework::PolicyRegistry& r) {
       {"random", "random", "fifo", false, "a uniformly random feasible node and GPU (FGD paper's Random)"},
       {"worstfit", "worstfit", "fifo", false, "spread: most CPU+GPU left after placement"},
       {"fgd", "fgd", "fifo", false, "least growth of GPU fragmentation under the workload's typical pods (FGD, ATC'23)"},
+      {"berth-frag", "berth-frag", "fifo", false, "exact fragmentation growth, GPU-type and CPU aware, best-fit ties"},
       {"fifo", "bestfit", "fifo", true, "strict first-come first-served order, best-fit placement"},
       {"sjf", "bestfit", "sjf", false, "shortest job first (known or declared runtime), best-fit placement"},
       {"priority", "bestfit", "priority", false, "highest priority first, best-fit placement"},
