@@ -12,6 +12,7 @@
 #   -j  parallel simulator processes (default 1; the machine is shared)
 #   -s  seeds (default "42 43 ... 51")
 #   -v  variants (default: every openb_pod_list_*.csv shipped)
+#   -b  baseline policy (default fgd), -c candidate policy (default berth-frag)
 #   -o  keep the per-run JSON files in OUTDIR (default: a temporary folder)
 # Needs only bash, awk and the berth binary (BERTH_BIN, default
 # build/release/apps/berth/berth); data from BERTH_DATA_DIR (default ../shared/data).
@@ -32,7 +33,7 @@ while getopts "j:s:v:b:c:o:h" opt; do
     b) BASE="$OPTARG" ;;
     c) CAND="$OPTARG" ;;
     o) OUT="$OPTARG" ;;
-    *) sed -n '2,18p' "$0"; exit 2 ;;
+    *) sed -n '2,17p' "$0"; exit 2 ;;
   esac
 done
 
