@@ -33,7 +33,7 @@ while getopts "j:s:v:b:c:o:h" opt; do
     b) BASE="$OPTARG" ;;
     c) CAND="$OPTARG" ;;
     o) OUT="$OPTARG" ;;
-    *) sed -n '2,17p' "$0"; exit 2 ;;
+    *) sed -n '2,18p' "$0"; exit 2 ;;
   esac
 done
 
