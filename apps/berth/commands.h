@@ -10,5 +10,9 @@ namespace berth::apps {
 // Adds `simulate` to the app; `run` is set to the action to perform when the
 // subcommand is chosen.
 void AddSimulateCommand(CLI::App& app, std::function<int()>& run);
+// Adds `serve` (the daemon).
+void AddServeCommand(CLI::App& app, std::function<int()>& run);
+// Adds the HTTP clients of `serve`: `submit`, `status`, `queues`, `nodes`.
+void AddClientCommands(CLI::App& app, std::function<int()>& run);
 
 }  // namespace berth::apps

@@ -1,6 +1,7 @@
 // The read side of the API: job documents, "why", queues, nodes, metrics.
 // Every read runs on the scheduling thread (so it sees one consistent state).
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "berth/server/job_json.h"
@@ -13,6 +14,11 @@ using nlohmann::json;
 
 namespace {
 json Seconds(TimeUs t) { return t < 0 ? json(nullptr) : json(UsToSeconds(t)); }
+std::string FormatGpus(int64_t milli) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(milli) / kMilliPerGpu);
+  return milli % kMilliPerGpu == 0 ? std::to_string(milli / kMilliPerGpu) : std::string(buf);
+}
 std::string QueueOf(const job::JobSpec& s) {
   if (!s.queue.empty()) return s.queue;
   if (!s.tenant.empty()) return s.tenant;
@@ -237,7 +243,7 @@ std::string Service::MetricsText() {
          "# TYPE berth_gpus_allocated gauge\n";
     for (size_t t = 0; t < milli.size(); ++t)
       g += "berth_gpus_allocated{type=\"" + PromLabel(cluster_.gpu_types()[t].name) + "\"} " +
-           std::to_string(static_cast<double>(milli[t]) / kMilliPerGpu) + "\n";
+           FormatGpus(milli[t]) + "\n";
     g += "# HELP berth_gpus_total GPUs in the cluster, per GPU type.\n# TYPE berth_gpus_total gauge\n";
     for (size_t t = 0; t < total.size(); ++t)
       g += "berth_gpus_total{type=\"" + PromLabel(cluster_.gpu_types()[t].name) + "\"} " + std::to_string(total[t]) +
