@@ -28,7 +28,7 @@ std::string QueueOf(const job::JobSpec& s) {
 
 json Service::VerdictJson(const JobEntry& e) const {
   const scheduler::JobRecord* rec = sched_->Find(JobId(e.id));
-  if (!rec || rec->attempts == 0) return nullptr;
+  if (!rec || (rec->last_verdict.ok() && rec->last_verdict.plugin.empty())) return nullptr;  // not tried yet
   const framework::Verdict& v = rec->last_verdict;
   json rejects = json::array();
   for (const auto& r : v.rejects) rejects.push_back({{"reason", r.reason}, {"nodes", r.nodes}});
