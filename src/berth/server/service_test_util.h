@@ -50,6 +50,15 @@ class ServiceHarness {
     store_.reset();
   }
   Service& service() { return *service_; }
+  // Waits until the loop has run a pass over what was queued and the store
+  // has written what that pass appended.
+  void Quiesce() {
+    for (int i = 0; i < 2; ++i) {
+      service_->Sync();
+      service_->Sync();
+      store_->Flush();
+    }
+  }
   const std::shared_ptr<store::MemoryStore::Data>& data() { return data_; }
   size_t records() {
     std::lock_guard<std::mutex> lock(data_->mu);
