@@ -41,6 +41,7 @@ Reply Request(const ClientFlags& f, const std::string& method, const std::string
   httplib::Client cli(f.server);
   cli.set_connection_timeout(5, 0);
   cli.set_read_timeout(60, 0);
+  cli.set_tcp_nodelay(true);
   httplib::Headers headers;
   if (!f.token_file.empty()) {
     std::ifstream in(f.token_file);

@@ -64,6 +64,7 @@ void HttpServer::Routes() {
   const int threads = options_.threads;
   s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   s.set_payload_max_length(options_.max_body_bytes);
+  s.set_tcp_nodelay(true);  // small JSON answers: do not wait for Nagle
   s.set_read_timeout(10, 0);
   s.set_write_timeout(10, 0);
 

@@ -26,7 +26,7 @@ struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 7450;             // 0: any free port (see port())
   std::string token;           // "" = writes are open
-  int threads = 8;
+  int threads = 32;  // a keep-alive connection holds a thread while open
   size_t max_body_bytes = 1 << 20;
 };
 

@@ -207,9 +207,14 @@ ApiResult Service::SubmitJob(const std::string& body) {
     const int64_t id = e.id;
     by_key_.emplace(key, id);
     jobs_.emplace(id, std::move(e));
+    // The answer waits for OnAccepted on this thread, so a client that got
+    // its id can read the job at once.
     AppendRecord(std::move(rec), [this, promise, id](const Status& s) {
-      promise->set_value(s);
-      Post([this, id, s] { OnAccepted(id, s); });
+      if (!Post([this, promise, id, s] {
+            OnAccepted(id, s);
+            promise->set_value(s);
+          }))
+        promise->set_value(Unavailable("the service is stopping"));
     });
     return a;
   });
