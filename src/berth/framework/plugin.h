@@ -135,4 +135,17 @@ class BindPlugin : public virtual Plugin {
 // score plugins; the rest is the plugin's).
 using PluginArgs = std::map<std::string, std::string>;
 
+// What a plugin may read while it is built, besides its args (the analogue of
+// kube-scheduler's framework handle): the cluster and the workload the driver
+// knows before the run starts (the FGD protocol's pod list; empty when jobs
+// are only known as they arrive, as in a live service). Borrowed: valid while
+// the factory runs; a plugin keeps what it derives, not these pointers.
+//
+//   PluginContext ctx{&cluster, trace.jobs};
+//   Framework::Create(profile, registry, ctx);
+struct PluginContext {
+  const cluster::Cluster* cluster = nullptr;
+  std::span<const job::JobSpec> workload;
+};
+
 }  // namespace berth::framework

@@ -22,19 +22,26 @@ Status Profile::Validate() const {
 }
 
 Status PluginRegistry::Register(const std::string& name, Factory factory) {
+  return Register(name, ContextFactory([f = std::move(factory)](const PluginArgs& args, const PluginContext&) {
+                    return f(args);
+                  }));
+}
+
+Status PluginRegistry::Register(const std::string& name, ContextFactory factory) {
   if (!factories_.emplace(name, std::move(factory)).second)
     return AlreadyExists("plugin '" + name + "' is already registered");
   return Status::Ok();
 }
 
-StatusOr<std::unique_ptr<Plugin>> PluginRegistry::Create(const std::string& name, const PluginArgs& args) const {
+StatusOr<std::unique_ptr<Plugin>> PluginRegistry::Create(const std::string& name, const PluginArgs& args,
+                                                         const PluginContext& context) const {
   auto it = factories_.find(name);
   if (it == factories_.end()) {
     std::string known;
     for (const auto& [n, f] : factories_) known += (known.empty() ? "" : ", ") + n;
     return NotFound("unknown plugin '" + name + "' (known: " + known + ")");
   }
-  return it->second(args);
+  return it->second(args, context);
 }
 
 std::vector<std::string> PluginRegistry::Names() const {
@@ -82,7 +89,8 @@ StatusOr<T*> As(Plugin* p, const char* point) {
 }
 }  // namespace
 
-StatusOr<std::unique_ptr<Framework>> Framework::Create(const Profile& profile, const PluginRegistry& registry) {
+StatusOr<std::unique_ptr<Framework>> Framework::Create(const Profile& profile, const PluginRegistry& registry,
+                                                      const PluginContext& context) {
   BERTH_RETURN_IF_ERROR(profile.Validate());
   std::unique_ptr<Framework> fw(new Framework());
   fw->profile_ = profile;
@@ -90,7 +98,7 @@ StatusOr<std::unique_ptr<Framework>> Framework::Create(const Profile& profile, c
   auto get = [&](const PluginRef& ref) -> StatusOr<Plugin*> {
     auto it = by_name.find(ref.name);
     if (it != by_name.end()) return it->second;
-    BERTH_ASSIGN_OR_RETURN(std::unique_ptr<Plugin> p, registry.Create(ref.name, ref.args));
+    BERTH_ASSIGN_OR_RETURN(std::unique_ptr<Plugin> p, registry.Create(ref.name, ref.args, context));
     Plugin* raw = p.get();
     fw->owned_.push_back(std::move(p));
     by_name[ref.name] = raw;

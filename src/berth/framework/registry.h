@@ -46,13 +46,17 @@ struct Profile {
 class PluginRegistry {
  public:
   using Factory = std::function<StatusOr<std::unique_ptr<Plugin>>(const PluginArgs&)>;
+  // For plugins that read the cluster or the workload when built (see PluginContext).
+  using ContextFactory = std::function<StatusOr<std::unique_ptr<Plugin>>(const PluginArgs&, const PluginContext&)>;
   Status Register(const std::string& name, Factory factory);
+  Status Register(const std::string& name, ContextFactory factory);
   bool Has(const std::string& name) const { return factories_.count(name) > 0; }
-  StatusOr<std::unique_ptr<Plugin>> Create(const std::string& name, const PluginArgs& args) const;
+  StatusOr<std::unique_ptr<Plugin>> Create(const std::string& name, const PluginArgs& args,
+                                           const PluginContext& context = {}) const;
   std::vector<std::string> Names() const;
 
  private:
-  std::map<std::string, Factory> factories_;
+  std::map<std::string, ContextFactory> factories_;
 };
 
 struct PolicyInfo {
@@ -75,7 +79,9 @@ class PolicyRegistry {
 // A profile instantiated: owns its plugins and exposes each extension point.
 class Framework {
  public:
-  static StatusOr<std::unique_ptr<Framework>> Create(const Profile& profile, const PluginRegistry& registry);
+  // `context` is handed to every plugin factory (default: no cluster, no workload).
+  static StatusOr<std::unique_ptr<Framework>> Create(const Profile& profile, const PluginRegistry& registry,
+                                                     const PluginContext& context = {});
 
   const Profile& profile() const { return profile_; }
   const QueueSortPlugin& queue_sort() const { return *queue_sort_; }

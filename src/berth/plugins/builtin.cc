@@ -12,6 +12,7 @@ Status RegisterBuiltinPlugins(framework::PluginRegistry& r) {
   BERTH_RETURN_IF_ERROR(RegisterScorePlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterGangPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterTopologyPlugins(r));
+  BERTH_RETURN_IF_ERROR(RegisterFgdPlugins(r));
   return Status::Ok();
 }
 
@@ -43,6 +44,7 @@ Status RegisterBuiltinPolicies(framework::PolicyRegistry& r) {
       {"gpuclustering", "gpuclustering", "fifo", false, "nodes holding tasks of the same GPU demand (FGD paper's GpuClustering)"},
       {"random", "random", "fifo", false, "a uniformly random feasible node and GPU (FGD paper's Random)"},
       {"worstfit", "worstfit", "fifo", false, "spread: most CPU+GPU left after placement"},
+      {"fgd", "fgd", "fifo", false, "least growth of GPU fragmentation under the workload's typical pods (FGD, ATC'23)"},
       {"fifo", "bestfit", "fifo", true, "strict first-come first-served order, best-fit placement"},
       {"sjf", "bestfit", "sjf", false, "shortest job first (known or declared runtime), best-fit placement"},
       {"priority", "bestfit", "priority", false, "highest priority first, best-fit placement"},

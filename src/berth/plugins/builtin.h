@@ -16,5 +16,6 @@ Status RegisterFilterPlugins(framework::PluginRegistry& registry);
 Status RegisterScorePlugins(framework::PluginRegistry& registry);
 Status RegisterGangPlugins(framework::PluginRegistry& registry);
 Status RegisterTopologyPlugins(framework::PluginRegistry& registry);
+Status RegisterFgdPlugins(framework::PluginRegistry& registry);
 
 }  // namespace berth::plugins

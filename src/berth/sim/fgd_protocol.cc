@@ -9,6 +9,7 @@
 #include "berth/common/clock.h"
 #include "berth/common/csv.h"
 #include "berth/common/rng.h"
+#include "berth/plugins/fgd/fragmentation.h"
 #include "berth/scheduler/scheduler.h"
 
 namespace berth::sim {
@@ -119,7 +120,11 @@ StatusOr<PolicyResult> RunFgd(const cluster::Cluster& cluster, const FgdInput& i
                               const framework::Profile& profile, const framework::PluginRegistry& registry,
                               const FgdOptions& opts) {
   const auto wall_start = std::chrono::steady_clock::now();
-  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw, framework::Framework::Create(profile, registry));
+  framework::PluginContext context;
+  context.cluster = &cluster;
+  if (input.originals) context.workload = *input.originals;
+  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw,
+                         framework::Framework::Create(profile, registry, context));
   ManualClock clock(0);
   scheduler::SchedulerOptions so;
   so.seed = opts.seed;
@@ -159,6 +164,12 @@ StatusOr<PolicyResult> RunFgd(const cluster::Cluster& cluster, const FgdInput& i
   r.allocated_milli_gpu = sched.state().allocated_milli();
   r.gpu_allocation_ratio = r.allocated_milli_gpu / cap;
   r.allocation_over_time.push_back({100.0 * arrived / cap, 100.0 * r.gpu_allocation_ratio});
+  if (input.originals && !input.originals->empty()) {
+    const plugins::fgd::ClusterFragmentation frag =
+        plugins::fgd::MeasureFragmentation(*input.originals, sched.state());
+    r.fragmentation_ratio = frag.rate();
+    r.fragmented_gpu_share = frag.share();
+  }
   r.decision_log_hash = sched.log().HashHex();
   r.decisions = sched.log().entries();
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
