@@ -43,7 +43,10 @@ Status Service::Start() {
   BERTH_RETURN_IF_ERROR(plugins::RegisterBuiltinPolicies(policies_));
   BERTH_ASSIGN_OR_RETURN(framework::Profile profile, policies_.Find(options_.policy));
   profile.name = options_.policy;
-  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw, framework::Framework::Create(profile, plugins_));
+  framework::PluginContext context;
+  context.cluster = &cluster_;  // no workload known in advance in the service
+  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw,
+                         framework::Framework::Create(profile, plugins_, context));
   scheduler::SchedulerOptions so;
   so.seed = options_.seed;
   sched_ = std::make_unique<scheduler::Scheduler>(cluster_, std::move(fw), std::move(so), clock_);
