@@ -16,7 +16,7 @@ cleanup() {
 }
 trap cleanup EXIT
 echo "secret-token-123" > "$WORK/token"
-COUNT=3000
+COUNT=5000
 
 start_server() {  # $1: log file. Sets SERVER_PID and URL.
   "$BERTH" serve --listen 127.0.0.1:0 --store "sqlite:$WORK/data/berth.db" --cluster "64x8:H100/leaf=8" \
@@ -45,7 +45,7 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/v1/jobs")
 [ "$code" = 200 ] || { echo "expected open reads, got $code"; exit 1; }
 
 # Burst, and kill -9 the daemon once a few hundred submissions are acknowledged.
-"$LOADGEN" --server "$URL" --token "$(cat "$WORK/token")" --count "$COUNT" --concurrency 16 --prefix crash \
+"$LOADGEN" --server "$URL" --token "$(cat "$WORK/token")" --count "$COUNT" --concurrency 8 --prefix crash \
   --acked "$WORK/acked" --max-seconds 120 --max-conn-errors 5 > "$WORK/load1.json" &
 LOAD_PID=$!
 for _ in $(seq 1 600); do

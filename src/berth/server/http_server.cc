@@ -3,6 +3,8 @@
 
 #include <httplib.h>
 
+#include <sys/socket.h>
+
 #include <charconv>
 
 namespace berth::server {
@@ -65,6 +67,14 @@ void HttpServer::Routes() {
   s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   s.set_payload_max_length(options_.max_body_bytes);
   s.set_tcp_nodelay(true);  // small JSON answers: do not wait for Nagle
+  // Remember the listening socket: the library listens with a backlog of 5,
+  // which drops connection bursts (clients then wait a 1 s SYN retry); Bind()
+  // raises it.
+  s.set_socket_options([this](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    listen_fd_ = sock;
+  });
   s.set_read_timeout(10, 0);
   s.set_write_timeout(10, 0);
 
@@ -176,6 +186,7 @@ Status HttpServer::Bind() {
                          " (in use, or not a local address)");
     port_ = options_.port;
   }
+  if (listen_fd_ >= 0) ::listen(listen_fd_, 1024);  // Linux: a second listen() resizes the backlog
   return Status::Ok();
 }
 

@@ -53,6 +53,7 @@ class HttpServer {
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;
+  int listen_fd_ = -1;
 };
 
 }  // namespace berth::server
