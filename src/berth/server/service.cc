@@ -15,6 +15,10 @@ using job::JobState;
 using nlohmann::json;
 
 namespace {
+TimeUs SteadyNow() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -403,7 +407,7 @@ void Service::Heartbeats(const std::vector<int32_t>& nodes) {
 }
 
 void Service::OnHeartbeats(const std::vector<int32_t>& nodes) {
-  const TimeUs now = clock_.Now();
+  const TimeUs now = SteadyNow();
   for (int32_t n : nodes) {
     if (n < 0 || n >= static_cast<int32_t>(nodes_.size())) continue;
     NodeEntry& ne = nodes_[n];
@@ -419,7 +423,7 @@ void Service::OnHeartbeats(const std::vector<int32_t>& nodes) {
 }
 
 void Service::CheckHeartbeats() {
-  const TimeUs now = clock_.Now();
+  const TimeUs now = SteadyNow();
   for (int32_t n = 0; n < static_cast<int32_t>(nodes_.size()); ++n) {
     NodeEntry& ne = nodes_[n];
     if (ne.up && now - ne.last_heartbeat > options_.heartbeat_timeout) NodeDown(NodeId(n), "heartbeat timeout");
@@ -428,7 +432,7 @@ void Service::CheckHeartbeats() {
 
 void Service::NodeDown(NodeId node, const std::string& reason) {
   NodeEntry& ne = nodes_[node.value()];
-  const TimeUs now = clock_.Now();
+  const TimeUs now = SteadyNow();
   const std::string& name = cluster_.node(node).name;
   ne.up = false;
   (void)sched_->SetNodeUp(node, false);
@@ -440,7 +444,7 @@ void Service::NodeDown(NodeId node, const std::string& reason) {
   if (!ne.quarantined && static_cast<int32_t>(ne.failures.size()) >= options_.quarantine_failures) {
     ne.quarantined = true;
     log_.Warn("node_quarantined", {{"node", name}, {"failures", ne.failures.size()}});
-    AppendRecord({store::RecordKind::kNodeState, -1, now, name, EncodeNode(true, ne.total_failures)});
+    AppendRecord({store::RecordKind::kNodeState, -1, clock_.Now(), name, EncodeNode(true, ne.total_failures)});
   }
   // Every job with a task on the node goes back to the queue.
   std::set<int64_t> hit;

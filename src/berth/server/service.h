@@ -119,7 +119,7 @@ class Service final : private VirtualNodes::Sink {
     bool extender = false;    // created by the Kubernetes extender (not persisted)
   };
   struct NodeEntry {
-    TimeUs last_heartbeat = 0;
+    TimeUs last_heartbeat = 0;  // steady clock (immune to wall-clock jumps)
     bool up = true;           // as the scheduler sees it
     bool quarantined = false;
     std::deque<TimeUs> failures;  // within the quarantine window

@@ -94,8 +94,10 @@ Status Service::Recover() {
   }
   // Quarantined nodes stay down; the others start with a fresh heartbeat.
   const TimeUs now = clock_.Now();
+  const TimeUs steady_now =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
   for (int32_t n = 0; n < cluster_.num_nodes(); ++n) {
-    nodes_[n].last_heartbeat = now;
+    nodes_[n].last_heartbeat = steady_now;
     if (nodes_[n].quarantined) {
       nodes_[n].up = false;
       BERTH_RETURN_IF_ERROR(sched_->SetNodeUp(NodeId(n), false));

@@ -1,6 +1,7 @@
 // The read side of the API: job documents, "why", queues, nodes, metrics.
 // Every read runs on the scheduling thread (so it sees one consistent state).
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 
@@ -165,7 +166,9 @@ ApiResult Service::Queues() {
 ApiResult Service::Nodes() {
   auto r = Call<ApiResult>([this] {
     json items = json::array();
-    const TimeUs now = clock_.Now();
+    const TimeUs steady_now = std::chrono::duration_cast<std::chrono::microseconds>(
+                                  std::chrono::steady_clock::now().time_since_epoch())
+                                  .count();
     const auto& st = sched_->state();
     for (int32_t i = 0; i < cluster_.num_nodes(); ++i) {
       const NodeId n(i);
@@ -183,7 +186,7 @@ ApiResult Service::Nodes() {
                 {"quarantined", ne.quarantined},
                 {"failures", ne.total_failures},
                 {"leaf", cluster_.domain(node.domain[static_cast<int>(cluster::Level::kLeaf)]).name}};
-      if (options_.virtual_nodes) j["heartbeat_age_s"] = UsToSeconds(now - ne.last_heartbeat);
+      if (options_.virtual_nodes) j["heartbeat_age_s"] = UsToSeconds(steady_now - ne.last_heartbeat);
       items.push_back(std::move(j));
     }
     return ApiResult{200, {{"nodes", items}}};
