@@ -99,7 +99,8 @@ TEST(ServiceTest, RestartRecoversEveryJobOnce) {
     gone = h.Submit(R"({"name":"gone","groups":[{"count":1,"gpus":1}]})");
     ASSERT_TRUE(WaitFor([&] { return h.State(run) == "running" && h.State(gone) == "running"; }));
     ASSERT_EQ(h.service().CancelJob(gone).code, 200);
-    for (const auto& p : h.service().GetJob(run).body["placements"]) placements_before.push_back(p.dump());
+    const ApiResult job = h.service().GetJob(run);
+    for (const auto& p : job.body["placements"]) placements_before.push_back(p.dump());
     ASSERT_TRUE(WaitFor([&] { return h.records() >= 6; }));  // 3 accepted, 2 started, 1 finished
   }
   ServiceHarness h2("4x8:H100/leaf=2", {}, data);
@@ -108,7 +109,8 @@ TEST(ServiceTest, RestartRecoversEveryJobOnce) {
   EXPECT_EQ(h2.State(wait), "pending");
   EXPECT_EQ(h2.State(gone), "cancelled");
   std::vector<std::string> after;
-  for (const auto& p : h2.service().GetJob(run).body["placements"]) after.push_back(p.dump());
+  const ApiResult job = h2.service().GetJob(run);
+  for (const auto& p : job.body["placements"]) after.push_back(p.dump());
   EXPECT_EQ(after, placements_before);
   EXPECT_EQ(h2.service().ListJobs("", -1, 100).body["jobs"].size(), 3u);
   // Retrying an acknowledged submission after the restart returns the same id.
