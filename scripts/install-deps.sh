@@ -6,7 +6,8 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
+  nlohmann-json3-dev libcli11-dev libyaml-cpp-dev zlib1g-dev
+  libglpk-dev
   libcpp-httplib-dev libsqlite3-dev curl
 )
 

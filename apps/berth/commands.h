@@ -10,6 +10,11 @@ namespace berth::apps {
 // Adds `simulate` to the app; `run` is set to the action to perform when the
 // subcommand is chosen.
 void AddSimulateCommand(CLI::App& app, std::function<int()>& run);
+// Adds `throughput-fit`: fits the spec-based throughput model to a measured
+// table and reports its error on held-out measured points.
+void AddThroughputFitCommand(CLI::App& app, std::function<int()>& run);
+// Adds `convert` (any trace -> native JSON lines).
+void AddConvertCommand(CLI::App& app, std::function<int()>& run);
 // Adds `serve` (the daemon).
 void AddServeCommand(CLI::App& app, std::function<int()>& run);
 // Adds the HTTP clients of `serve`: `submit`, `status`, `queues`, `nodes`.

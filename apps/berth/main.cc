@@ -1,4 +1,4 @@
-// berth: the command-line entry point (simulate, serve, submit, status, queues, nodes).
+// berth: the command-line entry point (simulate, convert, serve, submit, status, queues, nodes, ...).
 #include <iostream>
 
 #include "commands.h"
@@ -8,6 +8,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::function<int()> run;
   berth::apps::AddSimulateCommand(app, run);
+  berth::apps::AddThroughputFitCommand(app, run);
+  berth::apps::AddConvertCommand(app, run);
   berth::apps::AddServeCommand(app, run);
   berth::apps::AddClientCommands(app, run);
   try {

@@ -1,15 +1,18 @@
 // `berth simulate`: replay a trace through the scheduling core under one or
 // more policies; print a summary, write JSON / HTML / placement files.
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
+#include "berth/sim/report/html_report.h"
 #include "berth/sim/report/json_report.h"
+#include "berth/sim/report/text_report.h"
 #include "berth/sim/simulate.h"
 #include "commands.h"
+#include "progress.h"
 
 namespace berth::apps {
 namespace {
@@ -21,6 +24,7 @@ struct Flags {
   std::string report;
   std::string placements;
   bool quiet = false;
+  bool progress = false;
 };
 
 std::vector<std::string> SplitComma(const std::string& s) {
@@ -40,50 +44,38 @@ std::string WithPolicy(const std::string& path, const std::string& policy, bool 
   return path.substr(0, dot) + "." + policy + path.substr(dot);
 }
 
-void PrintSummary(const sim::SimulateOutput& out) {
-  std::printf("cluster: %s\ntrace:   %s\n\n", out.cluster_summary.c_str(), out.trace_summary.c_str());
-  std::printf("%-14s %6s %9s %9s %8s %8s %11s %11s %10s  %s\n", "policy", "seed", "alloc%", "placed", "failed",
-              "never", "jct_mean_s", "queue_mean", "wall_s", "decision_log_hash");
-  for (const auto& r : out.results) {
-    std::printf("%-14s %6llu %9.2f %9lld %8lld %8lld %11.1f %11.1f %10.3f  %s\n", r.policy.c_str(),
-                static_cast<unsigned long long>(r.seed), 100.0 * r.gpu_allocation_ratio,
-                static_cast<long long>(r.jobs_placed), static_cast<long long>(r.jobs_failed),
-                static_cast<long long>(r.jobs_never_fit), r.jct_s.mean, r.queue_delay_s.mean, r.wall_seconds,
-                r.decision_log_hash.c_str());
-  }
-}
-
 int Run(Flags& f) {
   f.sim.policies = SplitComma(f.policies);
   f.sim.record_placements = !f.placements.empty();
-  auto start = std::chrono::steady_clock::now();
-  bool drew = false;
-  if (!f.quiet) {
-    f.sim.progress = [&](int64_t done, int64_t total) {
-      double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (el < 1.0 && !drew) return;
-      drew = true;
-      const int width = 30;
-      int fill = total > 0 ? static_cast<int>(width * done / total) : width;
-      std::fprintf(stderr, "\r[%s%s] %lld/%lld policies  %.1fs", std::string(fill, '#').c_str(),
-                   std::string(width - fill, '.').c_str(), static_cast<long long>(done),
-                   static_cast<long long>(total), el);
-    };
+  std::optional<ProgressBar> bar;
+  if (ShouldShowProgress(f.progress, f.quiet)) {
+    bar.emplace();
+    f.sim.progress = [&bar](int64_t done, int64_t total) { bar->Update(done, total); };
   }
   auto out = sim::RunSimulation(f.sim);
-  if (drew) std::fprintf(stderr, "\n");
+  f.sim.progress = nullptr;
+  if (bar) bar->Finish();
   if (!out.ok()) {
     std::cerr << "berth simulate: " << out.status().message() << "\n";
     return 1;
   }
-  PrintSummary(*out);
+  std::fputs(sim::FormatTextSummary(*out).c_str(), stdout);
+  if (!f.json.empty() || !f.report.empty() || !f.placements.empty()) std::printf("\n");
   if (!f.json.empty()) {
     Status s = sim::WriteJsonReport(*out, f.json);
     if (!s.ok()) {
       std::cerr << "berth simulate: " << s.message() << "\n";
       return 1;
     }
-    std::printf("\nwrote %s\n", f.json.c_str());
+    std::printf("wrote %s\n", f.json.c_str());
+  }
+  if (!f.report.empty()) {
+    Status s = sim::WriteHtmlReport(*out, f.report);
+    if (!s.ok()) {
+      std::cerr << "berth simulate: " << s.message() << "\n";
+      return 1;
+    }
+    std::printf("wrote %s\n", f.report.c_str());
   }
   if (!f.placements.empty()) {
     const bool several = out->results.size() > 1;
@@ -109,7 +101,7 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   CLI::App* cmd = app.add_subcommand("simulate", "Replay a trace through the scheduler under one or more policies");
   cmd->add_option("--cluster", flags->sim.cluster, "Cluster: FILE (.yaml, or .csv openb node list) or SPEC")
       ->required();
-  cmd->add_option("--trace", flags->sim.trace, "Trace file")->required();
+  cmd->add_option("--trace", flags->sim.trace, "Trace file (required unless --workload is given)");
   cmd->add_option("--trace-format", flags->sim.trace_format, "openb|philly|gavel|tiresias|native (default: guess)");
   cmd->add_option("--mode", flags->sim.mode, "fgd (one-shot FGD protocol) or replay (default: fgd for openb)");
   cmd->add_option("--load", flags->sim.load, "FGD protocol: arrived GPU demand as a multiple of capacity")
@@ -119,12 +111,28 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--node-rank", flags->sim.node_rank, "FGD protocol: node ranking file (rank,node)");
   cmd->add_option("--policy", flags->policies, "Policy name(s), comma-separated")->required();
   cmd->add_option("--json", flags->json, "Write results as JSON");
-  cmd->add_option("--report", flags->report, "Write an HTML report");
+  cmd->add_option("--report", flags->report, "Write an HTML report (one self-contained file)");
   cmd->add_option("--placements", flags->placements, "Write index,pod,node per arrival (FGD protocol)");
   cmd->add_flag("--skip-bad-lines", flags->sim.skip_bad_lines, "Skip malformed trace lines (counted) instead of stopping");
   cmd->add_option("--max-jobs", flags->sim.max_jobs, "Read at most this many jobs");
   cmd->add_flag("--check-indexes", flags->sim.check_indexes, "Verify state indexes after every change (slow)");
-  cmd->add_flag("--quiet", flags->quiet, "No progress bar");
+  auto* quiet = cmd->add_flag("--quiet", flags->quiet, "No progress bar");
+  cmd->add_flag("--progress", flags->progress, "Show the progress bar even when stderr is not a terminal")
+      ->excludes(quiet);
+  // Generated workloads (Gavel's heterogeneity experiments).
+  cmd->add_option("--workload", flags->sim.workload, "Generated workload instead of a trace: gavel");
+  cmd->add_option("--rate", flags->sim.rate_per_hour, "gavel: arrival rate, jobs per hour")->default_val(5.6);
+  cmd->add_option("--jobs", flags->sim.jobs, "gavel: number of jobs")->default_val(6000);
+  cmd->add_option("--measure", flags->sim.measure, "gavel: BEGIN:END job ids whose JCT is reported (e.g. 4000:5000)");
+  cmd->add_flag("--multi-gpu", flags->sim.multi_gpu, "gavel: multi-GPU jobs (scale factors 1/2/4/8)");
+  cmd->add_flag("--static", flags->sim.static_trace, "gavel: every job arrives at t=0 (makespan runs)");
+  cmd->add_flag("--priorities", flags->sim.priorities, "gavel: priority weights (5 with prob. 0.2)");
+  cmd->add_option("--throughputs", flags->sim.throughputs, "gavel: measured throughput table (Gavel JSON)")
+      ->default_val("../shared/data/gavel/simulation_throughputs.json");
+  cmd->add_option("--catalog", flags->sim.catalog, "Accelerator catalog YAML")->default_val("data/accelerators.yaml");
+  cmd->add_option("--reference-type", flags->sim.reference_type, "Reference accelerator of normalized units")
+      ->default_val("H100");
+  cmd->add_option("--round", flags->sim.round_s, "gavel: scheduling round, seconds")->default_val(360);
   cmd->callback([flags, &run] { run = [flags] { return Run(*flags); }; });
 }
 

@@ -82,6 +82,25 @@ StatusOr<Cluster> ClusterBuilder::Build() && {
   const size_t n = specs_.size();
   if (n == 0) return InvalidArgument("cluster has no nodes");
   if (n > static_cast<size_t>(INT32_MAX / 2)) return InvalidArgument("too many nodes");
+  for (GpuType& t : declared_types_) {
+    if (t.name.empty()) return InvalidArgument("a GPU type has no name");
+    if (t.memory_mib < 0) return InvalidArgument("GPU type " + t.name + ": negative memory");
+    if (c.FindGpuType(t.name)) return InvalidArgument("duplicate GPU type '" + t.name + "'");
+    if (c.gpu_types_.size() >= kMaxGpuTypes) return InvalidArgument("more than 64 GPU types");
+    if (t.memory_mib == 0) t.memory_mib = KnownGpuMemoryMib(t.name);
+    c.gpu_types_.push_back(std::move(t));
+  }
+  for (int l = 0; l < kNumLevels; ++l) {
+    if (!(oversub_[l] > 0)) return InvalidArgument(std::string(LevelName(static_cast<Level>(l))) + ": oversubscription must be positive");
+    if (bandwidth_[l] < 0) return InvalidArgument(std::string(LevelName(static_cast<Level>(l))) + ": negative bandwidth");
+  }
+  // Per-domain overrides, keyed by level and path; each must name a real domain.
+  std::map<std::pair<int, std::string>, std::pair<LinkSpec, bool>> overrides;
+  for (const DomainLinks& d : domain_links_) {
+    if (d.links.oversubscription < 0 || d.links.bandwidth_gbps < 0)
+      return InvalidArgument(std::string(LevelName(d.level)) + " " + d.path + ": negative bandwidth or oversubscription");
+    overrides[{static_cast<int>(d.level), d.path}] = {d.links, false};
+  }
 
   // Domain keys per level (full path, so "leaf-0" in two spines are distinct).
   std::vector<std::array<std::string, kNumLevels>> keys(n);
@@ -130,7 +149,7 @@ StatusOr<Cluster> ClusterBuilder::Build() && {
       if (!t) {
         if (c.gpu_types_.size() >= kMaxGpuTypes) return InvalidArgument("more than 64 GPU types");
         c.gpu_types_.push_back(
-            {s.gpu_type, s.gpu_memory_mib > 0 ? s.gpu_memory_mib : KnownGpuMemoryMib(s.gpu_type)});
+            {s.gpu_type, s.gpu_memory_mib > 0 ? s.gpu_memory_mib : KnownGpuMemoryMib(s.gpu_type), {}});
         t = GpuTypeId(static_cast<int16_t>(c.gpu_types_.size() - 1));
       }
       node.gpu_type = *t;
@@ -148,6 +167,15 @@ StatusOr<Cluster> ClusterBuilder::Build() && {
         d.begin = id;
         d.end = id;
         d.bandwidth_gbps = bandwidth_[l];
+        d.oversubscription = oversub_[l];
+        if (!overrides.empty()) {
+          auto it = overrides.find({l, key});
+          if (it != overrides.end()) {
+            if (it->second.first.bandwidth_gbps > 0) d.bandwidth_gbps = it->second.first.bandwidth_gbps;
+            if (it->second.first.oversubscription > 0) d.oversubscription = it->second.first.oversubscription;
+            it->second.second = true;
+          }
+        }
         open_dom[l] = static_cast<int32_t>(c.domains_.size());
         open_key[l] = key;
         c.by_level_[l].push_back(DomainId(open_dom[l]));
@@ -163,6 +191,10 @@ StatusOr<Cluster> ClusterBuilder::Build() && {
     c.max_gpus_per_node_ = std::max(c.max_gpus_per_node_, s.gpu_count);
     c.nodes_.push_back(std::move(node));
   }
+  for (const auto& [key, value] : overrides)
+    if (!value.second)
+      return InvalidArgument(std::string("link settings for unknown ") + LevelName(static_cast<Level>(key.first)) +
+                             " '" + key.second + "'");
   c.total_gpus_ = gpu;
   // Children ranges: the domains of the next level are in node order, so the
   // children of each domain are a contiguous run.

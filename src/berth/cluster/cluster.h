@@ -48,6 +48,10 @@ struct Domain {
   // Bandwidth per GPU for traffic that stays inside this domain, in Gbit/s
   // (0 = unknown); used by topology-aware placement and runtime models.
   double bandwidth_gbps = 0;
+  // Oversubscription of the domain's uplinks: the bandwidth its members could
+  // send out divided by what its uplinks carry (1 = non-blocking). Traffic that
+  // leaves the domain gets about bandwidth_gbps / oversubscription per GPU.
+  double oversubscription = 1;
 };
 
 class Cluster {
@@ -121,19 +125,45 @@ struct NodeSpec {
   std::string nvlink;  // empty: the node is its own NVLink domain
 };
 
+// Link figures of one domain; 0 means "not set here" (the level's default applies).
+struct LinkSpec {
+  double bandwidth_gbps = 0;
+  double oversubscription = 0;
+};
+
 class ClusterBuilder {
  public:
   void AddNode(NodeSpec spec) { specs_.push_back(std::move(spec)); }
-  // Bandwidth per GPU inside domains of a level (Gbit/s).
+  // Declares a GPU type ahead of the nodes: declared types get the first ids,
+  // in declaration order, and keep their memory and specs. Types that nodes
+  // name without a declaration are added on first use.
+  void DeclareGpuType(GpuType type) { declared_types_.push_back(std::move(type)); }
+  // Defaults for every domain of a level: bandwidth per GPU (Gbit/s) and uplink
+  // oversubscription ratio.
   void SetLevelBandwidth(Level level, double gbps) { bandwidth_[static_cast<int>(level)] = gbps; }
+  void SetLevelOversubscription(Level level, double ratio) { oversub_[static_cast<int>(level)] = ratio; }
+  // Overrides for one domain, named by its path of names from the region down
+  // ("r0/c0/spine-1/leaf-3"; empty names in a NodeSpec are spelled "default").
+  void SetDomainLinks(Level level, std::string path, LinkSpec links) {
+    domain_links_.push_back({level, std::move(path), links});
+  }
   // Builds the cluster. Nodes are grouped by domain (stable: first appearance
   // order of each domain, file order within a domain). Errors: duplicate node
-  // names, negative quantities, too many GPUs per node or GPU types.
+  // or GPU type names, negative quantities, too many GPUs per node or GPU types,
+  // non-positive oversubscription.
   StatusOr<Cluster> Build() &&;
 
  private:
+  struct DomainLinks {
+    Level level;
+    std::string path;
+    LinkSpec links;
+  };
   std::vector<NodeSpec> specs_;
+  std::vector<GpuType> declared_types_;
+  std::vector<DomainLinks> domain_links_;
   std::array<double, kNumLevels> bandwidth_{0, 0, 0, 0, 0};
+  std::array<double, kNumLevels> oversub_{1, 1, 1, 1, 1};
 };
 
 }  // namespace berth::cluster

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "berth/common/ids.h"
@@ -18,6 +19,9 @@ inline constexpr int kMaxGpuTypes = 64;
 struct GpuType {
   std::string name;
   MiB memory_mib = 0;  // 0 when unknown
+  // Free-form facts from a cluster file (e.g. {"bf16_tflops", "989"}), in file
+  // order; informational, read by runtime models and reports.
+  std::vector<std::pair<std::string, std::string>> specs;
 };
 
 class GpuTypeSet {

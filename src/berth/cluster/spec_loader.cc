@@ -1,4 +1,5 @@
 // Compact cluster specs ("12500x8:H100/leaf=32/spine=16") and the dispatcher.
+#include <algorithm>
 #include <charconv>
 #include <string>
 #include <vector>
@@ -31,14 +32,13 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 
 }  // namespace
 
-StatusOr<Cluster> ParseClusterSpec(std::string_view spec) {
+Status AddSpecGroups(std::string_view spec, ClusterBuilder& b, SpecCursor& cursor) {
   if (spec.empty()) return InvalidArgument("empty cluster spec");
-  ClusterBuilder b;
-  int64_t node_no = 0;
   auto groups = Split(spec, '+');
-  for (size_t gi = 0; gi < groups.size(); ++gi) {
-    std::string where = "cluster spec group " + std::to_string(gi + 1) + " '" + std::string(groups[gi]) + "'";
-    auto opts = Split(groups[gi], '/');
+  for (std::string_view group : groups) {
+    const int64_t gi = cursor.next_group++;
+    std::string where = "cluster spec group " + std::to_string(gi + 1) + " '" + std::string(group) + "'";
+    auto opts = Split(group, '/');
     std::string_view head = opts[0];
     size_t x = head.find('x'), colon = head.find(':');
     if (x == std::string_view::npos || colon == std::string_view::npos || colon < x)
@@ -66,7 +66,8 @@ StatusOr<Cluster> ParseClusterSpec(std::string_view spec) {
       if (!ParsePositive(val, *target)) return InvalidArgument(where + ": option " + std::string(key) + " must be a positive integer");
     }
     if (spine == 0) spine = (nodes + leaf - 1) / leaf;
-    for (int64_t i = 0; i < nodes; ++i, ++node_no) {
+    for (int64_t i = 0; i < nodes; ++i) {
+      const int64_t node_no = cursor.next_node++;
       NodeSpec s;
       s.name = "node-" + std::to_string(node_no);
       s.cpu_milli = cpu * 1000;
@@ -82,10 +83,18 @@ StatusOr<Cluster> ParseClusterSpec(std::string_view spec) {
       b.AddNode(std::move(s));
     }
   }
+  return Status::Ok();
+}
+
+StatusOr<Cluster> ParseClusterSpec(std::string_view spec) {
+  ClusterBuilder b;
+  SpecCursor cursor;
+  BERTH_RETURN_IF_ERROR(AddSpecGroups(spec, b, cursor));
   return std::move(b).Build();
 }
 
 StatusOr<Cluster> LoadCluster(const std::string& path_or_spec) {
+  if (path_or_spec.find("pai_machine_spec") != std::string::npos) return LoadPaiMachineSpec(path_or_spec);
   if (EndsWith(path_or_spec, ".csv")) return LoadOpenbNodeList(path_or_spec);
   if (EndsWith(path_or_spec, ".yaml") || EndsWith(path_or_spec, ".yml")) return LoadClusterYaml(path_or_spec);
   return ParseClusterSpec(path_or_spec);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -48,6 +49,8 @@ class DenseBitset {
     for (int32_t w = bw + 1; w < ew; ++w) n += std::popcount(words_[w]);
     return n;
   }
+  // Heap bytes held by the words.
+  size_t MemoryBytes() const { return words_.capacity() * sizeof(uint64_t); }
   bool operator==(const DenseBitset&) const = default;
 
  private:

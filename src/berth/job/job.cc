@@ -33,28 +33,34 @@ std::pair<int32_t, int32_t> JobSpec::TaskPosition(int32_t task_index) const {
 
 Status ValidateJob(const JobSpec& job) {
   const std::string who = "job '" + job.name + "'";
-  if (job.groups.empty()) return InvalidArgument(who + ": no task groups");
-  if (job.duration < -1) return InvalidArgument(who + ": negative duration");
-  if (job.submit_time < 0) return InvalidArgument(who + ": negative submit time");
+  if (job.groups.empty()) return InvalidArgument(who + ": groups: no task groups");
+  if (job.duration < -1) return InvalidArgument(who + ": duration: negative (-1 means unknown)");
+  if (job.runtime_limit < -1) return InvalidArgument(who + ": runtime_limit: negative (-1 means none)");
+  if (job.checkpoint_interval < -1) return InvalidArgument(who + ": checkpoint_interval: negative (-1 means never)");
+  if (job.submit_time < 0) return InvalidArgument(who + ": submit_time: negative");
+  if (job.dataset_mib < 0) return InvalidArgument(who + ": dataset_mib: negative");
+  if (job.work_steps == 0 || job.work_steps < -1)
+    return InvalidArgument(who + ": work_steps: must be positive (or -1: unknown)");
   for (const auto& g : job.groups) {
-    const std::string where = who + " group '" + g.name + "'";
-    if (g.count <= 0) return InvalidArgument(where + ": count must be positive");
-    if (g.min_count > g.count) return InvalidArgument(where + ": gang minimum above count");
-    if (g.min_count == 0 || g.min_count < -1) return InvalidArgument(where + ": gang minimum must be positive");
-    if (g.gpus < 0) return InvalidArgument(where + ": negative GPU count");
-    if (g.gpus > 64) return InvalidArgument(where + ": more GPUs per task than any node has");
+    const std::string where = who + " group '" + g.name + "': ";
+    if (g.count <= 0) return InvalidArgument(where + "count: must be positive");
+    if (g.min_count > g.count) return InvalidArgument(where + "min_count: gang minimum above count");
+    if (g.min_count == 0 || g.min_count < -1)
+      return InvalidArgument(where + "min_count: gang minimum must be positive (or -1 for all tasks)");
+    if (g.gpus < 0) return InvalidArgument(where + "gpus: negative GPU count");
+    if (g.gpus > 64) return InvalidArgument(where + "gpus: more GPUs per task than any node has");
     if (g.milli_per_gpu <= 0 || g.milli_per_gpu > kMilliPerGpu)
-      return InvalidArgument(where + ": GPU share must be in 1..1000 milli-GPU");
+      return InvalidArgument(where + "milli_per_gpu: GPU share must be in 1..1000 milli-GPU");
     if (g.gpus > 1 && g.milli_per_gpu != kMilliPerGpu)
-      return InvalidArgument(where + ": a fractional GPU share needs exactly one GPU per task");
-    if (g.cpu_milli < 0) return InvalidArgument(where + ": negative CPU request");
-    if (g.memory_mib < 0) return InvalidArgument(where + ": negative memory request");
-    if (g.block_tasks < 0) return InvalidArgument(where + ": negative block size");
+      return InvalidArgument(where + "milli_per_gpu: a fractional GPU share needs exactly one GPU per task");
+    if (g.cpu_milli < 0) return InvalidArgument(where + "cpu_milli: negative CPU request");
+    if (g.memory_mib < 0) return InvalidArgument(where + "memory_mib: negative memory request");
+    if (g.block_tasks < 0) return InvalidArgument(where + "block_tasks: negative block size");
     if (g.block_tasks > 0 && g.count % g.block_tasks != 0)
-      return InvalidArgument(where + ": count " + std::to_string(g.count) + " is not a multiple of the block size " +
-                             std::to_string(g.block_tasks));
+      return InvalidArgument(where + "block_tasks: count " + std::to_string(g.count) +
+                             " is not a multiple of the block size " + std::to_string(g.block_tasks));
     if (g.block_tasks > 0 && g.milli_per_gpu != kMilliPerGpu)
-      return InvalidArgument(where + ": blocks need whole-GPU tasks");
+      return InvalidArgument(where + "block_tasks: blocks need whole-GPU tasks");
   }
   return Status::Ok();
 }

@@ -64,6 +64,7 @@ struct JobSpec {
   // tries the narrowest level that holds the gang first.
   std::optional<cluster::Level> required_level;
   std::optional<cluster::Level> preferred_level;
+  int64_t work_steps = -1;          // training steps (iterations) to run when the trace gives them, else -1
 
   int32_t num_tasks() const;
   int64_t total_gpus() const;            // whole-GPU equivalents rounded up per task
@@ -73,7 +74,8 @@ struct JobSpec {
 };
 
 // Checks a job for internal consistency (counts, shares, quantities). Errors
-// name the job and the field.
+// name the job, the group and the field: "job 'x' group 'main': count: must
+// be positive".
 Status ValidateJob(const JobSpec& job);
 
 // Resolves every group's gpu_type_spec against a cluster's GPU types.

@@ -13,6 +13,7 @@ Status RegisterBuiltinPlugins(framework::PluginRegistry& r) {
   BERTH_RETURN_IF_ERROR(RegisterGangPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterTopologyPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterFgdPlugins(r));
+  BERTH_RETURN_IF_ERROR(RegisterCandidatePlugins(r));
   return Status::Ok();
 }
 
@@ -61,6 +62,10 @@ Status RegisterBuiltinPolicies(framework::PolicyRegistry& r) {
     BERTH_RETURN_IF_ERROR(r.Register("topology", std::move(p),
                                      "gangs in the narrowest topology domain that holds them, best fit for the rest"));
   }
+  Profile binpack = Placement("binpack");
+  binpack.candidates = {PluginRef{"binpack"}};
+  BERTH_RETURN_IF_ERROR(r.Register("binpack", std::move(binpack),
+                                   "fewest free GPUs left on the node, from the state's indexes (no full scan)"));
   return Status::Ok();
 }
 

@@ -17,5 +17,6 @@ Status RegisterScorePlugins(framework::PluginRegistry& registry);
 Status RegisterGangPlugins(framework::PluginRegistry& registry);
 Status RegisterTopologyPlugins(framework::PluginRegistry& registry);
 Status RegisterFgdPlugins(framework::PluginRegistry& registry);
+Status RegisterCandidatePlugins(framework::PluginRegistry& registry);
 
 }  // namespace berth::plugins

@@ -59,7 +59,7 @@ TEST(ApiValidationTest, BadBodiesGetClearErrors) {
 TEST(ApiValidationTest, JobJsonRoundTrips) {
   const std::string body =
       R"({"name":"llm","tenant":"ml","queue":"q","priority":3,"submit_time_s":1.5,"duration_s":60,)"
-      R"("runtime_limit_s":120,"job_class":"gpt","dataset":"web","dataset_mib":10,"checkpoint_interval_s":30,)"
+      R"("runtime_limit_s":120,"job_class":"gpt","dataset":"web","dataset_mib":10,"checkpoint_interval_s":30,"work_steps":500,)"
       R"("groups":[{"name":"w","count":4,"min_count":2,"gpus":8,"cpu_milli":1000,"memory_mib":2048,)"
       R"("gpu_types":["H100","A100"]},{"name":"s","count":1,"gpus":1,"milli_per_gpu":250}]})";
   auto sub = ParseJobBody(body);

@@ -129,6 +129,8 @@ StatusOr<JobSubmission> ParseJobJson(const json& v) {
       BERTH_RETURN_IF_ERROR(GetIntAs(key, val, 0, kInt64Max, j.dataset_mib));
     } else if (key == "checkpoint_interval_s") {
       BERTH_RETURN_IF_ERROR(GetSeconds(key, val, true, j.checkpoint_interval));
+    } else if (key == "work_steps") {
+      BERTH_RETURN_IF_ERROR(GetInt(key, val, 1, kInt64Max, j.work_steps));
     } else if (key == "idempotency_key") {
       BERTH_RETURN_IF_ERROR(GetString(key, val, out.idempotency_key));
       if (out.idempotency_key.empty()) return InvalidArgument("idempotency_key: empty (omit it instead)");
@@ -179,6 +181,7 @@ json JobToJson(const job::JobSpec& s) {
   if (!s.dataset.empty()) j["dataset"] = s.dataset;
   if (s.dataset_mib != 0) j["dataset_mib"] = s.dataset_mib;
   if (s.checkpoint_interval > 0) j["checkpoint_interval_s"] = UsToSeconds(s.checkpoint_interval);
+  if (s.work_steps > 0) j["work_steps"] = s.work_steps;
   json groups = json::array();
   for (const auto& g : s.groups) {
     json o = json::object();

@@ -4,13 +4,16 @@
 #include "berth/cluster/loaders.h"
 #include "berth/plugins/builtin.h"
 #include "berth/sim/fgd_protocol.h"
+#include "berth/sim/gavel/gavel_sim.h"
 #include "berth/sim/readers/readers.h"
 
 namespace berth::sim {
 
 Status SimulateOptions::Validate() const {
   if (cluster.empty()) return InvalidArgument("--cluster is required");
-  if (trace.empty()) return InvalidArgument("--trace is required");
+  if (!workload.empty() && workload != "gavel")
+    return InvalidArgument("--workload must be gavel, not '" + workload + "'");
+  if (trace.empty() && workload.empty()) return InvalidArgument("--trace is required");
   if (policies.empty()) return InvalidArgument("--policy is required");
   if (!mode.empty() && mode != "fgd" && mode != "replay")
     return InvalidArgument("--mode must be fgd or replay, not '" + mode + "'");
@@ -20,6 +23,7 @@ Status SimulateOptions::Validate() const {
 
 StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   BERTH_RETURN_IF_ERROR(o.Validate());
+  if (o.workload == "gavel") return gavel::RunGavelSimulation(o);
   framework::PluginRegistry plugins;
   BERTH_RETURN_IF_ERROR(plugins::RegisterBuiltinPlugins(plugins));
   framework::PolicyRegistry policies;
@@ -39,6 +43,7 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   SimulateOutput out;
   out.cluster_summary = cluster.Summary();
   out.trace_summary = trace.format + ": " + trace.report.Summary();
+  out.trace_skips = trace.report.SkipDetails();
   out.trace_name = o.trace.substr(o.trace.find_last_of('/') == std::string::npos ? 0 : o.trace.find_last_of('/') + 1);
   if (mode == "fgd") {
     FgdOptions fo;

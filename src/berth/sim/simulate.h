@@ -25,6 +25,19 @@ struct SimulateOptions {
   int64_t max_jobs = -1;
   bool check_indexes = false;
   bool record_placements = false;
+  // Generated workloads instead of a trace: "gavel" (Gavel's synthetic jobs,
+  // round-based heterogeneity-aware simulation; --trace is then not needed).
+  std::string workload;
+  double rate_per_hour = 5.6;        // gavel: Poisson arrivals, jobs per hour
+  int64_t jobs = 6000;               // gavel: jobs generated
+  std::string measure;               // gavel: "BEGIN:END" job ids whose JCT is reported
+  bool multi_gpu = false;            // gavel: draw scale factors 1/2/4/8
+  bool static_trace = false;         // gavel: every job at t = 0 (makespan runs)
+  bool priorities = false;           // gavel: priority weights 1 or 5
+  std::string throughputs = "../shared/data/gavel/simulation_throughputs.json";
+  std::string catalog = "data/accelerators.yaml";
+  std::string reference_type = "H100";  // normalized units
+  double round_s = 360;              // gavel: scheduling round
   // Called with (done, total) as the run advances, for a progress bar.
   std::function<void(int64_t, int64_t)> progress;
 
@@ -35,6 +48,7 @@ struct SimulateOutput {
   std::vector<PolicyResult> results;
   std::string cluster_summary;
   std::string trace_summary;
+  std::string trace_skips;  // the read report's skipped lines by reason, with the first errors ("" if none)
   std::string trace_name;
 };
 

@@ -11,11 +11,21 @@ void ReadReport::Skip(const std::string& reason, const std::string& error) {
 
 std::string ReadReport::Summary() const {
   std::string s = std::to_string(jobs) + " jobs from " + std::to_string(lines) + " lines";
+  if (filtered) s += "; " + std::to_string(filtered) + " left out by filters";
   if (skipped) {
     s += "; skipped " + std::to_string(skipped) + " bad line(s):";
     for (const auto& [reason, n] : skipped_by_reason) s += " " + reason + " " + std::to_string(n) + ";";
     s.pop_back();
   }
+  return s;
+}
+
+std::string ReadReport::SkipDetails() const {
+  if (!skipped) return "";
+  std::string s = "skipped " + std::to_string(skipped) + " bad line(s) of " + std::to_string(lines) + ":\n";
+  for (const auto& [reason, n] : skipped_by_reason) s += "  " + std::to_string(n) + " " + reason + "\n";
+  s += examples.size() < static_cast<size_t>(skipped) ? "first errors:\n" : "errors:\n";
+  for (const auto& e : examples) s += "  " + e + "\n";
   return s;
 }
 

@@ -1,7 +1,8 @@
 // Traces: a list of jobs read from a file, with a report of what was read and
 // what was skipped. Every reader validates each line; a bad line either stops
 // the read (an error naming file and line) or is skipped and counted, as the
-// caller chooses.
+// caller chooses. Errors in the file as a whole (cannot open, empty, no
+// header, unknown or missing column, no job left) always stop the read.
 #pragma once
 
 #include <cstdint>
@@ -17,24 +18,41 @@ namespace berth::sim {
 struct ReadOptions {
   bool skip_bad_lines = false;  // false: the first bad line is an error
   int64_t max_jobs = -1;        // stop after this many jobs (-1: all)
+
+  // Filters, for formats with wall-clock submission times and tenants (philly).
+  // Defaults keep every job; a job left out is counted in ReadReport::filtered.
+  // Times are "YYYY-MM-DD" or "YYYY-MM-DD HH:MM:SS" in the trace's own clock.
+  std::string window_from;           // keep jobs submitted at or after this time
+  std::string window_to;             // keep jobs submitted at or before this time; a bare date includes its whole day
+  std::vector<std::string> tenants;  // keep only jobs of these tenants (Philly VCs); empty: all
+
+  bool has_filters() const { return !window_from.empty() || !window_to.empty() || !tenants.empty(); }
 };
 
 struct ReadReport {
-  int64_t lines = 0;    // data lines seen
-  int64_t jobs = 0;     // jobs produced
-  int64_t skipped = 0;  // bad lines skipped
+  int64_t lines = 0;     // data lines seen
+  int64_t jobs = 0;      // jobs produced
+  int64_t skipped = 0;   // bad lines skipped
+  int64_t filtered = 0;  // good lines left out by a window or tenant filter
   std::map<std::string, int64_t> skipped_by_reason;  // reason -> count
   std::vector<std::string> examples;  // the first few skipped lines' errors ("file:line: why")
 
   // Records a skipped line; `reason` is a short category, `error` the full message.
   void Skip(const std::string& reason, const std::string& error);
+  // One line: "N jobs from M lines[; F left out by filters][; skipped K bad line(s): reason n; ...]".
   std::string Summary() const;
+  // "" when nothing was skipped; else the skip counts by reason and the first
+  // few errors, one per line, for the user to fix the file.
+  std::string SkipDetails() const;
 };
 
 struct Trace {
   std::vector<job::JobSpec> jobs;
   ReadReport report;
   std::string format;
+  // The wall-clock time that submit time 0 stands for, when the format has
+  // one (philly: "2017-09-04 10:30:41"); "" otherwise.
+  std::string time_origin;
 };
 
 // Handles one bad line under `opts`: returns the error when not skipping, OK

@@ -2,6 +2,7 @@
 #include "berth/state/cluster_state.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace berth::state {
 
@@ -26,6 +27,7 @@ ClusterState::ClusterState(const Cluster& cluster) : cluster_(&cluster) {
   for (const auto& node : cluster.nodes())
     if (node.gpu_count > 0) max_k[node.gpu_type.value()] = std::max(max_k[node.gpu_type.value()], node.gpu_count);
   for (size_t t = 0; t < buckets_.size(); ++t) buckets_[t].assign(max_k[t] + 1, DenseBitset(n));
+  share_buckets_.assign(cluster.gpu_types().size(), std::vector<DenseBitset>(kNumShareClasses, DenseBitset(n)));
   for (int32_t i = 0; i < n; ++i) {
     const auto& node = cluster.nodes()[i];
     free_cpu_[i] = node.cpu_milli;
@@ -48,11 +50,17 @@ void ClusterState::AddNodeToIndexes(NodeId n, int sign) {
   type_full_free_[t] += sign * k;
   type_free_milli_[t] += sign * node_free_milli_[i];
   if (sign > 0) buckets_[t][k].Set(i); else buckets_[t][k].Reset(i);
-}
-
-const Allocation* ClusterState::Find(TaskKey task) const {
-  auto it = allocs_.find(task);
-  return it == allocs_.end() ? nullptr : &it->second;
+  // Share classes of the partially used GPUs. Called with -1 before a change
+  // and +1 after it, so the classes removed are the ones added last time.
+  uint64_t classes = 0;
+  const MilliGpu* free = &gpu_free_[node.first_gpu];
+  for (int g = 0; g < node.gpu_count; ++g)
+    if (free[g] > 0 && free[g] < kMilliPerGpu) classes |= uint64_t{1} << ShareClassOf(free[g]);
+  auto& by_class = share_buckets_[t];
+  for (; classes; classes &= classes - 1) {
+    const int c = std::countr_zero(classes);
+    if (sign > 0) by_class[c].Set(i); else by_class[c].Reset(i);
+  }
 }
 
 Status ClusterState::CheckPlace(const PlaceTask& e) const {
@@ -61,7 +69,7 @@ Status ClusterState::CheckPlace(const PlaceTask& e) const {
     return InvalidArgument("place: no node " + std::to_string(a.node.value()));
   const auto& node = cluster_->node(a.node);
   const int i = a.node.value();
-  if (allocs_.count(e.task))
+  if (allocs_.Contains(e.task))
     return AlreadyExists("place: task " + std::to_string(e.task.job.value()) + "/" +
                          std::to_string(e.task.index) + " already holds resources");
   if (!up_[i]) return FailedPrecondition("place: node " + node.name + " is down");
@@ -83,7 +91,7 @@ Status ClusterState::CheckPlace(const PlaceTask& e) const {
 Status ClusterState::Check(const Event& event) const {
   if (auto* p = std::get_if<PlaceTask>(&event)) return CheckPlace(*p);
   if (auto* r = std::get_if<ReleaseTask>(&event)) {
-    if (!allocs_.count(r->task)) return NotFound("release: task holds nothing");
+    if (!allocs_.Contains(r->task)) return NotFound("release: task holds nothing");
     return Status::Ok();
   }
   const auto& u = std::get<SetNodeUp>(event);
@@ -110,14 +118,12 @@ Status ClusterState::Apply(const Event& event) {
     ++node_version_[i];
     auto& list = tasks_on_[i];
     list.insert(std::upper_bound(list.begin(), list.end(), p->task), p->task);
-    allocs_.emplace(p->task, a);
+    allocs_.Insert(p->task, a);
     AddNodeToIndexes(a.node, +1);
     return Status::Ok();
   }
   if (auto* r = std::get_if<ReleaseTask>(&event)) {
-    auto it = allocs_.find(r->task);
-    const Allocation a = it->second;
-    allocs_.erase(it);
+    const Allocation a = allocs_.Erase(r->task);
     const int i = a.node.value();
     const auto& node = cluster_->node(a.node);
     AddNodeToIndexes(a.node, -1);
@@ -154,8 +160,10 @@ Status ClusterState::CheckIndexes() const {
     if (!up_[i]) (void)fresh.Apply(SetNodeUp{NodeId(static_cast<int32_t>(i)), false});
   // Re-place in key order: determinism of the recomputation does not matter for
   // equality, but sorted order makes failures reproducible.
-  std::vector<std::pair<TaskKey, Allocation>> all(allocs_.begin(), allocs_.end());
-  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<TaskTable::Record> all;
+  all.reserve(allocs_.size());
+  for (size_t r = 0; r < allocs_.size(); ++r) all.push_back(allocs_.record(r));
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
   for (const auto& [key, alloc] : all) {
     // Bypass the up check: tasks may sit on nodes that went down later.
     const int i = alloc.node.value();
@@ -177,9 +185,32 @@ Status ClusterState::CheckIndexes() const {
   if (fresh.type_full_free_ != type_full_free_) return Internal("index mismatch: type free GPUs");
   if (fresh.type_free_milli_ != type_free_milli_) return Internal("index mismatch: type free milli-GPU");
   if (fresh.buckets_ != buckets_) return Internal("index mismatch: node buckets by free GPUs");
+  if (fresh.share_buckets_ != share_buckets_) return Internal("index mismatch: node buckets by share class");
   if (fresh.allocated_milli_ != allocated_milli_) return Internal("index mismatch: allocated milli-GPU");
   if (fresh.free_full_total_ != free_full_total_) return Internal("index mismatch: total free GPUs");
   return Status::Ok();
+}
+
+StateMemory ClusterState::Memory() const {
+  // A heap block as glibc's malloc lays it out: the request plus an 8-byte
+  // header, rounded up to 16 bytes, at least 32.
+  auto block = [](size_t n) -> size_t { return n == 0 ? 0 : std::max<size_t>(32, (n + 8 + 15) / 16 * 16); };
+  auto bytes = [&](const auto& v) { return block(v.capacity() * sizeof(v[0])); };
+  StateMemory m;
+  m.per_gpu = bytes(gpu_free_);
+  m.per_node = bytes(up_) + bytes(free_cpu_) + bytes(free_mem_) + bytes(node_free_milli_) + bytes(full_free_mask_) +
+               bytes(node_version_) + bytes(tasks_on_);
+  m.indexes = bytes(domain_full_free_) + bytes(type_full_free_) + bytes(type_free_milli_);
+  for (const auto* by_type : {&buckets_, &share_buckets_}) {
+    m.indexes += bytes(*by_type);
+    for (const auto& sets : *by_type) {
+      m.indexes += bytes(sets);
+      for (const auto& b : sets) m.indexes += block(b.MemoryBytes());
+    }
+  }
+  for (const auto& list : tasks_on_) m.task_lists += bytes(list);
+  for (size_t b : allocs_.HeapBlocks()) m.task_records += block(b);
+  return m;
 }
 
 }  // namespace berth::state

@@ -10,20 +10,38 @@
 //   - per topology domain: fully free GPUs;
 //   - per GPU type: fully free GPUs, free milli-GPU;
 //   - per GPU type and k: the set of up nodes with exactly k fully free GPUs
-//     (a bitset, so "the first node with >= k free" is a word scan).
+//     (a bitset, so "the first node with >= k free" is a word scan);
+//   - per GPU type and share class c: the set of up nodes with at least one
+//     partially used GPU whose free milli-GPU f (0 < f < 1000) has
+//     f / kShareClassWidth == c (so shares find partly used GPUs that fit
+//     without visiting every node).
 #pragma once
 
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "berth/cluster/cluster.h"
 #include "berth/common/bitset.h"
 #include "berth/common/status.h"
 #include "berth/state/events.h"
+#include "berth/state/task_table.h"
 
 namespace berth::state {
+
+// Width in milli-GPU of one share class (see the partial-GPU index above).
+inline constexpr MilliGpu kShareClassWidth = 32;
+inline constexpr int kNumShareClasses = (kMilliPerGpu + kShareClassWidth - 1) / kShareClassWidth;
+
+// An estimate of the heap and object bytes of a ClusterState, by part.
+struct StateMemory {
+  size_t per_gpu = 0;      // free milli per GPU
+  size_t per_node = 0;     // per-node arrays, the task lists' headers
+  size_t indexes = 0;      // per-domain/type counters and the node bitsets
+  size_t task_records = 0;  // the allocation of each task, and its index
+  size_t task_lists = 0;    // the per-node lists of tasks
+  size_t total() const { return per_gpu + per_node + indexes + task_records + task_lists; }
+};
 
 class ClusterState {
  public:
@@ -60,16 +78,29 @@ class ClusterState {
   const DenseBitset& nodes_with_full_free(GpuTypeId t, int k) const { return buckets_[t.value()][k]; }
   // Buckets of type t: k ranges over [0, bucket_count(t)).
   int bucket_count(GpuTypeId t) const { return static_cast<int>(buckets_[t.value()].size()); }
+  // The largest k for which nodes_with_full_free(t, k) exists (the most GPUs
+  // of type t on one node).
+  int max_full_free(GpuTypeId t) const { return static_cast<int>(buckets_[t.value()].size()) - 1; }
+  // Up nodes of type t with a partially used GPU in share class c
+  // (0 <= c < kNumShareClasses).
+  const DenseBitset& nodes_with_share_class(GpuTypeId t, int c) const { return share_buckets_[t.value()][c]; }
+  static int ShareClassOf(MilliGpu free) { return free / kShareClassWidth; }
   int64_t allocated_milli() const { return allocated_milli_; }
   int64_t free_full_gpus_total() const { return free_full_total_; }
   int64_t num_tasks() const { return static_cast<int64_t>(allocs_.size()); }
 
-  // The allocation of a task, or nullptr.
-  const Allocation* Find(TaskKey task) const;
+  // The allocation of a task, or nullptr. Valid until the next Apply.
+  const Allocation* Find(TaskKey task) const { return allocs_.Find(task); }
 
   // Recomputes every index from the allocations and compares. OK when equal;
   // otherwise Internal naming the first index that differs.
   Status CheckIndexes() const;
+
+  // What this state occupies on the heap: every buffer (vector capacities,
+  // the hash map's nodes and buckets) as a glibc malloc block. The object
+  // itself and the cluster model are not counted.
+  StateMemory Memory() const;
+  size_t MemoryBytes() const { return Memory().total(); }
 
  private:
   struct Indexes;  // a recomputation, used by CheckIndexes
@@ -93,9 +124,10 @@ class ClusterState {
   std::vector<int64_t> type_full_free_;
   std::vector<int64_t> type_free_milli_;
   std::vector<std::vector<DenseBitset>> buckets_;  // [type][k]
+  std::vector<std::vector<DenseBitset>> share_buckets_;  // [type][share class]
   int64_t allocated_milli_ = 0;
   int64_t free_full_total_ = 0;
-  std::unordered_map<TaskKey, Allocation> allocs_;  // looked up, never iterated for decisions
+  TaskTable allocs_;  // looked up, never iterated for decisions
 };
 
 }  // namespace berth::state

@@ -2,18 +2,22 @@
 #include "berth/plugins/topology/gang_planner.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace berth::plugins {
 
 using cluster::Level;
 
 bool GangPlanner::Applies(const job::JobSpec& job) {
-  bool blocks = false;
+  bool blocks = false, gang = false;
   for (const auto& g : job.groups) {
     if (g.gpus < 1 || g.milli_per_gpu != kMilliPerGpu) return false;
     blocks = blocks || g.block_tasks > 0;
+    gang = gang || g.gang_min() > 1;
   }
-  return job.num_tasks() > 1 || blocks || job.required_level.has_value() || job.preferred_level.has_value();
+  // A bag of independent tasks (every minimum 1) gains nothing from locality:
+  // it is placed task by task, filling holes.
+  return gang || blocks || job.required_level.has_value() || job.preferred_level.has_value();
 }
 
 const GangPlanner::Taken* GangPlanner::FindTaken(NodeId n) const {
@@ -161,7 +165,7 @@ bool GangPlanner::PlaceBlock(DomainId d, Level level, const Need& need, int32_t 
   return false;
 }
 
-bool GangPlanner::TryDomain(const job::JobSpec& job, DomainId d) {
+bool GangPlanner::TryDomain(const job::JobSpec& job, DomainId d, bool whole_count) {
   ResetTaken();
   allocs_.clear();
   task_index_.clear();
@@ -178,7 +182,7 @@ bool GangPlanner::TryDomain(const job::JobSpec& job, DomainId d) {
     } else {
       placed = PlaceIn(d, need, g.count, task);
     }
-    if (placed < g.gang_min()) return false;
+    if (placed < (whole_count ? g.count : g.gang_min())) return false;
     task += g.count;
   }
   return true;
@@ -193,14 +197,31 @@ GangPlanResult GangPlanner::Plan(const state::ClusterState& state, const job::Jo
   sp_ = &state;
   cp_ = &state.cluster();
   scratch_.resize(cluster::kNumLevels);  // never resized during a descent: frames hold references
-  int64_t need = 0;
-  for (const auto& g : job.groups) need += int64_t{g.gang_min()} * g.gpus;
+  // First every task of every group; for elastic groups, then at least their minimum.
+  bool elastic = false;
+  for (const auto& g : job.groups) elastic = elastic || g.gang_min() < g.count;
+  int64_t best_free = 0, need = 0;
+  for (int pass = 0; pass < (elastic ? 2 : 1); ++pass) {
+    const bool whole_count = pass == 0;
+    if (PlanPass(job, whole_count, r, best_free, need)) return r;
+  }
   const int cap = static_cast<int>(job.required_level.value_or(Level::kRegion));
-  int64_t best_free = 0;
+  r.reason = "no " + std::string(cluster::LevelName(static_cast<Level>(cap))) + " domain can hold the gang's " +
+             std::to_string(need) + " GPUs now (most free in one domain: " + std::to_string(best_free) + ")";
+  return r;
+}
+
+bool GangPlanner::PlanPass(const job::JobSpec& job, bool whole_count, GangPlanResult& r, int64_t& best_free,
+                           int64_t& need) {
+  need = 0;
+  for (const auto& g : job.groups) need += int64_t{whole_count ? g.count : g.gang_min()} * g.gpus;
+  const int cap = static_cast<int>(job.required_level.value_or(Level::kRegion));
   for (int l = cluster::kNumLevels - 1; l >= cap; --l) {
     const Level level = static_cast<Level>(l);
     if (need > c().max_domain_gpus(level)) continue;
-    std::vector<std::pair<int64_t, int32_t>> cands;  // (free GPUs, domain)
+    // (free GPUs, free GPUs of the parent, domain): tightest first, and among
+    // equals the one inside the fullest parent, so that wider blocks stay whole.
+    std::vector<std::tuple<int64_t, int64_t, int32_t>> cands;
     if (level == Level::kNvlink && c().single_node_nvlink()) {
       // One node per NVLink domain: the buckets give the tightest nodes directly.
       const int32_t types = static_cast<int32_t>(c().gpu_types().size());
@@ -208,38 +229,41 @@ GangPlanResult GangPlanner::Plan(const state::ClusterState& state, const job::Jo
         for (int k = static_cast<int>(need); k < s().bucket_count(GpuTypeId(t)); ++k) {
           const DenseBitset& b = s().nodes_with_full_free(GpuTypeId(t), k);
           for (int32_t n = b.FindNext(0), taken = 0; n >= 0 && taken < 4; n = b.FindNext(n + 1), ++taken)
-            cands.push_back({k, c().node(NodeId(n)).domain[l].value()});
+            cands.push_back({k, s().domain_full_free_gpus(c().node(NodeId(n)).domain[l - 1]),
+                             c().node(NodeId(n)).domain[l].value()});
         }
       }
     } else {
       for (DomainId d : c().domains_at(level)) {
         const int64_t free = s().domain_full_free_gpus(d);
         best_free = std::max(best_free, free);
-        if (free >= need) cands.push_back({free, d.value()});
+        if (free >= need) {
+          const DomainId parent = c().domain(d).parent;
+          cands.push_back({free, parent.valid() ? s().domain_full_free_gpus(parent) : 0, d.value()});
+        }
       }
     }
     std::sort(cands.begin(), cands.end());
     int tries = 0;
-    for (const auto& [free, id] : cands) {
+    for (const auto& [free, parent_free, id] : cands) {
       // Quick check with the bucket counts before the descent.
       bool enough = true;
       for (const auto& g : job.groups)
-        enough = enough && DomainSlots(DomainId(id), Need{g.gpus, g.cpu_milli, g.memory_mib, g.gpu_types}) >= g.gang_min();
+        enough = enough && DomainSlots(DomainId(id), Need{g.gpus, g.cpu_milli, g.memory_mib, g.gpu_types}) >=
+                               (whole_count ? g.count : g.gang_min());
       if (!enough) continue;
       if (++tries > 8) break;
-      if (TryDomain(job, DomainId(id))) {
+      if (TryDomain(job, DomainId(id), whole_count)) {
         r.ok = true;
         r.allocs = std::move(allocs_);
         r.task_index = std::move(task_index_);
         r.level = level;
         r.domain = DomainId(id);
-        return r;
+        return true;
       }
     }
   }
-  r.reason = "no " + std::string(cluster::LevelName(static_cast<Level>(cap))) + " domain can hold the gang's " +
-             std::to_string(need) + " GPUs now (most free in one domain: " + std::to_string(best_free) + ")";
-  return r;
+  return false;
 }
 
 }  // namespace berth::plugins

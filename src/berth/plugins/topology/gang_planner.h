@@ -65,7 +65,10 @@ class GangPlanner {
     MiB mem = 0;
   };
 
-  bool TryDomain(const job::JobSpec& job, DomainId d);
+  // One search over levels and domains; `whole_count`: every task of every
+  // group, else each group's gang minimum (then as many more as fit).
+  bool PlanPass(const job::JobSpec& job, bool whole_count, GangPlanResult& r, int64_t& best_free, int64_t& need);
+  bool TryDomain(const job::JobSpec& job, DomainId d, bool whole_count);
   // Upper bound of tasks of `need` that domain d holds (buckets, ignoring CPU/memory).
   int64_t DomainSlots(DomainId d, const Need& need) const;
   // Exact tasks of `need` that node n still holds, given this plan's use.

@@ -7,14 +7,23 @@ namespace berth::sim {
 
 StatusOr<Trace> ReadTrace(const std::string& path, const std::string& format, const ReadOptions& opts) {
   using Reader = StatusOr<Trace> (*)(const std::string&, const ReadOptions&);
-  static const std::map<std::string, Reader> kReaders = {
-      {"openb", &ReadOpenbPods},
+  struct Entry {
+    Reader read;
+    bool filters;  // applies window_from / window_to / tenants
+  };
+  static const std::map<std::string, Entry> kReaders = {
+      {"openb", {&ReadOpenbPods, false}}, {"philly", {&ReadPhilly, true}}, {"gavel", {&ReadGavel, false}},
+      {"tiresias", {&ReadTiresias, false}}, {"native", {&ReadNative, false}},
   };
   std::string fmt = format.empty() ? GuessTraceFormat(path) : format;
   if (fmt.empty()) return InvalidArgument(path + ": cannot tell the trace format; pass --trace-format");
   auto it = kReaders.find(fmt);
-  if (it == kReaders.end()) return InvalidArgument("unknown trace format '" + fmt + "'");
-  return it->second(path, opts);
+  if (it == kReaders.end())
+    return InvalidArgument("unknown trace format '" + fmt + "' (known: openb, philly, gavel, tiresias, native)");
+  if (opts.has_filters() && !it->second.filters)
+    return InvalidArgument("window and tenant filters apply to philly traces, not to " + fmt + " (" + path + ")");
+  if (opts.max_jobs == 0 || opts.max_jobs < -1) return InvalidArgument("max jobs must be -1 (all) or positive");
+  return it->second.read(path, opts);
 }
 
 std::string GuessTraceFormat(const std::string& path) {

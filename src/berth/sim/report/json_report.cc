@@ -1,14 +1,64 @@
 // JSON report writer.
 #include "berth/sim/report/json_report.h"
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "berth/sim/report/downsample.h"
 
 namespace berth::sim {
 namespace {
 
+constexpr size_t kMaxSeriesPoints = 1000;
+
 nlohmann::json Dist(const Distribution& d) {
   return {{"count", d.count}, {"mean", d.mean}, {"p50", d.p50}, {"p95", d.p95}, {"p99", d.p99}, {"max", d.max}};
+}
+
+// [[x, y], ...]: finite points, thinned to kMaxSeriesPoints, rounded to 1e-4.
+nlohmann::json Series(const std::vector<Point>& points) {
+  auto round = [](double v) { return std::round(v * 1e4) / 1e4; };
+  nlohmann::json arr = nlohmann::json::array();
+  for (const Point& p : FinitePoints(Downsample(points, kMaxSeriesPoints))) arr.push_back({round(p.x), round(p.y)});
+  return arr;
+}
+
+// Puts arrays that hold only numbers on one line: `[\n  1.5,\n  2\n]` becomes
+// `[1.5, 2]`, so a series reads one point per line.
+std::string CompactNumberArrays(const std::string& pretty) {
+  std::string out;
+  out.reserve(pretty.size());
+  bool in_string = false;
+  for (size_t i = 0; i < pretty.size(); ++i) {
+    const char c = pretty[i];
+    if (in_string) {
+      out.push_back(c);
+      if (c == '\\' && i + 1 < pretty.size()) out.push_back(pretty[++i]);
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c == '[') {
+      const size_t end = pretty.find_first_not_of("0123456789+-.eE, \n", i + 1);
+      if (end != std::string::npos && pretty[end] == ']' && end > i + 1) {
+        out.push_back('[');
+        bool need_space = false;
+        for (size_t k = i + 1; k < end; ++k) {
+          const char d = pretty[k];
+          if (d == ' ' || d == '\n') continue;
+          if (need_space) out.push_back(' ');
+          out.push_back(d);
+          need_space = d == ',';
+        }
+        out.push_back(']');
+        i = end;
+        continue;
+      }
+    }
+    out.push_back(c);
+  }
+  return out;
 }
 
 }  // namespace
@@ -43,9 +93,11 @@ std::string ResultsToJson(const SimulateOutput& out) {
     j["decision_log_hash"] = r.decision_log_hash;
     j["decisions"] = r.decisions;
     j["wall_seconds"] = r.wall_seconds;
+    j["series"] = {{"allocation_over_time", Series(r.allocation_over_time)},
+                   {"queue_length_over_time", Series(r.queue_length_over_time)}};
     arr.push_back(std::move(j));
   }
-  return arr.dump(2);
+  return CompactNumberArrays(arr.dump(2));
 }
 
 Status WriteJsonReport(const SimulateOutput& out, const std::string& path) {

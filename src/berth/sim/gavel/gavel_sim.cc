@@ -1,0 +1,71 @@
+// Wiring of `berth simulate --workload gavel`.
+#include "berth/sim/gavel/gavel_sim.h"
+
+#include <charconv>
+#include <cstdio>
+
+#include "berth/cluster/loaders.h"
+#include "berth/hetero/normalize.h"
+#include "berth/sim/gavel/round_driver.h"
+#include "berth/sim/gavel/workload.h"
+
+namespace berth::sim::gavel {
+
+StatusOr<std::pair<int64_t, int64_t>> ParseMeasureWindow(const std::string& text) {
+  if (text.empty()) return std::make_pair<int64_t, int64_t>(-1, -1);
+  const size_t colon = text.find(':');
+  int64_t a = -1, b = -1;
+  auto num = [](std::string_view s, int64_t& out) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && p == s.data() + s.size() && out >= 0;
+  };
+  if (colon == std::string::npos || !num(std::string_view(text).substr(0, colon), a) ||
+      !num(std::string_view(text).substr(colon + 1), b) || b <= a)
+    return InvalidArgument("--measure must be BEGIN:END job ids with BEGIN < END, not '" + text + "'");
+  return std::make_pair(a, b);
+}
+
+StatusOr<SimulateOutput> RunGavelSimulation(const SimulateOptions& o) {
+  BERTH_ASSIGN_OR_RETURN(auto window, ParseMeasureWindow(o.measure));
+  if (!(o.round_s > 0)) return InvalidArgument("--round must be positive");
+  BERTH_ASSIGN_OR_RETURN(hetero::Catalog catalog, hetero::LoadCatalog(o.catalog));
+  BERTH_ASSIGN_OR_RETURN(hetero::MeasuredTable table, hetero::LoadGavelThroughputs(o.throughputs, catalog));
+  BERTH_ASSIGN_OR_RETURN(hetero::ThroughputModel model, hetero::ThroughputModel::Fit(catalog, table));
+  BERTH_ASSIGN_OR_RETURN(hetero::Normalizer normalizer, hetero::Normalizer::Create(model, o.reference_type));
+  BERTH_ASSIGN_OR_RETURN(cluster::Cluster cluster, cluster::LoadCluster(o.cluster));
+
+  WorkloadOptions wo;
+  wo.num_jobs = o.max_jobs > 0 ? std::min(o.jobs, o.max_jobs) : o.jobs;
+  wo.rate_per_hour = o.rate_per_hour;
+  wo.static_trace = o.static_trace;
+  wo.multi_gpu = o.multi_gpu;
+  wo.priorities = o.priorities;
+  wo.seed = o.seed;
+  BERTH_ASSIGN_OR_RETURN(std::vector<GavelJob> jobs, GenerateWorkload(wo, table, catalog));
+
+  SimulateOutput out;
+  out.cluster_summary = cluster.Summary();
+  char rate_text[32], buf[256];
+  std::snprintf(rate_text, sizeof rate_text, "%g jobs/h", o.rate_per_hour);
+  std::snprintf(buf, sizeof buf, "%lld jobs, %s, %s%s; measured jobs %s; reference %s",
+                static_cast<long long>(jobs.size()),
+                o.static_trace ? "static (all at t=0)" : rate_text,
+                o.multi_gpu ? "multi-GPU" : "single-GPU", o.priorities ? ", priorities" : "",
+                o.measure.empty() ? "all" : o.measure.c_str(), normalizer.reference().c_str());
+  out.trace_summary = std::string("gavel: ") + buf;
+  out.trace_name = "gavel";
+  RoundOptions ro;
+  ro.round_s = o.round_s;
+  ro.measure_begin = window.first;
+  ro.measure_end = window.second;
+  ro.seed = o.seed;
+  ro.check_indexes = o.check_indexes;
+  for (size_t i = 0; i < o.policies.size(); ++i) {
+    BERTH_ASSIGN_OR_RETURN(PolicyResult r, RunGavelRounds(cluster, jobs, model, normalizer, o.policies[i], ro));
+    out.results.push_back(std::move(r));
+    if (o.progress) o.progress(static_cast<int64_t>(i + 1), static_cast<int64_t>(o.policies.size()));
+  }
+  return out;
+}
+
+}  // namespace berth::sim::gavel

@@ -1,0 +1,209 @@
+// Berth's own trace format: JSON lines, one job per line, mirroring JobSpec
+// (docs/trace-formats.md):
+//   {"name":"a","submit_time_s":10,"duration_s":3600,"groups":[{"count":2,"gpus":8}]}
+// Only `name` and `groups` are required; every other key has JobSpec's
+// default. Unknown keys are errors (they are usually typos), and so are
+// values of the wrong type or outside their range.
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "berth/sim/readers/reader_util.h"
+#include "berth/sim/readers/readers.h"
+
+namespace berth::sim {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+// Where a line is, for its errors.
+struct Place {
+  const std::string& path;
+  int64_t line;
+  Status Error(const std::string& m) const { return InvalidArgument(path + ":" + std::to_string(line) + ": " + m); }
+};
+
+std::string Shown(const json& v) {
+  std::string s = v.dump();
+  return s.size() > 40 ? s.substr(0, 37) + "..." : s;
+}
+
+LineResult GetInt(const Place& p, const std::string& key, const json& v, int64_t lo, int64_t hi, int64_t& out) {
+  if (!v.is_number_integer()) return Bad(kWrongType, p.Error(key + ": expected an integer, found " + Shown(v)));
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(kInt64Max))
+    return Bad(kOutOfRange, p.Error(key + ": " + Shown(v) + " is too large"));
+  out = v.get<int64_t>();
+  if (out < lo || out > hi)
+    return Bad(kOutOfRange, p.Error(key + ": " + std::to_string(out) + " is outside " + std::to_string(lo) + ".." +
+                                    std::to_string(hi)));
+  return {};
+}
+
+template <typename T>
+LineResult GetIntAs(const Place& p, const std::string& key, const json& v, int64_t lo, int64_t hi, T& out) {
+  int64_t x;
+  LineResult r = GetInt(p, key, v, lo, hi, x);
+  if (r.ok()) out = static_cast<T>(x);
+  return r;
+}
+
+// Seconds (integer or not) in [lo, kMaxTraceSeconds] (lo excluded when `open`), as microseconds.
+LineResult GetSeconds(const Place& p, const std::string& key, const json& v, bool positive, TimeUs& out) {
+  if (!v.is_number()) return Bad(kWrongType, p.Error(key + ": expected a number of seconds, found " + Shown(v)));
+  const double s = v.get<double>();
+  if (!std::isfinite(s) || s < 0 || (positive && s == 0) || s > kMaxTraceSeconds)
+    return Bad(kOutOfRange, p.Error(key + ": " + Shown(v) + " s is out of range" + (positive ? " (must be > 0)" : "")));
+  out = SecondsToUs(s);
+  return {};
+}
+
+LineResult GetString(const Place& p, const std::string& key, const json& v, std::string& out) {
+  if (!v.is_string()) return Bad(kWrongType, p.Error(key + ": expected a string, found " + Shown(v)));
+  out = v.get<std::string>();
+  return {};
+}
+
+#define BERTH_RETURN_BAD(expr)              \
+  do {                                      \
+    ::berth::sim::LineResult _r = (expr);   \
+    if (!_r.ok()) return _r;                \
+  } while (0)
+
+LineResult ParseGroup(const Place& p, const std::string& where, const json& v, job::TaskGroup& g) {
+  if (!v.is_object()) return Bad(kWrongType, p.Error(where + ": expected an object, found " + Shown(v)));
+  int64_t min_count = -1;
+  for (const auto& [key, val] : v.items()) {
+    const std::string k = where + "." + key;
+    if (key == "name") {
+      BERTH_RETURN_BAD(GetString(p, k, val, g.name));
+    } else if (key == "count") {
+      BERTH_RETURN_BAD(GetIntAs(p, k, val, 1, kInt32Max, g.count));
+    } else if (key == "min_count") {
+      BERTH_RETURN_BAD(GetInt(p, k, val, 1, kInt32Max, min_count));
+    } else if (key == "gpus") {
+      BERTH_RETURN_BAD(GetIntAs(p, k, val, 0, kInt32Max, g.gpus));
+    } else if (key == "milli_per_gpu") {
+      BERTH_RETURN_BAD(GetIntAs(p, k, val, 1, kMilliPerGpu, g.milli_per_gpu));
+    } else if (key == "cpu_milli") {
+      BERTH_RETURN_BAD(GetIntAs(p, k, val, 0, kInt64Max, g.cpu_milli));
+    } else if (key == "memory_mib") {
+      BERTH_RETURN_BAD(GetIntAs(p, k, val, 0, kInt64Max, g.memory_mib));
+    } else if (key == "gpu_types") {
+      if (!val.is_array()) return Bad(kWrongType, p.Error(k + ": expected an array of GPU type names"));
+      for (size_t i = 0; i < val.size(); ++i) {
+        std::string t;
+        BERTH_RETURN_BAD(GetString(p, k + "[" + std::to_string(i) + "]", val[i], t));
+        if (t.empty() || t.find('|') != std::string::npos)
+          return Bad(kBadValue, p.Error(k + "[" + std::to_string(i) + "]: '" + t + "' is not a GPU type name"));
+        g.gpu_type_spec += (i ? "|" : "") + t;
+      }
+    } else {
+      return Bad(kUnknownKey, p.Error("unknown key '" + k + "'"));
+    }
+  }
+  if (min_count > g.count)
+    return Bad(kOutOfRange, p.Error(where + ".min_count: " + std::to_string(min_count) + " is above count " +
+                                    std::to_string(g.count)));
+  g.min_count = static_cast<int32_t>(min_count);
+  return {};
+}
+
+LineResult ParseJob(const Place& p, const json& v, job::JobSpec& j) {
+  if (!v.is_object()) return Bad(kBadJson, p.Error("expected one JSON object per line, found " + Shown(v)));
+  bool has_name = false, has_groups = false;
+  for (const auto& [key, val] : v.items()) {
+    if (key == "name") {
+      BERTH_RETURN_BAD(GetString(p, key, val, j.name));
+      has_name = true;
+    } else if (key == "tenant") {
+      BERTH_RETURN_BAD(GetString(p, key, val, j.tenant));
+    } else if (key == "queue") {
+      BERTH_RETURN_BAD(GetString(p, key, val, j.queue));
+    } else if (key == "priority") {
+      BERTH_RETURN_BAD(GetIntAs(p, key, val, -kInt32Max, kInt32Max, j.priority));
+    } else if (key == "submit_time_s") {
+      BERTH_RETURN_BAD(GetSeconds(p, key, val, false, j.submit_time));
+    } else if (key == "duration_s") {
+      BERTH_RETURN_BAD(GetSeconds(p, key, val, false, j.duration));
+    } else if (key == "runtime_limit_s") {
+      BERTH_RETURN_BAD(GetSeconds(p, key, val, true, j.runtime_limit));
+    } else if (key == "job_class") {
+      BERTH_RETURN_BAD(GetString(p, key, val, j.job_class));
+    } else if (key == "dataset") {
+      BERTH_RETURN_BAD(GetString(p, key, val, j.dataset));
+    } else if (key == "dataset_mib") {
+      BERTH_RETURN_BAD(GetIntAs(p, key, val, 0, kInt64Max, j.dataset_mib));
+    } else if (key == "checkpoint_interval_s") {
+      BERTH_RETURN_BAD(GetSeconds(p, key, val, true, j.checkpoint_interval));
+    } else if (key == "work_steps") {
+      BERTH_RETURN_BAD(GetInt(p, key, val, 1, kInt64Max, j.work_steps));
+    } else if (key == "groups") {
+      if (!val.is_array() || val.empty())
+        return Bad(kWrongType, p.Error("groups: expected a non-empty array of task groups, found " + Shown(val)));
+      for (size_t i = 0; i < val.size(); ++i) {
+        job::TaskGroup g;
+        BERTH_RETURN_BAD(ParseGroup(p, "groups[" + std::to_string(i) + "]", val[i], g));
+        j.groups.push_back(std::move(g));
+      }
+      has_groups = true;
+    } else {
+      return Bad(kUnknownKey, p.Error("unknown key '" + key + "'"));
+    }
+  }
+  if (!has_name) return Bad(kMissingKey, p.Error("missing key 'name'"));
+  if (j.name.empty()) return Bad(kBadValue, p.Error("name: empty"));
+  if (!has_groups) return Bad(kMissingKey, p.Error("missing key 'groups'"));
+  Status valid = job::ValidateJob(j);
+  if (!valid.ok()) return Bad(kInvalidJob, p.Error(valid.message()));
+  return {};
+}
+
+#undef BERTH_RETURN_BAD
+
+LineResult ParseLine(const Place& p, const std::string& line, job::JobSpec& j) {
+  try {
+    return ParseJob(p, json::parse(line), j);
+  } catch (const json::exception& e) {
+    return Bad(kBadJson, p.Error(std::string("not valid JSON: ") + e.what()));
+  }
+}
+
+}  // namespace
+
+StatusOr<Trace> ReadNative(const std::string& path, const ReadOptions& opts) {
+  std::ifstream in(path);
+  if (!in) return NotFound(path + ": cannot open file");
+  Trace t;
+  t.format = "native";
+  NameSet names;
+  std::string line;
+  int64_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    ++t.report.lines;
+    const Place place{path, line_no};
+    job::JobSpec j;
+    LineResult r = ParseLine(place, line, j);
+    if (r.ok()) {
+      if (int64_t first = names.Add(j.name, line_no))
+        r = Bad(kDuplicate, place.Error("name: '" + j.name + "' already on line " + std::to_string(first)));
+    }
+    if (!r.ok()) {
+      BERTH_RETURN_IF_ERROR(HandleBadLine(opts, t.report, r.status, r.reason));
+      continue;
+    }
+    j.id = JobId(static_cast<int64_t>(t.jobs.size()));
+    t.jobs.push_back(std::move(j));
+    if (ReachedMaxJobs(opts, t)) break;
+  }
+  if (in.bad()) return Internal(path + ": read error");
+  BERTH_RETURN_IF_ERROR(FinishRead(path, t, /*has_header=*/false));
+  return t;
+}
+
+}  // namespace berth::sim

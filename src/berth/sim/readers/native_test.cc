@@ -1,0 +1,179 @@
+// The native JSON-lines format: every key, strict checks, and round trips
+// (read a trace -> write native -> read native gives the same jobs).
+#include <gtest/gtest.h>
+
+#include "berth/sim/readers/native_writer.h"
+#include "berth/sim/readers/reader_test_util.h"
+#include "berth/sim/readers/readers.h"
+#include "berth/testing/paths.h"
+
+namespace berth::sim {
+namespace {
+
+TEST(NativeReader, ReadsEveryKey) {
+  const std::string dir = TestDir();
+  const std::string path = WriteFile(
+      dir, "a.jsonl",
+      R"({"name":"train","tenant":"vision","queue":"vision/prod","priority":7,"submit_time_s":1.5,)"
+      R"("duration_s":3600,"runtime_limit_s":7200,"job_class":"resnet50","dataset":"imagenet","dataset_mib":150000,)"
+      R"("checkpoint_interval_s":600,"work_steps":5000,"groups":[{"name":"ps","count":1,"cpu_milli":4000,)"
+      R"("memory_mib":8192},{"name":"worker","count":4,"min_count":2,"gpus":8,"gpu_types":["H100","A100"]},)"
+      R"({"name":"share","gpus":1,"milli_per_gpu":250}]})"
+      "\n"
+      R"({"name":"min","groups":[{}]})"
+      "\n");
+  auto t = ReadTrace(path, "", {});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->jobs.size(), 2u);
+  const auto& j = t->jobs[0];
+  EXPECT_EQ(j.name, "train");
+  EXPECT_EQ(j.tenant, "vision");
+  EXPECT_EQ(j.queue, "vision/prod");
+  EXPECT_EQ(j.priority, 7);
+  EXPECT_EQ(j.submit_time, 1'500'000);
+  EXPECT_EQ(j.duration, 3600 * kUsPerSecond);
+  EXPECT_EQ(j.runtime_limit, 7200 * kUsPerSecond);
+  EXPECT_EQ(j.job_class, "resnet50");
+  EXPECT_EQ(j.dataset, "imagenet");
+  EXPECT_EQ(j.dataset_mib, 150000);
+  EXPECT_EQ(j.checkpoint_interval, 600 * kUsPerSecond);
+  EXPECT_EQ(j.work_steps, 5000);
+  ASSERT_EQ(j.groups.size(), 3u);
+  EXPECT_EQ(j.groups[0].name, "ps");
+  EXPECT_EQ(j.groups[0].gpus, 0);
+  EXPECT_EQ(j.groups[0].cpu_milli, 4000);
+  EXPECT_EQ(j.groups[0].memory_mib, 8192);
+  EXPECT_EQ(j.groups[1].count, 4);
+  EXPECT_EQ(j.groups[1].gang_min(), 2);
+  EXPECT_EQ(j.groups[1].gpu_type_spec, "H100|A100");
+  EXPECT_EQ(j.groups[2].milli_per_gpu, 250);
+  // Defaults are JobSpec's.
+  const auto& m = t->jobs[1];
+  const job::JobSpec d;
+  EXPECT_EQ(m.submit_time, d.submit_time);
+  EXPECT_EQ(m.duration, d.duration);
+  EXPECT_EQ(m.runtime_limit, d.runtime_limit);
+  EXPECT_EQ(m.checkpoint_interval, d.checkpoint_interval);
+  EXPECT_EQ(m.work_steps, -1);
+  EXPECT_EQ(m.groups[0].name, "main");
+  EXPECT_EQ(m.groups[0].count, 1);
+  EXPECT_EQ(m.groups[0].min_count, -1);
+}
+
+TEST(NativeReader, StrictChecksNameTheLineAndTheKey) {
+  const std::string dir = TestDir();
+  const std::string good = R"({"name":"ok","groups":[{"gpus":1}]})";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"name":"x","groups":[{"gpus":1}],"priorty":3})", "unknown key 'priorty'"},
+      {R"({"name":"x","groups":[{"gpu":1}]})", "unknown key 'groups[0].gpu'"},
+      {R"({"groups":[{"gpus":1}]})", "missing key 'name'"},
+      {R"({"name":"x"})", "missing key 'groups'"},
+      {R"({"name":"x","groups":[]})", "groups: expected a non-empty array"},
+      {R"({"name":"","groups":[{}]})", "name: empty"},
+      {R"({"name":3,"groups":[{}]})", "name: expected a string, found 3"},
+      {R"({"name":"x","priority":1.5,"groups":[{}]})", "priority: expected an integer, found 1.5"},
+      {R"({"name":"x","submit_time_s":-1,"groups":[{}]})", "submit_time_s: -1 s is out of range"},
+      {R"({"name":"x","submit_time_s":"0","groups":[{}]})", "submit_time_s: expected a number"},
+      {R"({"name":"x","runtime_limit_s":0,"groups":[{}]})", "runtime_limit_s: 0 s is out of range"},
+      {R"({"name":"x","duration_s":null,"groups":[{}]})", "duration_s: expected a number"},
+      {R"({"name":"x","work_steps":0,"groups":[{}]})", "work_steps: 0 is outside"},
+      {R"({"name":"x","groups":[{"count":2,"min_count":3}]})", "groups[0].min_count: 3 is above count 2"},
+      {R"({"name":"x","groups":[{"count":0}]})", "groups[0].count: 0 is outside"},
+      {R"({"name":"x","groups":[{"count":99999999999}]})", "groups[0].count: 99999999999 is outside"},
+      {R"({"name":"x","groups":[{"gpus":1,"milli_per_gpu":1001}]})", "groups[0].milli_per_gpu"},
+      {R"({"name":"x","groups":[{"gpus":2,"milli_per_gpu":500}]})", "fractional GPU share"},
+      {R"({"name":"x","groups":[{"gpus":1,"gpu_types":"A100"}]})", "groups[0].gpu_types: expected an array"},
+      {R"({"name":"x","groups":[{"gpus":1,"gpu_types":["A100|H100"]}]})", "is not a GPU type name"},
+      {R"({"name":"x","groups":[{"cpu_milli":18446744073709551615}]})", "is too large"},
+      {R"([{"name":"x","groups":[{}]}])", "expected one JSON object per line"},
+      {R"({"name":"x","groups":[{}]} {"name":"y","groups":[{}]})", "not valid JSON"},
+      {R"({"name":"x",)", "not valid JSON"},
+      {R"({"name":"ok","groups":[{}]})", "name: 'ok' already on line 1"},
+  };
+  for (const auto& [line, what] : bad) {
+    SCOPED_TRACE(line);
+    const std::string path = WriteFile(dir, "x.jsonl", good + "\n" + line + "\n");
+    auto t = ReadTrace(path, "native", {});
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.status().message().rfind(path + ":2: ", 0), 0u) << t.status().message();
+    EXPECT_NE(t.status().message().find(what), std::string::npos) << t.status().message();
+  }
+}
+
+TEST(NativeWriter, LeavesOutDefaultsAndKeepsFractionsExact) {
+  job::JobSpec j;
+  j.name = "a";
+  j.submit_time = 1'234'567;
+  j.groups.push_back({});
+  auto line = NativeJobLine(j);
+  ASSERT_TRUE(line.ok());
+  EXPECT_EQ(*line, R"({"name":"a","submit_time_s":1.234567,"groups":[{"name":"main","count":1,"gpus":0}]})");
+  j.name = "\xff";
+  EXPECT_FALSE(NativeJobLine(j).ok());  // not UTF-8: an error, not a throw
+}
+
+// Reads `path` as `format`, writes it as native, reads that back: same jobs.
+void ExpectRoundTrip(const std::string& path, const std::string& format, const ReadOptions& opts = {}) {
+  SCOPED_TRACE(path);
+  auto a = ReadTrace(path, format, opts);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  const std::string out = TestDir() + "/out.jsonl";
+  ASSERT_TRUE(WriteNativeTrace(a->jobs, out).ok());
+  auto b = ReadTrace(out, "", {});
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b->format, "native");
+  ExpectSameJobs(a->jobs, b->jobs);
+}
+
+TEST(NativeRoundTrip, Philly) { ExpectRoundTrip(testing::DataDir() + "/pollux-philly/philly.csv", "philly"); }
+
+TEST(NativeRoundTrip, PhillyWindow) {
+  ReadOptions o;
+  o.window_from = "2017-10-01";
+  o.window_to = "2017-10-07";
+  ExpectRoundTrip(testing::DataDir() + "/pollux-philly/philly.csv", "philly", o);
+}
+
+TEST(NativeRoundTrip, OtherFormats) {
+  const std::string d = testing::DataDir();
+  ExpectRoundTrip(d + "/gavel/traces/physical_cluster/artifact_evaluation.trace", "gavel");
+  ExpectRoundTrip(d + "/gavel/traces/msr/seed=0/6214e9.trace", "gavel");
+  ExpectRoundTrip(d + "/tiresias/60_job.csv", "tiresias");
+  ExpectRoundTrip(d + "/alibaba-gpu-v2023/openb_pod_list_gpuspec20.csv", "openb");
+  ExpectRoundTrip(d + "/alibaba-gpu-v2023/openb_pod_list_gpushare40.csv", "openb");
+}
+
+TEST(NativeRoundTrip, EveryJobSpecField) {
+  job::JobSpec j;
+  j.id = JobId(0);
+  j.name = "all \"quoted\" \u00e9";
+  j.tenant = "t";
+  j.queue = "q";
+  j.priority = -3;
+  j.submit_time = 7;
+  j.duration = 123'456'789;
+  j.runtime_limit = 1;
+  j.job_class = "c";
+  j.dataset = "d";
+  j.dataset_mib = 9;
+  j.checkpoint_interval = 60 * kUsPerSecond;
+  j.work_steps = 11;
+  job::TaskGroup g;
+  g.name = "g";
+  g.count = 3;
+  g.min_count = 2;
+  g.gpus = 1;
+  g.milli_per_gpu = 300;
+  g.cpu_milli = 5;
+  g.memory_mib = 6;
+  g.gpu_type_spec = "A|B";
+  j.groups.push_back(g);
+  const std::string path = TestDir() + "/all.jsonl";
+  ASSERT_TRUE(WriteNativeTrace({j}, path).ok());
+  auto t = ReadTrace(path, "", {});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ExpectSameJobs({j}, t->jobs);
+}
+
+}  // namespace
+}  // namespace berth::sim

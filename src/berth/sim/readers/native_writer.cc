@@ -1,0 +1,79 @@
+// Native trace writing: JobSpec -> one JSON object per line.
+#include "berth/sim/readers/native_writer.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace berth::sim {
+namespace {
+
+using nlohmann::ordered_json;
+
+// Whole seconds as an integer, else a fraction that reads back to the same microsecond.
+ordered_json Seconds(TimeUs us) {
+  if (us % kUsPerSecond == 0) return us / kUsPerSecond;
+  return static_cast<double>(us) / 1e6;
+}
+
+ordered_json GroupJson(const job::TaskGroup& g) {
+  ordered_json o;
+  o["name"] = g.name;
+  o["count"] = g.count;
+  if (g.min_count >= 0) o["min_count"] = g.min_count;
+  o["gpus"] = g.gpus;
+  if (g.milli_per_gpu != kMilliPerGpu) o["milli_per_gpu"] = g.milli_per_gpu;
+  if (g.cpu_milli) o["cpu_milli"] = g.cpu_milli;
+  if (g.memory_mib) o["memory_mib"] = g.memory_mib;
+  if (!g.gpu_type_spec.empty()) {
+    ordered_json types = ordered_json::array();
+    size_t start = 0;
+    while (start <= g.gpu_type_spec.size()) {
+      size_t bar = g.gpu_type_spec.find('|', start);
+      if (bar == std::string::npos) bar = g.gpu_type_spec.size();
+      if (bar > start) types.push_back(g.gpu_type_spec.substr(start, bar - start));
+      start = bar + 1;
+    }
+    o["gpu_types"] = std::move(types);
+  }
+  return o;
+}
+
+}  // namespace
+
+StatusOr<std::string> NativeJobLine(const job::JobSpec& j) {
+  ordered_json o;
+  o["name"] = j.name;
+  if (!j.tenant.empty()) o["tenant"] = j.tenant;
+  if (!j.queue.empty()) o["queue"] = j.queue;
+  if (j.priority) o["priority"] = j.priority;
+  o["submit_time_s"] = Seconds(j.submit_time);
+  if (j.duration >= 0) o["duration_s"] = Seconds(j.duration);
+  if (j.runtime_limit >= 0) o["runtime_limit_s"] = Seconds(j.runtime_limit);
+  if (!j.job_class.empty()) o["job_class"] = j.job_class;
+  if (!j.dataset.empty()) o["dataset"] = j.dataset;
+  if (j.dataset_mib) o["dataset_mib"] = j.dataset_mib;
+  if (j.checkpoint_interval >= 0) o["checkpoint_interval_s"] = Seconds(j.checkpoint_interval);
+  if (j.work_steps >= 0) o["work_steps"] = j.work_steps;
+  ordered_json groups = ordered_json::array();
+  for (const auto& g : j.groups) groups.push_back(GroupJson(g));
+  o["groups"] = std::move(groups);
+  try {
+    return o.dump();
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument("job '" + j.name + "': cannot write as JSON: " + e.what());
+  }
+}
+
+Status WriteNativeTrace(const std::vector<job::JobSpec>& jobs, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) return NotFound(path + ": cannot write");
+  for (const auto& j : jobs) {
+    BERTH_ASSIGN_OR_RETURN(std::string line, NativeJobLine(j));
+    out << line << '\n';
+  }
+  out.flush();
+  if (!out) return Internal(path + ": write error");
+  return Status::Ok();
+}
+
+}  // namespace berth::sim

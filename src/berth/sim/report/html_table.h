@@ -1,0 +1,24 @@
+// The results tables of the HTML report: one row per policy (colour swatch,
+// name, figures), columns grouped under a header row, the best value per
+// column marked, "—" where a policy has no figure. Columns without data in
+// the run are left out; durations in a group share one unit (s, min, h, d).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "berth/sim/result.h"
+
+namespace berth::sim {
+
+// Allocation, utilization (replay), job counts, fragmentation (when
+// computed), wall time and decision-log hash.
+std::string PlacementTable(const std::vector<PolicyResult>& rs);
+// JCT and queueing-delay percentiles and makespan; "" when none was measured.
+std::string TimingTable(const std::vector<PolicyResult>& rs);
+
+// 1234567 -> "1,234,567".
+std::string Thousands(int64_t v);
+
+}  // namespace berth::sim
