@@ -12,6 +12,6 @@ mkdir -p out
   --cluster "$DATA/alibaba-gpu-v2023/openb_node_list_gpu_node.csv" \
   --trace "$DATA/alibaba-gpu-v2023/openb_pod_list_default.csv" \
   --mode fgd --load 1.3 --seed 42 \
-  --policy "${BERTH_POLICIES:-random,firstfit,bestfit,dotprod,gpupacking,gpuclustering,fgd}" \
+  --policy "${BERTH_POLICIES:-random,firstfit,bestfit,dotprod,gpupacking,gpuclustering,fgd,berth-frag}" \
   --json out/openb.json --report out/openb.html
 echo "report: out/openb.html"

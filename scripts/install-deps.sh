@@ -8,6 +8,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev zlib1g-dev
   libglpk-dev
+  libcpp-httplib-dev libsqlite3-dev curl
 )
 
 missing=()

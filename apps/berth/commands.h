@@ -15,5 +15,9 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run);
 void AddThroughputFitCommand(CLI::App& app, std::function<int()>& run);
 // Adds `convert` (any trace -> native JSON lines).
 void AddConvertCommand(CLI::App& app, std::function<int()>& run);
+// Adds `serve` (the daemon).
+void AddServeCommand(CLI::App& app, std::function<int()>& run);
+// Adds the HTTP clients of `serve`: `submit`, `status`, `queues`, `nodes`.
+void AddClientCommands(CLI::App& app, std::function<int()>& run);
 
 }  // namespace berth::apps

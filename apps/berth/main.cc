@@ -1,4 +1,4 @@
-// berth: the command-line entry point (simulate, convert; later serve, submit, ...).
+// berth: the command-line entry point (simulate, convert, serve, submit, status, queues, nodes, ...).
 #include <iostream>
 
 #include "commands.h"
@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   berth::apps::AddSimulateCommand(app, run);
   berth::apps::AddThroughputFitCommand(app, run);
   berth::apps::AddConvertCommand(app, run);
+  berth::apps::AddServeCommand(app, run);
+  berth::apps::AddClientCommands(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

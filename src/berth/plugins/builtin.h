@@ -18,5 +18,6 @@ Status RegisterGangPlugins(framework::PluginRegistry& registry);
 Status RegisterTopologyPlugins(framework::PluginRegistry& registry);
 Status RegisterFgdPlugins(framework::PluginRegistry& registry);
 Status RegisterCandidatePlugins(framework::PluginRegistry& registry);
+Status RegisterFragPlugins(framework::PluginRegistry& registry);
 
 }  // namespace berth::plugins

@@ -178,6 +178,9 @@ Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const Task
     reason.pop_back();
     out.verdict = StaticallyFeasible(req) ? Verdict::Unschedulable("filter", reason)
                                           : Verdict::Unresolvable("filter", "no node can ever hold this task: " + reason);
+    for (size_t f = 0; f < filters.size(); ++f)
+      if (reject_count_[f]) out.verdict.rejects.push_back({std::string(filters[f]->FailReason()), reject_count_[f]});
+    if (reject_count_.back()) out.verdict.rejects.push_back({"down", reject_count_.back()});
     return out;
   }
   NodeId best = feasible_[0];
@@ -238,7 +241,7 @@ Verdict Scheduler::TryPlace(JobRecord& rec) {
   // Records a tentatively applied task and runs the reserve plugins.
   auto reserve = [&](const CycleContext& ctx, TaskKey key, const state::Allocation& alloc) -> Verdict {
     Status s = ApplyChecked(state::PlaceTask{key, alloc});
-    if (!s.ok()) return Verdict{framework::VerdictCode::kError, "state", s.message()};
+    if (!s.ok()) return Verdict{framework::VerdictCode::kError, "state", s.message(), {}};
     rec.placements.push_back({key, alloc});
     for (auto* r : framework_->reserve()) {
       Verdict v = r->Reserve(ctx, alloc);
@@ -300,7 +303,7 @@ Verdict Scheduler::TryPlace(JobRecord& rec) {
     Status s = b->Bind(rec.spec, rec.placements);
     if (!s.ok()) {
       Rollback(rec);
-      return Verdict{framework::VerdictCode::kError, std::string(b->Name()), s.message()};
+      return Verdict{framework::VerdictCode::kError, std::string(b->Name()), s.message(), {}};
     }
   }
   return Verdict::Success();
@@ -465,6 +468,42 @@ Status Scheduler::Preempt(JobId id) {
   rec.state = JobState::kPending;
   rec.enqueue_time = clock_.Now();
   Enqueue(it->second);
+  return Status::Ok();
+}
+
+Status Scheduler::Adopt(JobId id, std::span<const TaskPlacement> placements, TimeUs start_time) {
+  auto it = index_of_.find(id);
+  if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
+  JobRecord& rec = jobs_[it->second];
+  if (rec.state != JobState::kPending) return FailedPrecondition("job " + std::to_string(id.value()) + " is not pending");
+  if (placements.empty()) return InvalidArgument("job " + std::to_string(id.value()) + ": no placements to adopt");
+  const int32_t num_tasks = rec.spec.num_tasks();
+  // Undoes what was applied so far (no reserve plugin ran for it).
+  auto undo = [&] {
+    for (auto p = rec.placements.rbegin(); p != rec.placements.rend(); ++p) (void)ApplyChecked(state::ReleaseTask{p->task});
+    rec.placements.clear();
+  };
+  for (const auto& p : placements) {
+    if (p.task.job != id || p.task.index < 0 || p.task.index >= num_tasks) {
+      undo();
+      return InvalidArgument("job " + std::to_string(id.value()) + ": placement of task " +
+                             std::to_string(p.task.index) + " does not belong to it");
+    }
+    Status s = ApplyChecked(state::PlaceTask{p.task, p.alloc});
+    if (!s.ok()) {
+      undo();
+      return s;
+    }
+    rec.placements.push_back(p);
+  }
+  for (auto* a : framework_->admit()) a->OnStart(rec.spec);
+  RemovePending(it->second);
+  rec.state = JobState::kRunning;
+  rec.start_time = start_time;
+  if (rec.first_start_time < 0) rec.first_start_time = start_time;
+  rec.last_verdict = Verdict::Success();
+  ++running_;
+  log_.Placed(clock_.Now(), cluster_, rec.spec.id, rec.placements);
   return Status::Ok();
 }
 

@@ -68,6 +68,11 @@ class Scheduler {
   Status Finish(JobId id, job::JobState final_state);
   // Evicts a running job: releases its tasks and requeues it.
   Status Preempt(JobId id);
+  // Starts a pending job on placements decided earlier (recovery after a
+  // restart, or a binding made outside this process): applies them through the
+  // same state path, all or nothing. Errors: not found, not pending, a
+  // placement that does not belong to the job or does not fit (nothing changes).
+  Status Adopt(JobId id, std::span<const framework::TaskPlacement> placements, TimeUs start_time);
   // Marks a node (un)schedulable.
   Status SetNodeUp(NodeId node, bool up);
 

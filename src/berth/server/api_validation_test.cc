@@ -1,0 +1,148 @@
+// Strict validation of job documents, and a property test: random mutations
+// of valid bodies and random bytes never crash the service, and a rejected
+// body never changes its state (no record written, no job listed).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "berth/server/job_json.h"
+#include "berth/server/service_test_util.h"
+
+namespace berth::server {
+namespace {
+
+using testing::ServiceHarness;
+
+struct BadCase {
+  const char* body;
+  int code;
+  const char* mentions;  // the error must name this
+};
+
+TEST(ApiValidationTest, BadBodiesGetClearErrors) {
+  ServiceHarness h;
+  ASSERT_TRUE(h.Start().ok());
+  const BadCase cases[] = {
+      {"", 400, "malformed JSON"},
+      {"{", 400, "malformed JSON"},
+      {"[]", 400, "expected a JSON object"},
+      {R"({"groups":[{"count":1}]})", 400, "name"},
+      {R"({"name":"a"})", 400, "groups"},
+      {R"({"name":"a","groups":[]})", 400, "groups"},
+      {R"({"name":"a","groups":[{"count":1,"gpu":1}]})", 400, "groups[0].gpu"},
+      {R"({"name":"a","gruops":[{"count":1}]})", 400, "gruops"},
+      {R"({"name":"a","groups":[{"count":"2"}]})", 400, "groups[0].count"},
+      {R"({"name":"a","groups":[{"count":1.5}]})", 400, "groups[0].count"},
+      {R"({"name":"a","groups":[{"count":0}]})", 400, "groups[0].count"},
+      {R"({"name":"a","groups":[{"count":2,"min_count":3}]})", 400, "groups[0].min_count"},
+      {R"({"name":"a","groups":[{"count":1,"gpus":2,"milli_per_gpu":500}]})", 400, "share"},
+      {R"({"name":"a","duration_s":-1,"groups":[{"count":1}]})", 400, "duration_s"},
+      {R"({"name":"a","priority":1e40,"groups":[{"count":1}]})", 400, "priority"},
+      {R"({"name":7,"groups":[{"count":1}]})", 400, "name"},
+      {R"({"name":"a","groups":[{"count":1,"gpu_types":"H100"}]})", 400, "gpu_types"},
+      {R"({"name":"a","idempotency_key":"","groups":[{"count":1}]})", 400, "idempotency_key"},
+      {R"({"name":"a","groups":[{"count":1,"gpus":16}]})", 422, "no node can ever hold"},
+      {R"({"name":"a","groups":[{"count":1,"gpus":1,"gpu_types":["A100"]}]})", 422, "A100"},
+      {R"({"name":"a","groups":[{"count":5,"gpus":8}]})", 422, "cluster has 32"},
+      {R"({"name":"a","groups":[{"count":1,"memory_mib":99999999999}]})", 422, "no node"},
+  };
+  for (const auto& c : cases) {
+    ApiResult r = h.service().SubmitJob(c.body);
+    EXPECT_EQ(r.code, c.code) << c.body << " -> " << r.body.dump();
+    ASSERT_TRUE(r.body.contains("error")) << c.body;
+    EXPECT_NE(r.body["error"].get<std::string>().find(c.mentions), std::string::npos)
+        << c.body << " -> " << r.body["error"];
+  }
+  EXPECT_EQ(h.records(), 0u);
+}
+
+TEST(ApiValidationTest, JobJsonRoundTrips) {
+  const std::string body =
+      R"({"name":"llm","tenant":"ml","queue":"q","priority":3,"submit_time_s":1.5,"duration_s":60,)"
+      R"("runtime_limit_s":120,"job_class":"gpt","dataset":"web","dataset_mib":10,"checkpoint_interval_s":30,"work_steps":500,)"
+      R"("groups":[{"name":"w","count":4,"min_count":2,"gpus":8,"cpu_milli":1000,"memory_mib":2048,)"
+      R"("gpu_types":["H100","A100"]},{"name":"s","count":1,"gpus":1,"milli_per_gpu":250}]})";
+  auto sub = ParseJobBody(body);
+  ASSERT_TRUE(sub.ok()) << sub.status().ToString();
+  EXPECT_EQ(sub->spec.groups[0].gpu_type_spec, "H100|A100");
+  EXPECT_EQ(sub->spec.groups[0].min_count, 2);
+  auto again = ParseJobJson(JobToJson(sub->spec));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(JobToJson(again->spec), JobToJson(sub->spec));
+  EXPECT_EQ(SpecFingerprint(again->spec), SpecFingerprint(sub->spec));
+}
+
+// Mutations of a valid body: flip, drop, insert or duplicate bytes; cut it;
+// swap a value for one of another type.
+std::string Mutate(const std::string& s, std::mt19937_64& rng) {
+  std::string out = s;
+  const int ops = 1 + static_cast<int>(rng() % 3);
+  static const char* kValues[] = {"null", "true", "-1", "0", "1e308", "\"x\"", "[]", "{}", "99999999999999999999",
+                                  "\"\\u0000\"", "[1,2]", "{\"count\":1}", "1.5"};
+  for (int k = 0; k < ops && !out.empty(); ++k) {
+    const size_t i = rng() % out.size();
+    switch (rng() % 6) {
+      case 0: out[i] = static_cast<char>(rng() % 256); break;
+      case 1: out.erase(i, 1 + rng() % 4); break;
+      case 2: out.insert(i, 1, "{}[],:\"0a\\"[rng() % 11]); break;
+      case 3: out = out.substr(0, i); break;
+      case 4: out.insert(i, out.substr(i, 1 + rng() % 8)); break;
+      case 5: {
+        // Replace the value after a colon with another of a random type.
+        const size_t colon = out.find(':', i);
+        if (colon == std::string::npos) break;
+        size_t end = out.find_first_of(",}", colon + 1);
+        if (end == std::string::npos) end = out.size();
+        out.replace(colon + 1, end - colon - 1, kValues[rng() % std::size(kValues)]);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+TEST(ApiValidationTest, FuzzedBodiesNeverCrashAndRejectionsChangeNothing) {
+  ServiceHarness h;
+  ASSERT_TRUE(h.Start().ok());
+  const std::string seeds[] = {
+      R"({"name":"a","tenant":"t","queue":"q","priority":1,"duration_s":10,"groups":[{"name":"w","count":2,"min_count":1,"gpus":4,"cpu_milli":100,"memory_mib":10,"gpu_types":["H100"]}]})",
+      R"({"name":"b","idempotency_key":"k","groups":[{"count":1,"gpus":1,"milli_per_gpu":500},{"count":1}]})",
+      R"({"pod":{"metadata":{"name":"p"}},"nodenames":["node-0"]})",
+  };
+  std::mt19937_64 rng(7);
+  int accepted = 0, rejected = 0;
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::string body;
+    if (iter % 5 == 4) {
+      body.resize(rng() % 64);
+      for (char& c : body) c = static_cast<char>(rng() % 256);
+    } else {
+      body = Mutate(seeds[iter % std::size(seeds)], rng);
+    }
+    h.Quiesce();
+    const size_t before = h.records();
+    const size_t jobs_before = h.service().ListJobs("", -1, 10000).body["jobs"].size();
+    ApiResult r = h.service().SubmitJob(body);
+    ASSERT_TRUE(r.code == 200 || r.code == 201 || r.code == 400 || r.code == 409 || r.code == 422)
+        << r.code << " for " << body;
+    if (r.code >= 400) {
+      ++rejected;
+      ASSERT_TRUE(r.body.contains("error"));
+      h.Quiesce();
+      EXPECT_EQ(h.records(), before) << body;
+      EXPECT_EQ(h.service().ListJobs("", -1, 10000).body["jobs"].size(), jobs_before) << body;
+    } else {
+      ++accepted;
+    }
+    // The extender verbs take the same bytes without crashing.
+    EXPECT_LT(h.service().ExtenderBind(body).code, 500);
+    EXPECT_LT(h.service().ExtenderPreempt(body).code, 500);
+    EXPECT_LT(h.service().ExtenderPrioritize(body).code, 500);
+  }
+  EXPECT_GT(rejected, 2000);
+  EXPECT_TRUE(h.service().ready());
+  RecordProperty("accepted", accepted);
+}
+
+}  // namespace
+}  // namespace berth::server

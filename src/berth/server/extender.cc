@@ -1,0 +1,376 @@
+// Extender documents: parsing and rendering.
+#include "berth/server/extender.h"
+
+#include <cctype>
+#include <cmath>
+
+namespace berth::server::k8s {
+
+using nlohmann::json;
+
+namespace {
+
+bool IEquals(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
+// The member `key` of object `v` (exact match first, then case-insensitive, as
+// Go's encoding/json), or nullptr. JSON null counts as absent.
+const json* Member(const json& v, const std::string& key) {
+  if (!v.is_object()) return nullptr;
+  auto it = v.find(key);
+  if (it != v.end()) return it->is_null() ? nullptr : &*it;
+  for (auto i = v.begin(); i != v.end(); ++i)
+    if (IEquals(i.key(), key)) return i->is_null() ? nullptr : &*i;
+  return nullptr;
+}
+
+Status GetString(const json& v, const std::string& key, const std::string& where, std::string& out) {
+  const json* m = Member(v, key);
+  if (!m) return Status::Ok();
+  if (!m->is_string()) return InvalidArgument(where + key + ": expected a string");
+  out = m->get<std::string>();
+  return Status::Ok();
+}
+
+Status GetStringMap(const json& v, const std::string& key, const std::string& where,
+                    std::map<std::string, std::string>& out) {
+  const json* m = Member(v, key);
+  if (!m) return Status::Ok();
+  if (!m->is_object()) return InvalidArgument(where + key + ": expected an object of strings");
+  for (const auto& [k, val] : m->items()) {
+    if (!val.is_string()) return InvalidArgument(where + key + "." + k + ": expected a string");
+    out[k] = val.get<std::string>();
+  }
+  return Status::Ok();
+}
+
+Status GetInt(const json& v, const std::string& key, const std::string& where, int64_t& out) {
+  const json* m = Member(v, key);
+  if (!m) return Status::Ok();
+  if (!m->is_number_integer()) return InvalidArgument(where + key + ": expected an integer");
+  out = m->get<int64_t>();
+  return Status::Ok();
+}
+
+// Sums one resource over the containers' requests or limits.
+Status SumResource(const json& containers, const char* section, const std::string& resource, int64_t scale,
+                   int64_t& out, bool& seen) {
+  for (size_t i = 0; i < containers.size(); ++i) {
+    const std::string where = "pod.spec.containers[" + std::to_string(i) + "].resources." + section + ".";
+    const json* res = Member(containers[i], "resources");
+    const json* sec = res ? Member(*res, section) : nullptr;
+    const json* q = sec ? Member(*sec, resource) : nullptr;
+    if (!q) continue;
+    std::string text;
+    if (q->is_string()) {
+      text = q->get<std::string>();
+    } else if (q->is_number()) {
+      text = q->dump();
+    } else {
+      return InvalidArgument(where + resource + ": expected a quantity");
+    }
+    StatusOr<int64_t> n = ParseQuantity(text, scale);
+    if (!n.ok()) return InvalidArgument(where + resource + ": " + n.status().message());
+    out += *n;
+    seen = true;
+  }
+  return Status::Ok();
+}
+
+json MetaVictimsJson(const MetaVictims& m) {
+  json pods = json::array();
+  for (const auto& uid : m.pod_uids) pods.push_back({{"uid", uid}});
+  return {{"pods", pods}, {"numPDBViolations", m.num_pdb_violations}};
+}
+
+StatusOr<std::map<std::string, MetaVictims>> ParseVictimsMap(const json& v, const std::string& where, bool meta) {
+  std::map<std::string, MetaVictims> out;
+  if (!v.is_object()) return InvalidArgument(where + ": expected an object keyed by node name");
+  for (const auto& [node, victims] : v.items()) {
+    const std::string w = where + "." + node;
+    if (victims.is_null()) {
+      out[node];
+      continue;
+    }
+    if (!victims.is_object()) return InvalidArgument(w + ": expected an object");
+    MetaVictims m;
+    BERTH_RETURN_IF_ERROR(GetInt(victims, "numPDBViolations", w + ".", m.num_pdb_violations));
+    if (const json* pods = Member(victims, "pods")) {
+      if (!pods->is_array()) return InvalidArgument(w + ".pods: expected an array");
+      for (size_t i = 0; i < pods->size(); ++i) {
+        const json& p = (*pods)[i];
+        const std::string wp = w + ".pods[" + std::to_string(i) + "]";
+        std::string uid;
+        if (meta) {
+          BERTH_RETURN_IF_ERROR(GetString(p, "uid", wp + ".", uid));
+        } else {
+          const json* md = Member(p, "metadata");
+          if (md) BERTH_RETURN_IF_ERROR(GetString(*md, "uid", wp + ".metadata.", uid));
+        }
+        m.pod_uids.push_back(uid);
+      }
+    }
+    out[node] = std::move(m);
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<int64_t> ParseQuantity(const std::string& text, int64_t scale) {
+  if (text.empty()) return InvalidArgument("empty quantity");
+  size_t i = 0;
+  if (text[i] == '+' || text[i] == '-') ++i;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  const std::string number = text.substr(0, i);
+  std::string suffix = text.substr(i);
+  long double mult = 1;
+  if (suffix.empty()) {
+  } else if (suffix == "m") { mult = 1e-3L;
+  } else if (suffix == "k") { mult = 1e3L;
+  } else if (suffix == "M") { mult = 1e6L;
+  } else if (suffix == "G") { mult = 1e9L;
+  } else if (suffix == "T") { mult = 1e12L;
+  } else if (suffix == "P") { mult = 1e15L;
+  } else if (suffix == "Ki") { mult = 1024.0L;
+  } else if (suffix == "Mi") { mult = 1024.0L * 1024;
+  } else if (suffix == "Gi") { mult = 1024.0L * 1024 * 1024;
+  } else if (suffix == "Ti") { mult = 1024.0L * 1024 * 1024 * 1024;
+  } else if (suffix == "Pi") { mult = 1024.0L * 1024 * 1024 * 1024 * 1024;
+  } else if (suffix[0] == 'e' || suffix[0] == 'E') {
+    const std::string exp = suffix.substr(1);
+    if (exp.empty() || exp.size() > 3 || exp.find_first_not_of("+-0123456789") != std::string::npos)
+      return InvalidArgument("'" + text + "' is not a quantity");
+    mult = std::pow(10.0L, std::stoi(exp));
+  } else {
+    return InvalidArgument("'" + text + "' is not a quantity (unknown suffix '" + suffix + "')");
+  }
+  if (number.empty() || number == "+" || number == "-" || number.find_first_of("0123456789") == std::string::npos ||
+      std::count(number.begin(), number.end(), '.') > 1)
+    return InvalidArgument("'" + text + "' is not a quantity");
+  const long double value = std::stold(number) * mult * scale;
+  if (value < 0) return InvalidArgument("'" + text + "' is negative");
+  if (value > 9e18L) return InvalidArgument("'" + text + "' is too large");
+  return static_cast<int64_t>(std::ceil(value - 1e-9L));
+}
+
+std::string Pod::group_name() const {
+  auto find = [](const std::map<std::string, std::string>& m, const char* k) -> std::string {
+    auto it = m.find(k);
+    return it == m.end() ? "" : it->second;
+  };
+  for (const auto& s : {find(annotations, "scheduling.k8s.io/group-name"), find(labels, "scheduling.x-k8s.io/pod-group"),
+                        find(labels, "pod-group.scheduling.sigs.k8s.io"), find(labels, "kueue.x-k8s.io/pod-group-name"),
+                        find(annotations, "pod-group-name")})
+    if (!s.empty()) return s;
+  return "";
+}
+
+int32_t Pod::min_member() const {
+  auto get = [](const std::map<std::string, std::string>& m, const char* k) -> int32_t {
+    auto it = m.find(k);
+    if (it == m.end()) return 0;
+    char* end = nullptr;
+    long v = std::strtol(it->second.c_str(), &end, 10);
+    return (end && *end == 0 && v > 0 && v <= 100000) ? static_cast<int32_t>(v) : 0;
+  };
+  for (int32_t v : {get(annotations, "berth.dev/min-member"), get(annotations, "kueue.x-k8s.io/pod-group-total-count"),
+                    get(labels, "pod-group.scheduling.sigs.k8s.io/min-available")})
+    if (v > 0) return v;
+  return 1;
+}
+
+std::string Pod::queue() const {
+  for (const auto& [m, k] : {std::pair{&labels, "kueue.x-k8s.io/queue-name"}, std::pair{&labels, "kai.scheduler/queue"},
+                             std::pair{&annotations, "scheduling.volcano.sh/queue-name"}}) {
+    auto it = m->find(k);
+    if (it != m->end() && !it->second.empty()) return it->second;
+  }
+  return ns;
+}
+
+StatusOr<Pod> ParsePod(const json& v) {
+  if (!v.is_object()) return InvalidArgument("pod: expected an object (a v1.Pod)");
+  Pod p;
+  p.raw = v;
+  if (const json* md = Member(v, "metadata")) {
+    if (!md->is_object()) return InvalidArgument("pod.metadata: expected an object");
+    BERTH_RETURN_IF_ERROR(GetString(*md, "name", "pod.metadata.", p.name));
+    BERTH_RETURN_IF_ERROR(GetString(*md, "namespace", "pod.metadata.", p.ns));
+    BERTH_RETURN_IF_ERROR(GetString(*md, "uid", "pod.metadata.", p.uid));
+    BERTH_RETURN_IF_ERROR(GetStringMap(*md, "labels", "pod.metadata.", p.labels));
+    BERTH_RETURN_IF_ERROR(GetStringMap(*md, "annotations", "pod.metadata.", p.annotations));
+  }
+  if (p.name.empty()) return InvalidArgument("pod.metadata.name: missing");
+  if (p.ns.empty()) p.ns = "default";
+  if (p.uid.empty()) p.uid = p.ns + "/" + p.name;
+  if (const json* spec = Member(v, "spec")) {
+    if (!spec->is_object()) return InvalidArgument("pod.spec: expected an object");
+    int64_t prio = 0;
+    BERTH_RETURN_IF_ERROR(GetInt(*spec, "priority", "pod.spec.", prio));
+    p.priority = static_cast<int32_t>(std::clamp<int64_t>(prio, INT32_MIN, INT32_MAX));
+    if (const json* cs = Member(*spec, "containers")) {
+      if (!cs->is_array()) return InvalidArgument("pod.spec.containers: expected an array");
+      int64_t cpu = 0, mem = 0, gpu_limits = 0, gpu_requests = 0;
+      bool seen = false, gpu_limit_seen = false;
+      BERTH_RETURN_IF_ERROR(SumResource(*cs, "requests", "cpu", 1000, cpu, seen));
+      BERTH_RETURN_IF_ERROR(SumResource(*cs, "requests", "memory", 1, mem, seen));
+      BERTH_RETURN_IF_ERROR(SumResource(*cs, "limits", "nvidia.com/gpu", 1, gpu_limits, gpu_limit_seen));
+      BERTH_RETURN_IF_ERROR(SumResource(*cs, "requests", "nvidia.com/gpu", 1, gpu_requests, seen));
+      p.cpu_milli = cpu;
+      p.memory_mib = (mem + (1 << 20) - 1) >> 20;
+      const int64_t gpus = gpu_limit_seen ? gpu_limits : gpu_requests;
+      if (gpus > 64) return InvalidArgument("pod.spec.containers: nvidia.com/gpu " + std::to_string(gpus) + " is above 64");
+      p.gpus = static_cast<int32_t>(gpus);
+    }
+  }
+  return p;
+}
+
+std::vector<std::string> ExtenderArgs::CandidateNames() const {
+  if (node_names) return *node_names;
+  std::vector<std::string> out;
+  if (nodes) {
+    if (const json* items = Member(*nodes, "items"); items && items->is_array())
+      for (const auto& n : *items) {
+        const json* md = Member(n, "metadata");
+        const json* name = md ? Member(*md, "name") : nullptr;
+        out.push_back(name && name->is_string() ? name->get<std::string>() : "");
+      }
+  }
+  return out;
+}
+
+StatusOr<ExtenderArgs> ParseExtenderArgs(const json& v) {
+  if (!v.is_object()) return InvalidArgument("expected an ExtenderArgs object");
+  ExtenderArgs a;
+  const json* pod = Member(v, "pod");
+  if (!pod) return InvalidArgument("pod: missing");
+  BERTH_ASSIGN_OR_RETURN(a.pod, ParsePod(*pod));
+  if (const json* nodes = Member(v, "nodes")) {
+    if (!nodes->is_object()) return InvalidArgument("nodes: expected a v1.NodeList object");
+    const json* items = Member(*nodes, "items");
+    if (items && !items->is_array()) return InvalidArgument("nodes.items: expected an array");
+    a.nodes = *nodes;
+  }
+  if (const json* names = Member(v, "nodenames")) {
+    if (!names->is_array()) return InvalidArgument("nodenames: expected an array of strings");
+    std::vector<std::string> list;
+    for (size_t i = 0; i < names->size(); ++i) {
+      if (!(*names)[i].is_string()) return InvalidArgument("nodenames[" + std::to_string(i) + "]: expected a string");
+      list.push_back((*names)[i].get<std::string>());
+    }
+    a.node_names = std::move(list);
+  }
+  if (!a.nodes && !a.node_names) return InvalidArgument("nodes or nodenames: one is needed");
+  return a;
+}
+
+json ToJson(const FilterResult& r) {
+  json j = json::object();
+  if (r.nodes) j["nodes"] = *r.nodes;
+  if (r.node_names) j["nodenames"] = *r.node_names;
+  if (!r.failed_nodes.empty()) j["failedNodes"] = r.failed_nodes;
+  if (!r.failed_and_unresolvable.empty()) j["failedAndUnresolvableNodes"] = r.failed_and_unresolvable;
+  if (!r.error.empty()) j["error"] = r.error;
+  return j;
+}
+
+StatusOr<FilterResult> ParseFilterResult(const json& v) {
+  if (!v.is_object()) return InvalidArgument("expected an ExtenderFilterResult object");
+  FilterResult r;
+  if (const json* n = Member(v, "nodes")) r.nodes = *n;
+  if (const json* n = Member(v, "nodenames")) {
+    if (!n->is_array()) return InvalidArgument("nodenames: expected an array");
+    r.node_names = n->get<std::vector<std::string>>();
+  }
+  BERTH_RETURN_IF_ERROR(GetStringMap(v, "failedNodes", "", r.failed_nodes));
+  BERTH_RETURN_IF_ERROR(GetStringMap(v, "failedAndUnresolvableNodes", "", r.failed_and_unresolvable));
+  BERTH_RETURN_IF_ERROR(GetString(v, "error", "", r.error));
+  return r;
+}
+
+json ToJson(const std::vector<HostPriority>& list) {
+  json a = json::array();
+  for (const auto& h : list) a.push_back({{"host", h.host}, {"score", h.score}});
+  return a;
+}
+
+StatusOr<std::vector<HostPriority>> ParseHostPriorityList(const json& v) {
+  if (!v.is_array()) return InvalidArgument("expected a HostPriorityList array");
+  std::vector<HostPriority> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    HostPriority h;
+    const std::string w = "[" + std::to_string(i) + "].";
+    BERTH_RETURN_IF_ERROR(GetString(v[i], "host", w, h.host));
+    BERTH_RETURN_IF_ERROR(GetInt(v[i], "score", w, h.score));
+    out.push_back(h);
+  }
+  return out;
+}
+
+json ToJson(const BindingArgs& a) {
+  return {{"PodName", a.pod_name}, {"PodNamespace", a.pod_namespace}, {"PodUID", a.pod_uid}, {"Node", a.node}};
+}
+
+StatusOr<BindingArgs> ParseBindingArgs(const json& v) {
+  if (!v.is_object()) return InvalidArgument("expected an ExtenderBindingArgs object");
+  BindingArgs a;
+  BERTH_RETURN_IF_ERROR(GetString(v, "PodName", "", a.pod_name));
+  BERTH_RETURN_IF_ERROR(GetString(v, "PodNamespace", "", a.pod_namespace));
+  BERTH_RETURN_IF_ERROR(GetString(v, "PodUID", "", a.pod_uid));
+  BERTH_RETURN_IF_ERROR(GetString(v, "Node", "", a.node));
+  if (a.pod_name.empty()) return InvalidArgument("PodName: missing");
+  if (a.node.empty()) return InvalidArgument("Node: missing");
+  if (a.pod_namespace.empty()) a.pod_namespace = "default";
+  return a;
+}
+
+json ToJson(const BindingResult& r) { return {{"Error", r.error}}; }
+
+StatusOr<BindingResult> ParseBindingResult(const json& v) {
+  if (!v.is_object()) return InvalidArgument("expected an ExtenderBindingResult object");
+  BindingResult r;
+  BERTH_RETURN_IF_ERROR(GetString(v, "Error", "", r.error));
+  return r;
+}
+
+StatusOr<PreemptionArgs> ParsePreemptionArgs(const json& v) {
+  if (!v.is_object()) return InvalidArgument("expected an ExtenderPreemptionArgs object");
+  PreemptionArgs a;
+  const json* pod = Member(v, "pod");
+  if (!pod) return InvalidArgument("pod: missing");
+  BERTH_ASSIGN_OR_RETURN(a.pod, ParsePod(*pod));
+  if (const json* m = Member(v, "nodeToVictims")) {
+    BERTH_ASSIGN_OR_RETURN(a.node_to_victims, ParseVictimsMap(*m, "nodeToVictims", false));
+    a.has_victims = true;
+  }
+  if (const json* m = Member(v, "nodeNameToMetaVictims")) {
+    BERTH_ASSIGN_OR_RETURN(a.node_to_meta_victims, ParseVictimsMap(*m, "nodeNameToMetaVictims", true));
+    a.has_meta_victims = true;
+  }
+  return a;
+}
+
+json ToJson(const PreemptionResult& r) {
+  json m = json::object();
+  for (const auto& [node, victims] : r.node_to_meta_victims) m[node] = MetaVictimsJson(victims);
+  json j = json::object();
+  if (!r.node_to_meta_victims.empty()) j["nodeNameToMetaVictims"] = m;
+  return j;
+}
+
+StatusOr<PreemptionResult> ParsePreemptionResult(const json& v) {
+  if (!v.is_object()) return InvalidArgument("expected an ExtenderPreemptionResult object");
+  PreemptionResult r;
+  if (const json* m = Member(v, "nodeNameToMetaVictims")) {
+    BERTH_ASSIGN_OR_RETURN(r.node_to_meta_victims, ParseVictimsMap(*m, "nodeNameToMetaVictims", true));
+  }
+  return r;
+}
+
+}  // namespace berth::server::k8s

@@ -1,0 +1,124 @@
+// The Kubernetes scheduler-extender protocol (k8s.io/kube-scheduler/extender/v1):
+// the request and answer documents of the filter, prioritize, preempt and bind
+// verbs, as C++ values with exact JSON mappings, and how a pod becomes a Berth
+// task.
+//
+// JSON keys follow the Go types: ExtenderArgs {"pod","nodes","nodenames"};
+// ExtenderFilterResult {"nodes","nodenames","failedNodes",
+// "failedAndUnresolvableNodes","error"}; HostPriority {"host","score"};
+// ExtenderBindingArgs {"PodName","PodNamespace","PodUID","Node"} and
+// ExtenderBindingResult {"Error"} (no json tags in Go); ExtenderPreemptionArgs
+// {"pod","nodeToVictims","nodeNameToMetaVictims"}, Victims {"pods",
+// "numPDBViolations"}, MetaVictims {"pods":[{"uid"}],"numPDBViolations"},
+// ExtenderPreemptionResult {"nodeNameToMetaVictims"}. Like Go's decoder, keys
+// are matched case-insensitively when the exact key is absent, and unknown
+// keys are ignored.
+//
+// Gangs and queues come from the labels and annotations users already write:
+//   group:  annotation scheduling.k8s.io/group-name (Volcano), label
+//           scheduling.x-k8s.io/pod-group (coscheduling), label
+//           kueue.x-k8s.io/pod-group-name (Kueue), annotation pod-group-name (KAI)
+//   size:   annotation berth.dev/min-member, annotation
+//           kueue.x-k8s.io/pod-group-total-count, label
+//           pod-group.scheduling.sigs.k8s.io/min-available; a Volcano or
+//           coscheduling PodGroup's minMember must be mirrored into
+//           berth.dev/min-member (the extender sees pods, not PodGroups)
+//   queue:  label kueue.x-k8s.io/queue-name, label kai.scheduler/queue,
+//           annotation scheduling.volcano.sh/queue-name; else the namespace
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "berth/common/quantity.h"
+#include "berth/common/status.h"
+
+namespace berth::server::k8s {
+
+// What Berth reads from a v1.Pod.
+struct Pod {
+  std::string name, ns = "default", uid;
+  std::map<std::string, std::string> labels, annotations;
+  int32_t gpus = 0;         // nvidia.com/gpu (limits, else requests), summed over containers
+  MilliCpu cpu_milli = 0;   // requests.cpu
+  MiB memory_mib = 0;       // requests.memory, rounded up
+  int32_t priority = 0;     // spec.priority
+  nlohmann::json raw;       // the document as received
+
+  std::string group_name() const;  // "" when not part of a gang
+  int32_t min_member() const;      // 1 when unknown
+  std::string queue() const;
+};
+
+struct ExtenderArgs {
+  Pod pod;
+  std::optional<nlohmann::json> nodes;               // v1.NodeList (nodeCacheCapable: false)
+  std::optional<std::vector<std::string>> node_names; // nodeCacheCapable: true
+  // The candidate names, from whichever was sent.
+  std::vector<std::string> CandidateNames() const;
+};
+
+struct FilterResult {
+  std::optional<nlohmann::json> nodes;  // a v1.NodeList holding the nodes that passed
+  std::optional<std::vector<std::string>> node_names;
+  std::map<std::string, std::string> failed_nodes;
+  std::map<std::string, std::string> failed_and_unresolvable;
+  std::string error;
+};
+
+struct HostPriority {
+  std::string host;
+  int64_t score = 0;  // 0..10 (MaxExtenderPriority)
+};
+
+struct BindingArgs {
+  std::string pod_name, pod_namespace, pod_uid, node;
+};
+
+struct BindingResult {
+  std::string error;
+};
+
+struct MetaVictims {
+  std::vector<std::string> pod_uids;
+  int64_t num_pdb_violations = 0;
+};
+
+struct PreemptionArgs {
+  Pod pod;
+  // nodeToVictims (full pods) reduced to uids, and nodeNameToMetaVictims.
+  std::map<std::string, MetaVictims> node_to_victims;
+  std::map<std::string, MetaVictims> node_to_meta_victims;
+  bool has_victims = false, has_meta_victims = false;
+};
+
+struct PreemptionResult {
+  std::map<std::string, MetaVictims> node_to_meta_victims;
+};
+
+inline constexpr int64_t kMaxExtenderPriority = 10;
+
+// Parsers: InvalidArgument naming the field on a malformed document.
+StatusOr<Pod> ParsePod(const nlohmann::json& v);
+StatusOr<ExtenderArgs> ParseExtenderArgs(const nlohmann::json& v);
+StatusOr<FilterResult> ParseFilterResult(const nlohmann::json& v);
+StatusOr<std::vector<HostPriority>> ParseHostPriorityList(const nlohmann::json& v);
+StatusOr<BindingArgs> ParseBindingArgs(const nlohmann::json& v);
+StatusOr<BindingResult> ParseBindingResult(const nlohmann::json& v);
+StatusOr<PreemptionArgs> ParsePreemptionArgs(const nlohmann::json& v);
+StatusOr<PreemptionResult> ParsePreemptionResult(const nlohmann::json& v);
+
+nlohmann::json ToJson(const FilterResult& r);
+nlohmann::json ToJson(const std::vector<HostPriority>& list);
+nlohmann::json ToJson(const BindingArgs& a);
+nlohmann::json ToJson(const BindingResult& r);
+nlohmann::json ToJson(const PreemptionResult& r);
+
+// A Kubernetes resource quantity ("500m", "2", "1.5", "64Gi", "1e3") times
+// `scale` (1000 for milli-units), rounded up. Errors name the text.
+StatusOr<int64_t> ParseQuantity(const std::string& text, int64_t scale);
+
+}  // namespace berth::server::k8s

@@ -1,0 +1,59 @@
+// Prometheus metrics of the service: counters and histograms updated from any
+// thread (lock-free counters; a histogram takes a short lock), rendered in the
+// text exposition format. Gauges that describe the scheduler's state (queue
+// lengths, GPUs allocated) are computed on the scheduling thread at scrape
+// time and passed to Render.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace berth::server {
+
+class Histogram {
+ public:
+  explicit Histogram(std::vector<double> bounds);
+  void Observe(double value);
+  // Appends the _bucket/_sum/_count lines of `name`.
+  void Render(const std::string& name, const std::string& help, std::string& out) const;
+  // The smallest bucket bound at or above quantile q (0..1); for tests and logs.
+  double Quantile(double q) const;
+  uint64_t count() const;
+
+ private:
+  std::vector<double> bounds_;
+  mutable std::mutex mu_;
+  std::vector<uint64_t> counts_;  // per bound, plus +Inf
+  double sum_ = 0;
+  uint64_t count_ = 0;
+};
+
+struct Metrics {
+  Metrics();
+  std::atomic<uint64_t> jobs_submitted{0};     // accepted (durable), not counting duplicates
+  std::atomic<uint64_t> jobs_duplicate{0};     // retried submissions answered with the first id
+  std::atomic<uint64_t> jobs_rejected{0};      // 4xx on submission
+  std::atomic<uint64_t> decisions{0};          // jobs placed
+  std::atomic<uint64_t> jobs_finished{0};
+  std::atomic<uint64_t> jobs_requeued{0};
+  std::atomic<uint64_t> scheduling_passes{0};
+  std::atomic<uint64_t> node_failures{0};
+  std::atomic<uint64_t> store_commits{0};
+  std::atomic<uint64_t> store_records{0};
+  std::atomic<uint64_t> store_errors{0};
+  std::atomic<uint64_t> http_requests{0};
+  std::atomic<uint64_t> http_errors{0};        // 4xx and 5xx
+  Histogram decision_latency;  // seconds: wall time of one scheduling pass that placed jobs
+  Histogram pass_latency;      // seconds: wall time of every scheduling pass
+  Histogram commit_latency;    // seconds: store batch arrival to durable
+  Histogram commit_batch;      // records per store commit
+  Histogram submit_latency;    // seconds: POST /v1/jobs received to answered
+};
+
+// Escapes a label value for the exposition format.
+std::string PromLabel(const std::string& value);
+
+}  // namespace berth::server

@@ -1,0 +1,132 @@
+// Record bodies and the feasibility check.
+#include "berth/server/records.h"
+
+#include "berth/server/job_json.h"
+
+namespace berth::server {
+
+using nlohmann::json;
+
+namespace {
+template <typename F>
+Status Guard(const std::string& what, F f) {
+  try {
+    return f();
+  } catch (const json::exception& e) {
+    return InvalidArgument(what + ": " + e.what());
+  }
+}
+}  // namespace
+
+std::optional<job::JobState> ParseJobState(const std::string& name) {
+  for (auto s : {job::JobState::kPending, job::JobState::kAdmitted, job::JobState::kRunning, job::JobState::kSucceeded,
+                 job::JobState::kFailed, job::JobState::kPreempted, job::JobState::kCancelled})
+    if (name == job::JobStateName(s)) return s;
+  return std::nullopt;
+}
+
+std::string EncodeAccepted(const job::JobSpec& spec, const std::string& fingerprint) {
+  return json{{"spec", JobToJson(spec)}, {"fingerprint", fingerprint}}.dump();
+}
+
+Status DecodeAccepted(const std::string& body, job::JobSpec& spec, std::string& fingerprint) {
+  return Guard("accepted record", [&]() -> Status {
+    json v = json::parse(body);
+    BERTH_ASSIGN_OR_RETURN(JobSubmission sub, ParseJobJson(v.at("spec")));
+    spec = std::move(sub.spec);
+    fingerprint = v.at("fingerprint").get<std::string>();
+    return Status::Ok();
+  });
+}
+
+std::string EncodePlacements(const cluster::Cluster& cluster, std::span<const framework::TaskPlacement> placements) {
+  json a = json::array();
+  for (const auto& p : placements)
+    a.push_back({{"task", p.task.index},
+                 {"node", cluster.node(p.alloc.node).name},
+                 {"gpus", p.alloc.gpu_mask},
+                 {"milli", p.alloc.milli_per_gpu},
+                 {"cpu", p.alloc.cpu_milli},
+                 {"mem", p.alloc.memory_mib}});
+  return a.dump();
+}
+
+StatusOr<std::vector<framework::TaskPlacement>> DecodePlacements(const cluster::Cluster& cluster, JobId job,
+                                                                  const std::string& body) {
+  std::vector<framework::TaskPlacement> out;
+  Status s = Guard("started record", [&]() -> Status {
+    for (const auto& p : json::parse(body)) {
+      const std::string node = p.at("node").get<std::string>();
+      auto n = cluster.FindNode(node);
+      if (!n) return NotFound("placement on node '" + node + "', which the cluster no longer has");
+      framework::TaskPlacement tp;
+      tp.task = TaskKey{job, p.at("task").get<int32_t>()};
+      tp.alloc.node = *n;
+      tp.alloc.gpu_mask = p.at("gpus").get<uint64_t>();
+      tp.alloc.milli_per_gpu = p.at("milli").get<MilliGpu>();
+      tp.alloc.cpu_milli = p.at("cpu").get<MilliCpu>();
+      tp.alloc.memory_mib = p.at("mem").get<MiB>();
+      out.push_back(tp);
+    }
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+std::string EncodeEnd(job::JobState state, const std::string& reason) {
+  return json{{"state", job::JobStateName(state)}, {"reason", reason}}.dump();
+}
+
+Status DecodeEnd(const std::string& body, job::JobState& state, std::string& reason) {
+  return Guard("end record", [&]() -> Status {
+    json v = json::parse(body);
+    auto st = ParseJobState(v.at("state").get<std::string>());
+    if (!st) return InvalidArgument("end record: unknown state " + v.at("state").dump());
+    state = *st;
+    reason = v.value("reason", "");
+    return Status::Ok();
+  });
+}
+
+std::string EncodeNode(bool quarantined, int64_t failures) {
+  return json{{"quarantined", quarantined}, {"failures", failures}}.dump();
+}
+
+Status DecodeNode(const std::string& body, bool& quarantined, int64_t& failures) {
+  return Guard("node record", [&]() -> Status {
+    json v = json::parse(body);
+    quarantined = v.at("quarantined").get<bool>();
+    failures = v.value("failures", int64_t{0});
+    return Status::Ok();
+  });
+}
+
+Status CheckFeasible(const cluster::Cluster& cluster, const job::JobSpec& spec) {
+  int64_t whole_gpus = 0;
+  for (size_t gi = 0; gi < spec.groups.size(); ++gi) {
+    const auto& g = spec.groups[gi];
+    const std::string where = "groups[" + std::to_string(gi) + "]";
+    auto types = cluster.ParseTypeSet(g.gpu_type_spec);
+    if (types.unknown)
+      return InvalidArgument(where + ".gpu_types: the cluster has no GPU of type '" + g.gpu_type_spec + "'");
+    bool fits = false;
+    for (const auto& n : cluster.nodes()) {
+      if (g.gpus > 0 && (n.gpu_count < g.gpus || !n.gpu_type.valid() || !types.set.Accepts(n.gpu_type))) continue;
+      if (n.cpu_milli < g.cpu_milli || n.memory_mib < g.memory_mib) continue;
+      fits = true;
+      break;
+    }
+    if (!fits)
+      return InvalidArgument(where + ": no node can ever hold one task (" + std::to_string(g.gpus) + " GPUs, " +
+                             std::to_string(g.cpu_milli) + " milli-CPU, " + std::to_string(g.memory_mib) +
+                             " MiB" + (g.gpu_type_spec.empty() ? "" : ", type " + g.gpu_type_spec) + ")");
+    if (g.milli_per_gpu == kMilliPerGpu) whole_gpus += int64_t{g.gang_min()} * g.gpus;
+  }
+  if (whole_gpus > cluster.total_gpus())
+    return InvalidArgument("groups: the job needs " + std::to_string(whole_gpus) + " GPUs; the cluster has " +
+                           std::to_string(cluster.total_gpus()));
+  return Status::Ok();
+}
+
+}  // namespace berth::server

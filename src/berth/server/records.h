@@ -1,0 +1,42 @@
+// The server's encoding of store record bodies (JSON), and the check that a
+// job could ever run on the cluster.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "berth/cluster/cluster.h"
+#include "berth/framework/plugin.h"
+#include "berth/job/job.h"
+#include "berth/job/lifecycle.h"
+
+namespace berth::server {
+
+// kJobAccepted: {"spec":{...job...},"fingerprint":"..."}.
+std::string EncodeAccepted(const job::JobSpec& spec, const std::string& fingerprint);
+Status DecodeAccepted(const std::string& body, job::JobSpec& spec, std::string& fingerprint);
+
+// kJobStarted: [{"task":0,"node":"n0","gpus":3,"milli":1000,"cpu":8000,"mem":1024}, ...]
+// (node by name, so a restart with a renumbered cluster still finds it).
+std::string EncodePlacements(const cluster::Cluster& cluster, std::span<const framework::TaskPlacement> placements);
+StatusOr<std::vector<framework::TaskPlacement>> DecodePlacements(const cluster::Cluster& cluster, JobId job,
+                                                                  const std::string& body);
+
+// kJobFinished / kJobRequeued: {"state":"succeeded","reason":"..."}.
+std::string EncodeEnd(job::JobState state, const std::string& reason);
+Status DecodeEnd(const std::string& body, job::JobState& state, std::string& reason);
+
+// kNodeState: {"quarantined":true,"failures":3}.
+std::string EncodeNode(bool quarantined, int64_t failures);
+Status DecodeNode(const std::string& body, bool& quarantined, int64_t& failures);
+
+// OK if some node of the cluster could hold every task of the job and the
+// cluster has GPUs enough for its gang minimum; else InvalidArgument naming
+// the group and the reason ("no H100 node has 16 GPUs").
+Status CheckFeasible(const cluster::Cluster& cluster, const job::JobSpec& spec);
+
+std::optional<job::JobState> ParseJobState(const std::string& name);
+
+}  // namespace berth::server

@@ -1,0 +1,477 @@
+// The service's scheduling thread: queue plumbing, submissions, the
+// scheduling pass, completions, node health.
+#include "berth/server/service.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "berth/plugins/builtin.h"
+#include "berth/server/job_json.h"
+#include "berth/server/records.h"
+
+namespace berth::server {
+
+using job::JobState;
+using nlohmann::json;
+
+namespace {
+TimeUs SteadyNow() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+Status ServiceOptions::Validate() const {
+  if (!(speedup > 0) || speedup > 1e6) return InvalidArgument("--speedup must be in (0, 1e6]");
+  if (heartbeat_interval <= 0 || heartbeat_timeout <= heartbeat_interval)
+    return InvalidArgument("heartbeat timeout must exceed the heartbeat interval");
+  if (quarantine_failures < 1) return InvalidArgument("quarantine needs at least one failure");
+  if (tick <= 0 || request_timeout <= 0) return InvalidArgument("tick and request timeout must be positive");
+  return Status::Ok();
+}
+
+Service::Service(const cluster::Cluster& cluster, store::Store& store, ServiceOptions options, Logger& log,
+                 Metrics& metrics)
+    : cluster_(cluster), store_(store), options_(std::move(options)), log_(log), metrics_(metrics) {
+  nodes_.resize(cluster_.num_nodes());
+}
+
+Service::~Service() { Stop(); }
+
+Status Service::Start() {
+  BERTH_RETURN_IF_ERROR(options_.Validate());
+  BERTH_RETURN_IF_ERROR(plugins::RegisterBuiltinPlugins(plugins_));
+  BERTH_RETURN_IF_ERROR(plugins::RegisterBuiltinPolicies(policies_));
+  BERTH_ASSIGN_OR_RETURN(framework::Profile profile, policies_.Find(options_.policy));
+  profile.name = options_.policy;
+  framework::PluginContext context;
+  context.cluster = &cluster_;  // no workload known in advance in the service
+  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw,
+                         framework::Framework::Create(profile, plugins_, context));
+  scheduler::SchedulerOptions so;
+  so.seed = options_.seed;
+  sched_ = std::make_unique<scheduler::Scheduler>(cluster_, std::move(fw), std::move(so), clock_);
+  BERTH_ASSIGN_OR_RETURN(fence_, store_.Acquire());
+  BERTH_RETURN_IF_ERROR(Recover());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = false;
+    running_loop_ = true;
+  }
+  loop_ = std::thread([this] { Loop(); });
+  if (options_.virtual_nodes) {
+    vnodes_ = std::make_unique<VirtualNodes>(cluster_.num_nodes(), options_.heartbeat_interval,
+                                             static_cast<VirtualNodes::Sink&>(*this));
+    Sync([this] {
+      for (int64_t id : running_) LaunchOnAgents(jobs_.at(id));
+    });
+    vnodes_->Start();
+  }
+  ready_ = true;
+  log_.Info("ready", {{"store", store_.Describe()}, {"term", fence_.term}, {"policy", options_.policy},
+                      {"nodes", cluster_.num_nodes()}, {"gpus", cluster_.total_gpus()},
+                      {"virtual_nodes", options_.virtual_nodes}});
+  return Status::Ok();
+}
+
+void Service::Stop() {
+  ready_ = false;
+  if (vnodes_) vnodes_->Stop();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!running_loop_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (loop_.joinable()) loop_.join();
+  store_.Flush();
+}
+
+bool Service::Post(std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!running_loop_ || stopping_) return false;
+    queue_.push_back(std::move(fn));
+  }
+  cv_.notify_one();
+  return true;
+}
+
+bool Service::Sync(std::function<void()> fn) {
+  return Call<bool>([fn = std::move(fn)] {
+           fn();
+           return true;
+         })
+      .value_or(false);
+}
+
+void Service::Loop() {
+  std::deque<std::function<void()>> work;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::microseconds(options_.tick), [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) {
+        running_loop_ = false;
+        work.swap(queue_);
+        break;
+      }
+      work.swap(queue_);
+    }
+    for (auto& fn : work) fn();
+    work.clear();
+    if (options_.virtual_nodes) CheckHeartbeats();
+    ExpireExtenderReservations();
+    if (dirty_ && ready_) SchedulePass();
+  }
+  // Work queued but never run is dropped: its callers see a broken promise.
+  work.clear();
+}
+
+void Service::AppendRecord(store::Record rec, std::function<void(const Status&)> then) {
+  if (rec.time == 0) rec.time = clock_.Now();
+  std::vector<store::Record> batch;
+  batch.push_back(std::move(rec));
+  store_.Append(fence_, std::move(batch), [this, then = std::move(then)](const Status& s, int64_t) {
+    if (!s.ok()) {
+      ++metrics_.store_errors;
+      Post([this, s] { OnStoreError(s); });
+    }
+    if (then) then(s);
+  });
+}
+
+void Service::OnStoreError(const Status& s) {
+  if (s.code() == StatusCode::kFailedPrecondition && ready_) {
+    ready_ = false;
+    log_.Error("fenced_out", {{"error", s.message()}});
+  } else {
+    log_.Error("store_error", {{"error", s.message()}});
+  }
+}
+
+// ---------------------------------------------------------------- submissions
+
+ApiResult Service::SubmitJob(const std::string& body) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto finish = [&](ApiResult r) {
+    metrics_.submit_latency.Observe(SecondsSince(t0));
+    if (r.code >= 400 && r.code < 500) ++metrics_.jobs_rejected;
+    return r;
+  };
+  StatusOr<JobSubmission> sub = ParseJobBody(body);
+  if (!sub.ok()) return finish(ApiResult::Error(400, sub.status().message()));
+  Status feasible = CheckFeasible(cluster_, sub->spec);
+  if (!feasible.ok()) return finish(ApiResult::Error(422, "the job can never run here: " + feasible.message()));
+  if (!ready_) return finish(ApiResult::Error(503, "not ready (not the leader, or state not loaded)"));
+  const std::string key = sub->idempotency_key.empty() ? "name:" + sub->spec.name : sub->idempotency_key;
+  const std::string fingerprint = SpecFingerprint(sub->spec);
+
+  struct Admission {
+    int code = 0;  // 0: wait on `accepted`
+    std::string error;
+    int64_t id = -1;
+    bool duplicate = false;
+    std::shared_future<Status> accepted;
+  };
+  auto spec = std::make_shared<job::JobSpec>(std::move(sub->spec));
+  std::optional<Admission> adm = Call<Admission>([this, key, fingerprint, spec]() -> Admission {
+    Admission a;
+    if (!ready_) return {503, "not ready", -1, false, {}};
+    if (auto it = by_key_.find(key); it != by_key_.end()) {
+      const JobEntry& e = jobs_.at(it->second);
+      a.id = e.id;
+      if (e.fingerprint != fingerprint) {
+        a.code = 409;
+        a.error = "idempotency key '" + key + "' is already used by job " + std::to_string(e.id) +
+                  " with a different spec";
+        return a;
+      }
+      a.duplicate = true;
+      a.accepted = e.accepted;
+      return a;
+    }
+    JobEntry e;
+    e.id = next_id_++;
+    e.key = key;
+    e.fingerprint = fingerprint;
+    e.spec = *spec;
+    e.spec.id = JobId(e.id);
+    e.accepted_at = clock_.Now();
+    auto promise = std::make_shared<std::promise<Status>>();
+    e.accepted = promise->get_future().share();
+    a.id = e.id;
+    a.accepted = e.accepted;
+    store::Record rec;
+    rec.kind = store::RecordKind::kJobAccepted;
+    rec.job = e.id;
+    rec.time = e.accepted_at;
+    rec.key = key;
+    rec.body = EncodeAccepted(e.spec, fingerprint);
+    const int64_t id = e.id;
+    by_key_.emplace(key, id);
+    jobs_.emplace(id, std::move(e));
+    // The answer waits for OnAccepted on this thread, so a client that got
+    // its id can read the job at once.
+    AppendRecord(std::move(rec), [this, promise, id](const Status& s) {
+      if (!Post([this, promise, id, s] {
+            OnAccepted(id, s);
+            promise->set_value(s);
+          }))
+        promise->set_value(Unavailable("the service is stopping"));
+    });
+    return a;
+  });
+  if (!adm) return finish(ApiResult::Error(503, "the scheduling loop did not answer in time"));
+  if (adm->code) return finish(ApiResult{adm->code, {{"error", adm->error}, {"id", adm->id}}});
+  if (adm->accepted.wait_for(std::chrono::microseconds(options_.request_timeout)) != std::future_status::ready)
+    return finish(ApiResult::Error(503, "the store did not make the job durable in time; retry with the same key"));
+  const Status s = adm->accepted.get();
+  if (!s.ok()) return finish(ApiResult::Error(503, "not stored: " + s.message() + "; retry with the same key"));
+  if (adm->duplicate) ++metrics_.jobs_duplicate;
+  return finish(ApiResult{adm->duplicate ? 200 : 201, {{"id", adm->id}, {"duplicate", adm->duplicate}}});
+}
+
+void Service::OnAccepted(int64_t id, const Status& s) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return;
+  JobEntry& e = it->second;
+  if (!s.ok()) {
+    by_key_.erase(e.key);
+    jobs_.erase(it);
+    return;
+  }
+  e.durable = true;
+  ++metrics_.jobs_submitted;
+  Status sub = sched_->Submit(e.spec);
+  if (!sub.ok()) {
+    e.state = JobState::kFailed;
+    e.finished_at = clock_.Now();
+    e.end_reason = sub.message();
+    AppendRecord({store::RecordKind::kJobFinished, id, 0, "", EncodeEnd(e.state, e.end_reason)});
+    return;
+  }
+  pending_.insert(id);
+  dirty_ = true;
+  log_.Info("job_accepted", {{"job", id}, {"name", e.spec.name}, {"queue", e.spec.queue}});
+}
+
+// ------------------------------------------------------------------- cancels
+
+ApiResult Service::CancelJob(int64_t id) {
+  if (!ready_) return ApiResult::Error(503, "not ready");
+  struct Out {
+    ApiResult result;
+    std::shared_future<Status> durable;
+  };
+  std::optional<Out> out = Call<Out>([this, id]() -> Out {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) return {ApiResult::Error(404, "no job " + std::to_string(id)), {}};
+    JobEntry& e = it->second;
+    if (e.state == JobState::kCancelled) return {ApiResult{200, {{"id", id}, {"state", "cancelled"}}}, {}};
+    if (job::IsTerminal(e.state))
+      return {ApiResult::Error(409, "job " + std::to_string(id) + " already " + job::JobStateName(e.state)), {}};
+    if (!e.durable) return {ApiResult::Error(409, "job " + std::to_string(id) + " is not accepted yet; retry"), {}};
+    Status s = sched_->Finish(JobId(id), JobState::kCancelled);
+    if (!s.ok()) return {ApiResult::Error(500, s.message()), {}};
+    if (vnodes_) vnodes_->Kill(id);
+    pending_.erase(id);
+    running_.erase(id);
+    e.state = JobState::kCancelled;
+    e.finished_at = clock_.Now();
+    e.end_reason = "cancelled by request";
+    e.placements.clear();
+    dirty_ = true;
+    log_.Info("job_cancelled", {{"job", id}});
+    auto promise = std::make_shared<std::promise<Status>>();
+    Out o{ApiResult{200, {{"id", id}, {"state", "cancelled"}}}, promise->get_future().share()};
+    if (e.extender) {
+      promise->set_value(Status::Ok());
+    } else {
+      AppendRecord({store::RecordKind::kJobFinished, id, 0, "", EncodeEnd(e.state, e.end_reason)},
+                   [promise](const Status& st) { promise->set_value(st); });
+    }
+    return o;
+  });
+  if (!out) return ApiResult::Error(503, "the scheduling loop did not answer in time");
+  if (out->durable.valid()) {
+    if (out->durable.wait_for(std::chrono::microseconds(options_.request_timeout)) != std::future_status::ready)
+      return ApiResult::Error(503, "the store did not record the cancellation in time");
+    Status s = out->durable.get();
+    if (!s.ok()) return ApiResult::Error(503, "cancellation not stored: " + s.message());
+  }
+  return out->result;
+}
+
+// ------------------------------------------------------------ the scheduling pass
+
+void Service::SchedulePass() {
+  dirty_ = false;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<JobId> started = sched_->Schedule();
+  const double dt = SecondsSince(t0);
+  ++metrics_.scheduling_passes;
+  metrics_.pass_latency.Observe(dt);
+  if (!started.empty()) {
+    metrics_.decision_latency.Observe(dt);
+    metrics_.decisions += started.size();
+  }
+  for (JobId jid : started) {
+    JobEntry& e = jobs_.at(jid.value());
+    const scheduler::JobRecord* rec = sched_->Find(jid);
+    e.state = JobState::kRunning;
+    e.placements = rec->placements;
+    e.started_at = rec->start_time;
+    ++e.generation;
+    pending_.erase(e.id);
+    running_.insert(e.id);
+    json nodes = json::array();
+    for (const auto& p : e.placements) nodes.push_back(cluster_.node(p.alloc.node).name);
+    log_.Info("job_started", {{"job", e.id}, {"nodes", nodes}, {"gpus", e.spec.total_gpus()}});
+    if (e.extender) continue;  // Kubernetes runs it; nothing to persist or launch
+    const int64_t id = e.id;
+    const int32_t gen = e.generation;
+    AppendRecord({store::RecordKind::kJobStarted, id, e.started_at, "", EncodePlacements(cluster_, e.placements)},
+                 [this, id, gen](const Status& s) { Post([this, id, gen, s] { OnStartDurable(id, gen, s); }); });
+  }
+  // Jobs the scheduler gave up on (can never fit).
+  std::vector<int64_t> failed;
+  for (int64_t id : pending_) {
+    const scheduler::JobRecord* rec = sched_->Find(JobId(id));
+    if (rec && rec->state == JobState::kFailed) failed.push_back(id);
+  }
+  for (int64_t id : failed) {
+    JobEntry& e = jobs_.at(id);
+    pending_.erase(id);
+    e.state = JobState::kFailed;
+    e.finished_at = clock_.Now();
+    e.end_reason = sched_->Find(JobId(id))->last_verdict.reason;
+    log_.Info("job_failed", {{"job", id}, {"reason", e.end_reason}});
+    if (!e.extender) AppendRecord({store::RecordKind::kJobFinished, id, 0, "", EncodeEnd(e.state, e.end_reason)});
+  }
+}
+
+void Service::OnStartDurable(int64_t id, int32_t generation, const Status& s) {
+  if (!s.ok()) return;  // fenced or failing: this process stops deciding (readyz false)
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second.state != JobState::kRunning || it->second.generation != generation) return;
+  LaunchOnAgents(it->second);
+}
+
+void Service::LaunchOnAgents(const JobEntry& e) {
+  if (!vnodes_) return;
+  std::vector<int32_t> nodes;
+  for (const auto& p : e.placements) nodes.push_back(p.alloc.node.value());
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  TimeUs job_time = e.spec.duration >= 0 ? e.spec.duration : e.spec.runtime_limit;
+  TimeUs wall = -1;
+  if (job_time >= 0) {
+    wall = static_cast<TimeUs>(static_cast<double>(job_time) / options_.speedup);
+    wall = std::max<TimeUs>(0, wall - (clock_.Now() - e.started_at));  // after a restart: what is left
+  }
+  vnodes_->Launch(e.id, e.generation, std::move(nodes), wall);
+}
+
+void Service::JobDone(int64_t job, int32_t generation) {
+  Post([this, job, generation] { OnJobDone(job, generation); });
+}
+
+void Service::OnJobDone(int64_t id, int32_t generation) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return;
+  JobEntry& e = it->second;
+  if (e.state != JobState::kRunning || e.generation != generation) return;
+  Status s = sched_->Finish(JobId(id), JobState::kSucceeded);
+  if (!s.ok()) {
+    log_.Error("finish_failed", {{"job", id}, {"error", s.message()}});
+    return;
+  }
+  running_.erase(id);
+  e.state = JobState::kSucceeded;
+  e.finished_at = clock_.Now();
+  e.placements.clear();
+  ++metrics_.jobs_finished;
+  dirty_ = true;
+  log_.Info("job_succeeded", {{"job", id}});
+  AppendRecord({store::RecordKind::kJobFinished, id, e.finished_at, "", EncodeEnd(e.state, "")});
+}
+
+// ---------------------------------------------------------------- node health
+
+void Service::Heartbeats(const std::vector<int32_t>& nodes) {
+  Post([this, nodes] { OnHeartbeats(nodes); });
+}
+
+void Service::OnHeartbeats(const std::vector<int32_t>& nodes) {
+  const TimeUs now = SteadyNow();
+  for (int32_t n : nodes) {
+    if (n < 0 || n >= static_cast<int32_t>(nodes_.size())) continue;
+    NodeEntry& ne = nodes_[n];
+    ne.last_heartbeat = now;
+    if (!ne.up && !ne.quarantined) {
+      if (sched_->SetNodeUp(NodeId(n), true).ok()) {
+        ne.up = true;
+        dirty_ = true;
+        log_.Info("node_up", {{"node", cluster_.node(NodeId(n)).name}});
+      }
+    }
+  }
+}
+
+void Service::CheckHeartbeats() {
+  const TimeUs now = SteadyNow();
+  for (int32_t n = 0; n < static_cast<int32_t>(nodes_.size()); ++n) {
+    NodeEntry& ne = nodes_[n];
+    if (ne.up && now - ne.last_heartbeat > options_.heartbeat_timeout) NodeDown(NodeId(n), "heartbeat timeout");
+  }
+}
+
+void Service::NodeDown(NodeId node, const std::string& reason) {
+  NodeEntry& ne = nodes_[node.value()];
+  const TimeUs now = SteadyNow();
+  const std::string& name = cluster_.node(node).name;
+  ne.up = false;
+  (void)sched_->SetNodeUp(node, false);
+  ++metrics_.node_failures;
+  ++ne.total_failures;
+  ne.failures.push_back(now);
+  while (!ne.failures.empty() && now - ne.failures.front() > options_.quarantine_window) ne.failures.pop_front();
+  log_.Warn("node_down", {{"node", name}, {"reason", reason}, {"recent_failures", ne.failures.size()}});
+  if (!ne.quarantined && static_cast<int32_t>(ne.failures.size()) >= options_.quarantine_failures) {
+    ne.quarantined = true;
+    log_.Warn("node_quarantined", {{"node", name}, {"failures", ne.failures.size()}});
+    AppendRecord({store::RecordKind::kNodeState, -1, clock_.Now(), name, EncodeNode(true, ne.total_failures)});
+  }
+  // Every job with a task on the node goes back to the queue.
+  std::set<int64_t> hit;
+  for (const TaskKey& t : sched_->state().tasks_on(node)) hit.insert(t.job.value());
+  for (int64_t id : hit) {
+    auto it = jobs_.find(id);
+    if (it != jobs_.end() && it->second.state == JobState::kRunning)
+      Requeue(it->second, "node " + name + " down: " + reason);
+  }
+  dirty_ = true;
+}
+
+void Service::Requeue(JobEntry& e, const std::string& reason) {
+  Status s = sched_->Preempt(JobId(e.id));
+  if (!s.ok()) {
+    log_.Error("requeue_failed", {{"job", e.id}, {"error", s.message()}});
+    return;
+  }
+  if (vnodes_) vnodes_->Kill(e.id);
+  running_.erase(e.id);
+  pending_.insert(e.id);
+  e.state = JobState::kPending;
+  e.placements.clear();
+  ++e.requeues;
+  ++metrics_.jobs_requeued;
+  log_.Warn("job_requeued", {{"job", e.id}, {"reason", reason}});
+  if (!e.extender) AppendRecord({store::RecordKind::kJobRequeued, e.id, 0, "", EncodeEnd(JobState::kPending, reason)});
+}
+
+}  // namespace berth::server

@@ -1,0 +1,211 @@
+// The live service: the scheduling core (scheduler::Scheduler with a real
+// clock) run as a daemon over a durable store. HTTP-agnostic: the HTTP layer
+// (http_server.h) and the tests call the methods below, which answer with an
+// HTTP status and a JSON document.
+//
+// Threads: one scheduling thread owns the Scheduler and every table below;
+// other threads hand it work through a queue (Post/Call) and wait for the
+// answer. A submission is answered only once its record is durable in the
+// store; then the scheduling thread queues it. Decisions are written to the
+// store before the (virtual) nodes are told to run them.
+//
+// Recovery (Start): the store's records are folded into the last state of
+// every job; unfinished jobs are re-submitted in id order and running ones
+// re-applied on their recorded placements (Scheduler::Adopt).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "berth/cluster/cluster.h"
+#include "berth/common/clock.h"
+#include "berth/framework/registry.h"
+#include "berth/scheduler/scheduler.h"
+#include "berth/server/log.h"
+#include "berth/server/metrics.h"
+#include "berth/server/virtual_nodes.h"
+#include "berth/store/store.h"
+
+namespace berth::server {
+
+struct ServiceOptions {
+  std::string policy = "topology";  // a name from the policy registry
+  bool virtual_nodes = false;
+  double speedup = 1.0;                       // virtual nodes run jobs duration/speedup long
+  TimeUs heartbeat_interval = 200'000;        // virtual agents, real time
+  TimeUs heartbeat_timeout = 2'000'000;       // a node silent this long is down
+  int32_t quarantine_failures = 3;            // failures within the window that quarantine a node
+  TimeUs quarantine_window = 600'000'000;
+  TimeUs tick = 20'000;                       // the scheduling loop's longest sleep
+  TimeUs request_timeout = 30'000'000;        // longest wait for the loop or the store
+  TimeUs extender_reservation_ttl = 600'000'000;  // unbound extender reservations expire
+  uint64_t seed = 42;
+
+  Status Validate() const;
+};
+
+// An answer: an HTTP status and a JSON document.
+struct ApiResult {
+  int code = 200;
+  nlohmann::json body;
+  static ApiResult Error(int code, const std::string& message) { return {code, {{"error", message}}}; }
+};
+
+class Service final : private VirtualNodes::Sink {
+ public:
+  Service(const cluster::Cluster& cluster, store::Store& store, ServiceOptions options, Logger& log,
+          Metrics& metrics);
+  ~Service() override;
+
+  // Takes a term from the store, rebuilds state from its records, starts the
+  // scheduling thread (and the virtual nodes). Then ready() is true.
+  Status Start();
+  // Stops the threads; queued work that was not run fails.
+  void Stop();
+  // Ready: writing rights held and state loaded (readyz). Goes false when the
+  // store fences this writer out.
+  bool ready() const { return ready_.load(); }
+
+  // --- the API ---
+  ApiResult SubmitJob(const std::string& body);
+  ApiResult GetJob(int64_t id);
+  ApiResult WhyJob(int64_t id);
+  ApiResult ListJobs(const std::string& state, int64_t after, int64_t limit);
+  ApiResult CancelJob(int64_t id);
+  ApiResult Queues();
+  ApiResult Nodes();
+  std::string MetricsText();
+
+  // --- the Kubernetes scheduler extender (bodies are the k8s JSON) ---
+  ApiResult ExtenderFilter(const std::string& body);
+  ApiResult ExtenderPrioritize(const std::string& body);
+  ApiResult ExtenderPreempt(const std::string& body);
+  ApiResult ExtenderBind(const std::string& body);
+
+  // Failure injection and inspection, for tests and demos (null without virtual nodes).
+  VirtualNodes* virtual_nodes() { return vnodes_.get(); }
+  const cluster::Cluster& cluster() const { return cluster_; }
+  // Runs `fn` on the scheduling thread after everything queued before it.
+  bool Sync(std::function<void()> fn = [] {});
+
+ private:
+  struct JobEntry {
+    int64_t id = -1;
+    std::string key;          // idempotency key ("name:<name>" when the client sent none)
+    std::string fingerprint;  // of the spec, to tell a retry from a different job
+    job::JobSpec spec;
+    job::JobState state = job::JobState::kPending;
+    bool durable = false;     // its acceptance is in the store
+    std::shared_future<Status> accepted;
+    TimeUs accepted_at = 0, started_at = -1, finished_at = -1;
+    int32_t generation = 0;   // times started
+    int32_t requeues = 0;
+    std::vector<framework::TaskPlacement> placements;
+    std::string end_reason;
+    bool extender = false;    // created by the Kubernetes extender (not persisted)
+  };
+  struct NodeEntry {
+    TimeUs last_heartbeat = 0;  // steady clock (immune to wall-clock jumps)
+    bool up = true;           // as the scheduler sees it
+    bool quarantined = false;
+    std::deque<TimeUs> failures;  // within the quarantine window
+    int64_t total_failures = 0;
+  };
+  // Extender bookkeeping: a pod group (or single pod) as one Berth job.
+  struct ExtGroup {
+    int64_t job = -1;
+    std::map<std::string, int32_t> task_of_pod;  // pod uid -> task index
+    std::set<std::string> bound;                 // pod uids bound
+    TimeUs created = 0;
+  };
+
+  // VirtualNodes::Sink (agents' thread): post to the loop.
+  void Heartbeats(const std::vector<int32_t>& nodes) override;
+  void JobDone(int64_t job, int32_t generation) override;
+
+  // Queue plumbing.
+  bool Post(std::function<void()> fn);
+  template <typename T>
+  std::optional<T> Call(std::function<T()> fn);
+  void Loop();
+
+  // On the scheduling thread.
+  Status Recover();
+  void SchedulePass();
+  void OnAccepted(int64_t id, const Status& s);
+  void OnStartDurable(int64_t id, int32_t generation, const Status& s);
+  void OnJobDone(int64_t id, int32_t generation);
+  void OnHeartbeats(const std::vector<int32_t>& nodes);
+  void CheckHeartbeats();
+  void NodeDown(NodeId node, const std::string& reason);
+  void Requeue(JobEntry& e, const std::string& reason);
+  void LaunchOnAgents(const JobEntry& e);
+  void AppendRecord(store::Record rec, std::function<void(const Status&)> then = nullptr);
+  void OnStoreError(const Status& s);
+  nlohmann::json JobJson(const JobEntry& e, bool detail) const;
+  nlohmann::json VerdictJson(const JobEntry& e) const;
+  void ExpireExtenderReservations();
+
+  const cluster::Cluster& cluster_;
+  store::Store& store_;
+  ServiceOptions options_;
+  Logger& log_;
+  Metrics& metrics_;
+  SystemClock clock_;
+  framework::PolicyRegistry policies_;
+  framework::PluginRegistry plugins_;
+  std::unique_ptr<scheduler::Scheduler> sched_;
+  std::unique_ptr<VirtualNodes> vnodes_;
+  store::Fence fence_;
+  std::atomic<bool> ready_{false};
+
+  // The queue into the scheduling thread.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stopping_ = false;
+  bool running_loop_ = false;
+  std::thread loop_;
+
+  // Owned by the scheduling thread.
+  std::map<int64_t, JobEntry> jobs_;
+  std::unordered_map<std::string, int64_t> by_key_;
+  std::set<int64_t> pending_, running_;
+  std::vector<NodeEntry> nodes_;
+  int64_t next_id_ = 1;
+  bool dirty_ = false;
+  std::map<std::string, ExtGroup> ext_groups_;  // by group key
+  std::unordered_map<int64_t, std::string> ext_group_of_job_;
+  TimeUs next_expiry_check_ = 0;
+
+  friend class ExtenderLogic;
+};
+
+template <typename T>
+std::optional<T> Service::Call(std::function<T()> fn) {
+  auto p = std::make_shared<std::promise<T>>();
+  std::future<T> f = p->get_future();
+  if (!Post([p, fn = std::move(fn)] { p->set_value(fn()); })) return std::nullopt;
+  if (f.wait_for(std::chrono::microseconds(options_.request_timeout)) != std::future_status::ready) return std::nullopt;
+  try {
+    return f.get();
+  } catch (const std::future_error&) {  // the loop stopped before running it
+    return std::nullopt;
+  }
+}
+
+}  // namespace berth::server

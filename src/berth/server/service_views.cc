@@ -1,0 +1,267 @@
+// The read side of the API: job documents, "why", queues, nodes, metrics.
+// Every read runs on the scheduling thread (so it sees one consistent state).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+
+#include "berth/server/job_json.h"
+#include "berth/server/service.h"
+
+namespace berth::server {
+
+using job::JobState;
+using nlohmann::json;
+
+namespace {
+json Seconds(TimeUs t) { return t < 0 ? json(nullptr) : json(UsToSeconds(t)); }
+std::string FormatGpus(int64_t milli) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(milli) / kMilliPerGpu);
+  return milli % kMilliPerGpu == 0 ? std::to_string(milli / kMilliPerGpu) : std::string(buf);
+}
+std::string QueueOf(const job::JobSpec& s) {
+  if (!s.queue.empty()) return s.queue;
+  if (!s.tenant.empty()) return s.tenant;
+  return "default";
+}
+}  // namespace
+
+json Service::VerdictJson(const JobEntry& e) const {
+  const scheduler::JobRecord* rec = sched_->Find(JobId(e.id));
+  if (!rec || (rec->last_verdict.ok() && rec->last_verdict.plugin.empty())) return nullptr;  // not tried yet
+  const framework::Verdict& v = rec->last_verdict;
+  json rejects = json::array();
+  for (const auto& r : v.rejects) rejects.push_back({{"reason", r.reason}, {"nodes", r.nodes}});
+  return {{"code", framework::VerdictCodeName(v.code)}, {"plugin", v.plugin}, {"reason", v.reason},
+          {"rejects", rejects}, {"attempts", rec->attempts}};
+}
+
+json Service::JobJson(const JobEntry& e, bool detail) const {
+  json j = {{"id", e.id},
+            {"name", e.spec.name},
+            {"state", job::JobStateName(e.state)},
+            {"queue", QueueOf(e.spec)},
+            {"tenant", e.spec.tenant},
+            {"gpus", e.spec.total_gpus()},
+            {"submitted_at", Seconds(e.accepted_at)},
+            {"started_at", Seconds(e.state == JobState::kPending ? -1 : e.started_at)},
+            {"finished_at", Seconds(e.finished_at)}};
+  if (!detail) return j;
+  j["idempotency_key"] = e.key;
+  j["spec"] = JobToJson(e.spec);
+  j["requeues"] = e.requeues;
+  j["starts"] = e.generation;
+  if (!e.end_reason.empty()) j["reason"] = e.end_reason;
+  json placements = json::array();
+  for (const auto& p : e.placements) {
+    json gpus = json::array();
+    for (int g = 0; g < 64; ++g)
+      if (p.alloc.gpu_mask >> g & 1) gpus.push_back(g);
+    placements.push_back({{"task", p.task.index},
+                          {"node", cluster_.node(p.alloc.node).name},
+                          {"gpus", gpus},
+                          {"milli_per_gpu", p.alloc.milli_per_gpu}});
+  }
+  j["placements"] = placements;
+  if (e.state == JobState::kPending) j["verdict"] = VerdictJson(e);
+  return j;
+}
+
+ApiResult Service::GetJob(int64_t id) {
+  auto r = Call<ApiResult>([this, id] {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) return ApiResult::Error(404, "no job " + std::to_string(id));
+    return ApiResult{200, JobJson(it->second, true)};
+  });
+  return r ? *r : ApiResult::Error(503, "the scheduling loop did not answer in time");
+}
+
+ApiResult Service::WhyJob(int64_t id) {
+  auto r = Call<ApiResult>([this, id] {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) return ApiResult::Error(404, "no job " + std::to_string(id));
+    const JobEntry& e = it->second;
+    json j = {{"id", id}, {"state", job::JobStateName(e.state)}};
+    switch (e.state) {
+      case JobState::kPending: {
+        json v = VerdictJson(e);
+        j["verdict"] = v;
+        if (v.is_null()) {
+          j["why"] = e.durable ? "queued; not yet tried by the scheduler" : "being stored";
+        } else {
+          j["why"] = v["reason"];
+          size_t ahead = 0;
+          for (int64_t other : pending_)
+            if (other < id) ++ahead;
+          j["pending_ahead"] = ahead;  // submitted earlier and still waiting
+        }
+        break;
+      }
+      case JobState::kRunning: j["why"] = "running"; break;
+      default: j["why"] = e.end_reason.empty() ? std::string(job::JobStateName(e.state)) : e.end_reason;
+    }
+    return ApiResult{200, j};
+  });
+  return r ? *r : ApiResult::Error(503, "the scheduling loop did not answer in time");
+}
+
+ApiResult Service::ListJobs(const std::string& state, int64_t after, int64_t limit) {
+  std::optional<JobState> want;
+  if (!state.empty()) {
+    for (auto s : {JobState::kPending, JobState::kRunning, JobState::kSucceeded, JobState::kFailed,
+                   JobState::kCancelled})
+      if (state == job::JobStateName(s)) want = s;
+    if (!want) return ApiResult::Error(400, "state: '" + state + "' is not one of pending, running, succeeded, failed, cancelled");
+  }
+  if (limit <= 0 || limit > 10000) return ApiResult::Error(400, "limit: must be in 1..10000");
+  auto r = Call<ApiResult>([this, want, after, limit] {
+    json items = json::array();
+    int64_t last = after;
+    bool more = false;
+    for (auto it = jobs_.upper_bound(after); it != jobs_.end(); ++it) {
+      if (!it->second.durable) continue;
+      if (want && it->second.state != *want) continue;
+      if (static_cast<int64_t>(items.size()) == limit) {
+        more = true;
+        break;
+      }
+      items.push_back(JobJson(it->second, false));
+      last = it->first;
+    }
+    json j = {{"jobs", items}};
+    if (more) j["next_after"] = last;
+    return ApiResult{200, j};
+  });
+  return r ? *r : ApiResult::Error(503, "the scheduling loop did not answer in time");
+}
+
+ApiResult Service::Queues() {
+  auto r = Call<ApiResult>([this] {
+    struct Q {
+      int64_t pending = 0, running = 0, pending_gpus = 0, running_gpus = 0;
+    };
+    std::map<std::string, Q> qs;
+    for (int64_t id : pending_) {
+      const JobEntry& e = jobs_.at(id);
+      Q& q = qs[QueueOf(e.spec)];
+      ++q.pending;
+      q.pending_gpus += e.spec.total_gpus();
+    }
+    for (int64_t id : running_) {
+      const JobEntry& e = jobs_.at(id);
+      Q& q = qs[QueueOf(e.spec)];
+      ++q.running;
+      q.running_gpus += e.spec.total_gpus();
+    }
+    json items = json::array();
+    for (const auto& [name, q] : qs)
+      items.push_back({{"name", name}, {"pending", q.pending}, {"running", q.running},
+                       {"pending_gpus", q.pending_gpus}, {"running_gpus", q.running_gpus}});
+    return ApiResult{200, {{"queues", items}}};
+  });
+  return r ? *r : ApiResult::Error(503, "the scheduling loop did not answer in time");
+}
+
+ApiResult Service::Nodes() {
+  auto r = Call<ApiResult>([this] {
+    json items = json::array();
+    const TimeUs steady_now = std::chrono::duration_cast<std::chrono::microseconds>(
+                                  std::chrono::steady_clock::now().time_since_epoch())
+                                  .count();
+    const auto& st = sched_->state();
+    for (int32_t i = 0; i < cluster_.num_nodes(); ++i) {
+      const NodeId n(i);
+      const auto& node = cluster_.node(n);
+      const NodeEntry& ne = nodes_[i];
+      MilliGpu used = 0;
+      for (const TaskKey& t : st.tasks_on(n))
+        if (const auto* a = st.Find(t)) used += a->total_milli();
+      json j = {{"name", node.name},
+                {"gpu_type", node.gpu_type.valid() ? cluster_.gpu_type(node.gpu_type).name : ""},
+                {"gpus", node.gpu_count},
+                {"gpus_used_milli", used},
+                {"tasks", st.tasks_on(n).size()},
+                {"up", ne.up},
+                {"quarantined", ne.quarantined},
+                {"failures", ne.total_failures},
+                {"leaf", cluster_.domain(node.domain[static_cast<int>(cluster::Level::kLeaf)]).name}};
+      if (options_.virtual_nodes) j["heartbeat_age_s"] = UsToSeconds(steady_now - ne.last_heartbeat);
+      items.push_back(std::move(j));
+    }
+    return ApiResult{200, {{"nodes", items}}};
+  });
+  return r ? *r : ApiResult::Error(503, "the scheduling loop did not answer in time");
+}
+
+std::string Service::MetricsText() {
+  std::string out;
+  auto counter = [&](const char* name, const char* help, uint64_t v) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name + " " +
+           std::to_string(v) + "\n";
+  };
+  counter("berth_jobs_submitted_total", "Jobs accepted and made durable.", metrics_.jobs_submitted);
+  counter("berth_jobs_duplicate_total", "Retried submissions answered with the first id.", metrics_.jobs_duplicate);
+  counter("berth_jobs_rejected_total", "Submissions refused as invalid (4xx).", metrics_.jobs_rejected);
+  counter("berth_decisions_total", "Jobs placed by the scheduler (rate() gives decisions/s).", metrics_.decisions);
+  counter("berth_jobs_finished_total", "Jobs that ran to completion.", metrics_.jobs_finished);
+  counter("berth_jobs_requeued_total", "Running jobs sent back to the queue (node failures).", metrics_.jobs_requeued);
+  counter("berth_scheduling_passes_total", "Scheduling passes over the pending queue.", metrics_.scheduling_passes);
+  counter("berth_node_failures_total", "Nodes declared down.", metrics_.node_failures);
+  counter("berth_store_commits_total", "Store transactions committed.", metrics_.store_commits);
+  counter("berth_store_records_total", "Records made durable.", metrics_.store_records);
+  counter("berth_store_errors_total", "Store appends that failed.", metrics_.store_errors);
+  counter("berth_http_requests_total", "HTTP requests served.", metrics_.http_requests);
+  counter("berth_http_errors_total", "HTTP requests answered 4xx or 5xx.", metrics_.http_errors);
+  metrics_.decision_latency.Render("berth_decision_latency_seconds",
+                                   "Wall time of a scheduling pass that placed at least one job.", out);
+  metrics_.pass_latency.Render("berth_scheduling_pass_seconds", "Wall time of every scheduling pass.", out);
+  metrics_.commit_latency.Render("berth_store_commit_seconds", "Store batch arrival to durable (group commit).", out);
+  metrics_.commit_batch.Render("berth_store_commit_records", "Records per store commit.", out);
+  metrics_.submit_latency.Render("berth_submit_seconds", "POST /v1/jobs received to answered.", out);
+  auto gauges = Call<std::string>([this] {
+    std::string g;
+    std::map<std::string, int64_t> pending_by_queue, running_by_queue;
+    for (int64_t id : pending_) ++pending_by_queue[QueueOf(jobs_.at(id).spec)];
+    for (int64_t id : running_) ++running_by_queue[QueueOf(jobs_.at(id).spec)];
+    g += "# HELP berth_queue_pending_jobs Jobs waiting, per queue.\n# TYPE berth_queue_pending_jobs gauge\n";
+    for (const auto& [q, n] : pending_by_queue)
+      g += "berth_queue_pending_jobs{queue=\"" + PromLabel(q) + "\"} " + std::to_string(n) + "\n";
+    g += "# HELP berth_queue_running_jobs Jobs running, per queue.\n# TYPE berth_queue_running_jobs gauge\n";
+    for (const auto& [q, n] : running_by_queue)
+      g += "berth_queue_running_jobs{queue=\"" + PromLabel(q) + "\"} " + std::to_string(n) + "\n";
+    std::vector<int64_t> milli(cluster_.gpu_types().size(), 0), total(cluster_.gpu_types().size(), 0);
+    int64_t nodes_up = 0, quarantined = 0;
+    const auto& st = sched_->state();
+    for (int32_t i = 0; i < cluster_.num_nodes(); ++i) {
+      const auto& node = cluster_.node(NodeId(i));
+      nodes_up += nodes_[i].up;
+      quarantined += nodes_[i].quarantined;
+      if (!node.gpu_type.valid()) continue;
+      total[node.gpu_type.value()] += node.gpu_count;
+      for (const TaskKey& t : st.tasks_on(NodeId(i)))
+        if (const auto* a = st.Find(t)) milli[node.gpu_type.value()] += a->total_milli();
+    }
+    g += "# HELP berth_gpus_allocated GPUs allocated to running tasks, per GPU type.\n"
+         "# TYPE berth_gpus_allocated gauge\n";
+    for (size_t t = 0; t < milli.size(); ++t)
+      g += "berth_gpus_allocated{type=\"" + PromLabel(cluster_.gpu_types()[t].name) + "\"} " +
+           FormatGpus(milli[t]) + "\n";
+    g += "# HELP berth_gpus_total GPUs in the cluster, per GPU type.\n# TYPE berth_gpus_total gauge\n";
+    for (size_t t = 0; t < total.size(); ++t)
+      g += "berth_gpus_total{type=\"" + PromLabel(cluster_.gpu_types()[t].name) + "\"} " + std::to_string(total[t]) +
+           "\n";
+    g += "# HELP berth_nodes_up Nodes the scheduler may use.\n# TYPE berth_nodes_up gauge\nberth_nodes_up " +
+         std::to_string(nodes_up) + "\n";
+    g += "# HELP berth_nodes_quarantined Nodes kept out after repeated failures.\n"
+         "# TYPE berth_nodes_quarantined gauge\nberth_nodes_quarantined " +
+         std::to_string(quarantined) + "\n";
+    return g;
+  });
+  if (gauges) out += *gauges;
+  out += "# HELP berth_ready 1 when this process leads and has loaded its state.\n# TYPE berth_ready gauge\n";
+  out += std::string("berth_ready ") + (ready_ ? "1" : "0") + "\n";
+  return out;
+}
+
+}  // namespace berth::server

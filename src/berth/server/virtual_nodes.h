@@ -1,0 +1,69 @@
+// Virtual nodes: a node-agent simulator for demos and tests. Each node agent
+// heartbeats to the service and "runs" the jobs placed on it for their
+// declared duration divided by the speed-up, then reports them done. A node
+// can be crashed (it stops heartbeating and loses its tasks) and restored.
+//
+// The agents run on their own thread and talk to the service only through
+// the Sink (which posts to the scheduling thread), as remote agents would.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "berth/common/quantity.h"
+
+namespace berth::server {
+
+class VirtualNodes {
+ public:
+  // What the agents tell the service. Called on the agents' thread.
+  class Sink {
+   public:
+    virtual ~Sink() = default;
+    virtual void Heartbeats(const std::vector<int32_t>& nodes) = 0;  // these nodes are alive
+    virtual void JobDone(int64_t job, int32_t generation) = 0;
+  };
+
+  // `heartbeat_interval` in real microseconds.
+  VirtualNodes(int32_t num_nodes, TimeUs heartbeat_interval, Sink& sink);
+  ~VirtualNodes();
+  void Start();
+  void Stop();
+
+  // Runs job `job` (its `generation`-th start) on `nodes` for `wall` real
+  // microseconds (< 0: until killed). Reported done only if every node stays
+  // up throughout.
+  void Launch(int64_t job, int32_t generation, std::vector<int32_t> nodes, TimeUs wall);
+  // Stops a job without reporting it (cancelled, preempted, requeued).
+  void Kill(int64_t job);
+  // Failure injection: a crashed node stops heartbeating and loses its jobs.
+  void Crash(int32_t node);
+  void Restore(int32_t node);
+  bool crashed(int32_t node) const;
+  size_t running_jobs() const;
+
+ private:
+  struct Run {
+    int32_t generation = 0;
+    std::vector<int32_t> nodes;
+    TimeUs end = -1;  // steady-clock microseconds; -1 = never
+  };
+  void Loop();
+
+  const int32_t num_nodes_;
+  const TimeUs heartbeat_interval_;
+  Sink& sink_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::vector<uint8_t> crashed_;
+  std::map<int64_t, Run> runs_;  // by job id
+  std::thread thread_;
+};
+
+}  // namespace berth::server

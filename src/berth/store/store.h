@@ -1,0 +1,106 @@
+// The state store: the service's durable log of what it accepted and decided.
+// The scheduler's state is rebuilt from it after a restart (or by a new
+// leader), so a job acknowledged to a client is never lost or duplicated.
+//
+// Records are appended in batches; a batch is durable as a whole or not at
+// all, and its `done` callback runs only once it is durable. Bodies are opaque
+// bytes here: the server encodes them (JSON), so every implementation (the
+// embedded SQLite store, an etcd store) stores the same bytes.
+//
+// Fencing: writing needs a term, granted by Acquire(). Each grant is larger
+// than every earlier one, and a store refuses appends made under any term but
+// the newest (kFailedPrecondition): a deposed leader, or a process left over
+// from before a restart, cannot write after its successor took over. An etcd
+// implementation maps the term to the leader key's revision and makes every
+// write a transaction that compares it.
+//
+//   auto store = OpenStore("sqlite:/var/lib/berth/berth.db", {});
+//   Fence f = (*store)->Acquire().value();
+//   Loaded all = (*store)->Load().value();      // rebuild state
+//   (*store)->Append(f, {rec}, [](const Status& s, int64_t rev) { ... });
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "berth/common/quantity.h"
+#include "berth/common/status.h"
+
+namespace berth::store {
+
+enum class RecordKind : uint8_t {
+  kJobAccepted = 1,  // a submission was accepted (key: idempotency key; body: the job)
+  kJobStarted = 2,   // the scheduler placed a job (body: placements)
+  kJobRequeued = 3,  // a running job went back to the queue (node failure, preemption)
+  kJobFinished = 4,  // a job ended: succeeded, failed, cancelled (body: final state)
+  kNodeState = 5,    // a node's administrative state changed (key: node name)
+};
+
+const char* RecordKindName(RecordKind kind);
+bool IsValidRecordKind(int value);
+
+struct Record {
+  RecordKind kind = RecordKind::kJobAccepted;
+  int64_t job = -1;      // job id, or -1 for records about no job
+  TimeUs time = 0;       // when it happened (the writer's clock)
+  std::string key;       // see RecordKind
+  std::string body;      // the writer's encoding; opaque to the store
+  int64_t revision = 0;  // set by the store: strictly increasing in append order
+  int64_t term = 0;      // set by the store: the term it was written under
+};
+
+// Writing rights granted by Acquire().
+struct Fence {
+  int64_t term = 0;
+};
+
+struct Loaded {
+  std::vector<Record> records;  // in revision order
+  int64_t revision = 0;         // the last revision (0 when empty)
+};
+
+// Runs once a batch is durable (status OK, `revision` of its last record) or
+// has failed (nothing of it was written): kFailedPrecondition when fenced out
+// (stop writing: another writer holds a newer term), kUnavailable otherwise.
+using AppendDone = std::function<void(const Status& status, int64_t revision)>;
+
+// Figures of one commit, for metrics.
+struct CommitInfo {
+  int64_t records = 0;  // records made durable by the commit
+  int64_t batches = 0;  // Append calls they came from
+  TimeUs latency = 0;   // from the first batch's arrival to durable
+};
+
+struct StoreOptions {
+  // Most records written in one transaction (group commit).
+  int64_t max_batch_records = 4096;
+  // Called on the store's thread after each successful commit.
+  std::function<void(const CommitInfo&)> on_commit;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  // "sqlite:/path/berth.db", for logs.
+  virtual std::string Describe() const = 0;
+  // Grants this process a term newer than any granted before.
+  virtual StatusOr<Fence> Acquire() = 0;
+  // Every record appended so far, in revision order.
+  virtual StatusOr<Loaded> Load() = 0;
+  // Queues a batch for a durable append. Batches are made durable in call
+  // order; `done` runs on a store thread (never inside Append). Records'
+  // revision and term fields are ignored (the store assigns them).
+  virtual void Append(Fence fence, std::vector<Record> records, AppendDone done) = 0;
+  // Blocks until every batch queued before the call is done.
+  virtual void Flush() = 0;
+};
+
+// Opens a store by URL: "sqlite:PATH" (created if missing; its folder too) or
+// "memory:" (for tests). "etcd:http://HOST:PORT,..." is recognised but not
+// built yet (InvalidArgument saying so).
+StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& url, StoreOptions options);
+
+}  // namespace berth::store
