@@ -345,6 +345,7 @@ bool Scheduler::CapacityShort(int32_t index) {
     Verdict& v = rec.last_verdict;
     v.code = framework::VerdictCode::kUnschedulable;
     v.plugin.assign("capacity");
+    v.rejects.clear();
     v.reason.assign("needs ").append(std::to_string(d.whole_gpus)).append(" GPUs, ");
     v.reason.append(std::to_string(free)).append(" free");
     d.full_verdict = false;
