@@ -104,6 +104,10 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--trace", flags->sim.trace, "Trace file (required unless --workload is given)");
   cmd->add_option("--trace-format", flags->sim.trace_format, "openb|philly|gavel|tiresias|native (default: guess)");
   cmd->add_option("--mode", flags->sim.mode, "fgd (one-shot FGD protocol) or replay (default: fgd for openb)");
+  cmd->add_option("--comm-fraction", flags->sim.comm_fraction,
+                  "Replay: communication share of a step; gangs spanning nodes run longer by the bandwidth they lose "
+                  "(0 = off)")
+      ->default_val(0);
   cmd->add_option("--partition", flags->sim.partition,
                   "Replay: LEVEL[:PREFIX] - independent partitions, one per domain at LEVEL (e.g. cluster); "
                   "each job runs in the domain named PREFIX + its tenant (e.g. leaf:vc- for Philly VCs)");

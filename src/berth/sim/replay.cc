@@ -86,7 +86,7 @@ int64_t MinGpus(const job::JobSpec& j) {
 Status ReplayOptions::Validate() const {
   if (max_samples < 2) return InvalidArgument("max_samples must be at least 2");
   if (progress_every < 1) return InvalidArgument("progress_every must be positive");
-  return Status::Ok();
+  return runtime.Validate();
 }
 
 StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& trace,
@@ -245,8 +245,13 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
       p.touched = false;
       for (JobId id : p.sched->Schedule()) {
         const int32_t i = index_of.find(id)->second;
-        const TimeUs d = trace.jobs[i].duration;
+        TimeUs d = trace.jobs[i].duration;
         if (d < 0) continue;  // never completes
+        const double stretch = opts.runtime.Stretch(p.sched->cluster(), p.sched->Find(id)->placements);
+        if (stretch > 1.0) {
+          d = static_cast<TimeUs>(static_cast<double>(d) * stretch + 0.5);
+          ++r.jobs_stretched;
+        }
         q.Push(t + d, EventKind::kCompletion, i, ++generation[i]);
         ++real_events;
       }

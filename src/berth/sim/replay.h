@@ -39,6 +39,7 @@
 #include "berth/cluster/cluster.h"
 #include "berth/framework/registry.h"
 #include "berth/sim/result.h"
+#include "berth/sim/runtime_model.h"
 #include "berth/sim/trace.h"
 
 namespace berth::sim {
@@ -55,6 +56,8 @@ struct ReplayOptions {
   // and once at the end; events are arrivals and completions.
   std::function<void(int64_t, int64_t)> progress;
   int64_t progress_every = 8192;
+  // Placement-dependent runtime stretch (off by default: see runtime_model.h).
+  RuntimeModel runtime;
 
   Status Validate() const;
 };

@@ -38,6 +38,7 @@ struct PolicyResult {
   int64_t jobs_failed = 0;       // dropped (fgd) or failed
   int64_t jobs_never_fit = 0;    // unresolvable: no node could ever hold them
   int64_t jobs_unfinished = 0;   // replay: still pending or running at the end
+  int64_t jobs_stretched = 0;    // replay: starts whose runtime the placement stretched
 
   int64_t capacity_milli_gpu = 0;
   int64_t allocated_milli_gpu = 0;  // at the end

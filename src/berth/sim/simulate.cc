@@ -68,6 +68,7 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   }
   if (!o.partition.empty() && mode != "replay") return InvalidArgument("--partition needs --mode replay");
   ReplayOptions ro_replay;
+  ro_replay.runtime.comm_fraction = o.comm_fraction;
   ro_replay.seed = o.seed;
   ro_replay.check_indexes = o.check_indexes;
   if (!o.partition.empty()) {

@@ -25,6 +25,9 @@ struct SimulateOptions {
   // in the one named by its tenant: "LEVEL" or "LEVEL:PREFIX" (the domain is
   // named PREFIX + tenant), e.g. "leaf:vc-"; "" = none.
   std::string partition;
+  // Replay mode: communication share of a step for the runtime stretch of
+  // gangs that span nodes (0 = off; see runtime_model.h).
+  double comm_fraction = 0;
   bool skip_bad_lines = false;
   int64_t max_jobs = -1;
   bool check_indexes = false;

@@ -80,6 +80,7 @@ std::string ResultsToJson(const SimulateOutput& out) {
     j["jobs_failed"] = r.jobs_failed;
     j["jobs_never_fit"] = r.jobs_never_fit;
     j["jobs_unfinished"] = r.jobs_unfinished;
+    if (r.mode == "replay") j["jobs_stretched"] = r.jobs_stretched;
     j["jct_mean_s"] = r.jct_s.mean;
     j["jct_s"] = Dist(r.jct_s);
     j["queue_delay_mean_s"] = r.queue_delay_s.mean;
