@@ -30,6 +30,7 @@
 
 #include "berth/common/csv.h"
 #include "berth/plugins/builtin.h"
+#include "berth/plugins/fgd/delta_score.h"
 #include "berth/plugins/frag/waste_model.h"
 
 namespace berth::plugins {
@@ -127,44 +128,12 @@ double FragScore::NodeWaste(const state::ClusterState& state, NodeId n) const {
 }
 
 FragScore::Outcome FragScore::Compute(const state::ClusterState& state, const TaskRequest& req, NodeId n) const {
-  const cluster::Node& node = state.cluster().node(n);
-  const int k = node.gpu_count;
-  const MilliGpu* free = state.gpu_free_array(n);
-  MilliGpu after[cluster::kMaxGpusPerNode];
-  std::copy(free, free + k, after);
-  const std::span<const MilliGpu> view(after, static_cast<size_t>(k));
-  const MilliCpu cpu_after = state.free_cpu(n) - req.cpu_milli;
-  const double before = NodeWaste(state, n);
-
-  if (req.is_sharing()) {
-    Outcome best;
-    for (int i = 0; i < k; ++i) {
-      if (free[i] < req.milli_per_gpu) continue;
-      // A GPU with the same free milli as an earlier one scores the same and
-      // loses the tie to it.
-      bool seen = false;
-      for (int j = 0; j < i && !seen; ++j) seen = free[j] == free[i];
-      if (seen) continue;
-      after[i] = free[i] - req.milli_per_gpu;
-      const int64_t s = ToScore(before - model_.NodeWaste(view, cpu_after, node.gpu_type));
-      after[i] = free[i];
-      if (best.gpu < 0 || s > best.score) best = {s, i};
-    }
-    return best;
-  }
-  if (req.gpus > 0) {
-    int order[cluster::kMaxGpusPerNode];
-    for (int i = 0; i < k; ++i) order[i] = i;
-    std::stable_sort(order, order + k, [&](int a, int b) { return free[a] < free[b]; });
-    int32_t need = req.gpus;
-    for (int i = 0; i < k && need > 0; ++i) {
-      if (after[order[i]] >= req.milli_per_gpu) {
-        after[order[i]] -= req.milli_per_gpu;
-        --need;
-      }
-    }
-  }
-  return {ToScore(before - model_.NodeWaste(view, cpu_after, node.gpu_type)), -1};
+  const GpuTypeId type = state.cluster().node(n).gpu_type;
+  const DeltaOutcome o = ScoreByDelta(
+      state, req, n, NodeWaste(state, n),
+      [&](std::span<const MilliGpu> free, MilliCpu cpu) { return model_.NodeWaste(free, cpu, type); },
+      [this](double drop) -> int64_t { return ToScore(drop); });
+  return {o.score, o.gpu};
 }
 
 StatusOr<frag::WasteModelOptions> ParseOptions(const framework::PluginArgs& args, int64_t& coverage) {
