@@ -58,7 +58,7 @@ struct PolicyResult {
   // Series for plots.
   std::vector<Point> allocation_over_time;  // x: hours (replay) or arrived % (fgd); y: allocation %
   std::vector<Point> queue_length_over_time;  // x: hours; y: pending jobs
-  std::vector<double> jcts_s;  // every finished job's JCT, for the CDF
+  std::vector<double> jcts_s;  // finished jobs' JCTs, for the CDF (replay: at most 2,000 evenly spaced order statistics)
 
   std::vector<PlacementRow> placements;  // fgd mode: one row per arrival
 };
