@@ -122,6 +122,9 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--placements", flags->placements, "Write index,pod,node per arrival (FGD protocol)");
   cmd->add_flag("--skip-bad-lines", flags->sim.skip_bad_lines, "Skip malformed trace lines (counted) instead of stopping");
   cmd->add_option("--max-jobs", flags->sim.max_jobs, "Read at most this many jobs");
+  cmd->add_option("--from", flags->sim.window_from, "philly: keep jobs submitted at or after YYYY-MM-DD[ HH:MM:SS]");
+  cmd->add_option("--to", flags->sim.window_to, "philly: keep jobs submitted at or before YYYY-MM-DD[ HH:MM:SS]");
+  cmd->add_option("--tenants", flags->sim.tenants, "philly: keep only these VCs (comma-separated)")->delimiter(',');
   cmd->add_flag("--check-indexes", flags->sim.check_indexes, "Verify state indexes after every change (slow)");
   auto* quiet = cmd->add_flag("--quiet", flags->quiet, "No progress bar");
   cmd->add_flag("--progress", flags->progress, "Show the progress bar even when stderr is not a terminal")

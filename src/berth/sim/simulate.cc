@@ -42,6 +42,9 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   ReadOptions ro;
   ro.skip_bad_lines = o.skip_bad_lines;
   ro.max_jobs = o.max_jobs;
+  ro.window_from = o.window_from;
+  ro.window_to = o.window_to;
+  ro.tenants = o.tenants;
   BERTH_ASSIGN_OR_RETURN(Trace trace, ReadTrace(o.trace, o.trace_format, ro));
   const std::string mode = !o.mode.empty() ? o.mode : trace.format == "openb" ? "fgd" : "replay";
 

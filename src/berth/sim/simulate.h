@@ -30,6 +30,10 @@ struct SimulateOptions {
   double comm_fraction = 0;
   bool skip_bad_lines = false;
   int64_t max_jobs = -1;
+  // Trace filters (philly): submission window and tenants (see ReadOptions).
+  std::string window_from;
+  std::string window_to;
+  std::vector<std::string> tenants;
   bool check_indexes = false;
   bool record_placements = false;
   // Generated workloads instead of a trace: "gavel" (Gavel's synthetic jobs,
