@@ -10,10 +10,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <span>
+#include <tuple>
+#include <vector>
 
 #include "berth/cluster/cluster.h"
 #include "berth/framework/cycle.h"
+#include "berth/framework/plugin.h"
 #include "berth/state/cluster_state.h"
 
 namespace berth::plugins {
@@ -62,5 +67,51 @@ DeltaOutcome ScoreByDelta(const state::ClusterState& state, const framework::Tas
   }
   return {to_score(before - measure(view, cpu_after)), -1};
 }
+
+// A score plugin built on ScoreByDelta, with the caches both fgd and
+// berth-frag need: the node measure only changes when the node does, and a
+// task's outcome on a node depends only on the node's state and the task's
+// shape (CPU, milli, GPU count), so both are cached per node and stamped with
+// ClusterState::node_version(n). A subclass supplies the measure and the score.
+class DeltaScorePlugin : public framework::ScorePlugin {
+ public:
+  int64_t Score(const framework::CycleContext& ctx, const framework::TaskRequest& req, NodeId n) const override {
+    return Evaluate(ctx.state, req, n).score;
+  }
+  // A share takes the GPU that won inside its score.
+  std::optional<uint64_t> SelectGpus(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+                                     NodeId n) const override;
+
+ protected:
+  // The measure of node n as it stands.
+  virtual double NodeMeasure(const state::ClusterState& state, NodeId n) const = 0;
+  // The measure of a node of GPU type `type` with `free` milli per GPU and `cpu` left.
+  virtual double Measure(std::span<const MilliGpu> free, MilliCpu cpu, GpuTypeId type) const = 0;
+  // The score of a drop of the measure.
+  virtual int64_t ToScore(double drop) const = 0;
+  // The score of a task that asks for nothing, if it is fixed.
+  virtual std::optional<int64_t> EmptyTaskScore() const { return std::nullopt; }
+
+ private:
+  static constexpr uint64_t kNever = ~uint64_t{0};
+  struct Slot {
+    uint64_t version = kNever;
+    DeltaOutcome outcome;
+  };
+  using ShapeKey = std::tuple<MilliCpu, MilliGpu, int32_t>;
+
+  DeltaOutcome Evaluate(const state::ClusterState& state, const framework::TaskRequest& req, NodeId n) const;
+  double CachedNodeMeasure(const state::ClusterState& state, NodeId n) const;
+  std::vector<Slot>& SlotsFor(const framework::TaskRequest& req) const;
+
+  // Valid for the state last seen (another ClusterState resets them).
+  mutable const state::ClusterState* state_ = nullptr;
+  mutable std::vector<uint64_t> measure_version_;
+  mutable std::vector<double> measure_;
+  mutable std::map<ShapeKey, int32_t> shape_index_;
+  mutable std::vector<std::vector<Slot>> slots_;  // [shape][node]
+  mutable ShapeKey last_key_{-1, -1, -1};
+  mutable int32_t last_shape_ = -1;
+};
 
 }  // namespace berth::plugins

@@ -20,13 +20,8 @@
 //
 // Speed: as the fgd plugin, W(n) and each (task shape, node) outcome are
 // cached and stamped with ClusterState::node_version(n).
-#include <algorithm>
 #include <cmath>
-#include <map>
 #include <memory>
-#include <optional>
-#include <tuple>
-#include <vector>
 
 #include "berth/common/csv.h"
 #include "berth/plugins/builtin.h"
@@ -36,105 +31,25 @@
 namespace berth::plugins {
 namespace {
 
-using framework::CycleContext;
-using framework::TaskRequest;
-
-// Waste removed, in units of 0.001 milli-GPU.
-int64_t ToScore(double waste_removed) { return std::llround(waste_removed * 1000.0); }
-
-class FragScore final : public framework::ScorePlugin {
+class FragScore final : public DeltaScorePlugin {
  public:
   static constexpr std::string_view kName = "berth-frag";
   explicit FragScore(frag::WasteModel model) : model_(std::move(model)) {}
   std::string_view Name() const override { return kName; }
 
-  int64_t Score(const CycleContext& ctx, const TaskRequest& req, NodeId n) const override {
-    return Evaluate(ctx.state, req, n).score;
+ protected:
+  double NodeMeasure(const state::ClusterState& state, NodeId n) const override {
+    return model_.NodeWaste(state, n);
   }
-
-  std::optional<uint64_t> SelectGpus(const CycleContext& ctx, const TaskRequest& req, NodeId n) const override {
-    if (!req.is_sharing()) return std::nullopt;
-    const Outcome o = Evaluate(ctx.state, req, n);
-    if (o.gpu < 0) return std::nullopt;
-    return uint64_t{1} << o.gpu;
+  double Measure(std::span<const MilliGpu> free, MilliCpu cpu, GpuTypeId type) const override {
+    return model_.NodeWaste(free, cpu, type);
   }
+  // Waste removed, in units of 0.001 milli-GPU.
+  int64_t ToScore(double waste_removed) const override { return std::llround(waste_removed * 1000.0); }
 
  private:
-  static constexpr uint64_t kNever = ~uint64_t{0};
-  struct Outcome {
-    int64_t score = 0;
-    int32_t gpu = -1;  // sharing tasks: the GPU that won
-  };
-  struct Slot {
-    uint64_t version = kNever;
-    Outcome outcome;
-  };
-  using ShapeKey = std::tuple<MilliCpu, MilliGpu, int32_t>;
-
-  Outcome Evaluate(const state::ClusterState& state, const TaskRequest& req, NodeId n) const;
-  Outcome Compute(const state::ClusterState& state, const TaskRequest& req, NodeId n) const;
-  double NodeWaste(const state::ClusterState& state, NodeId n) const;
-  std::vector<Slot>& SlotsFor(const TaskRequest& req) const;
-
   frag::WasteModel model_;
-
-  // Caches, valid for the state last seen (another ClusterState resets them).
-  mutable const state::ClusterState* state_ = nullptr;
-  mutable std::vector<uint64_t> waste_version_;
-  mutable std::vector<double> waste_;
-  mutable std::map<ShapeKey, int32_t> shape_index_;
-  mutable std::vector<std::vector<Slot>> slots_;  // [shape][node]
-  mutable ShapeKey last_key_{-1, -1, -1};
-  mutable int32_t last_shape_ = -1;
 };
-
-std::vector<FragScore::Slot>& FragScore::SlotsFor(const TaskRequest& req) const {
-  const ShapeKey key{req.cpu_milli, req.gpus == 0 ? 0 : req.milli_per_gpu, req.gpus};
-  if (key != last_key_ || last_shape_ < 0) {
-    auto [it, inserted] = shape_index_.emplace(key, static_cast<int32_t>(slots_.size()));
-    if (inserted) slots_.emplace_back(waste_.size());
-    last_key_ = key;
-    last_shape_ = it->second;
-  }
-  return slots_[last_shape_];
-}
-
-FragScore::Outcome FragScore::Evaluate(const state::ClusterState& state, const TaskRequest& req, NodeId n) const {
-  if (state_ != &state) {
-    state_ = &state;
-    const size_t nodes = static_cast<size_t>(state.cluster().num_nodes());
-    waste_version_.assign(nodes, kNever);
-    waste_.assign(nodes, 0);
-    shape_index_.clear();
-    slots_.clear();
-    last_shape_ = -1;
-  }
-  Slot& slot = SlotsFor(req)[n.value()];
-  const uint64_t version = state.node_version(n);
-  if (slot.version != version) {
-    slot.outcome = Compute(state, req, n);
-    slot.version = version;
-  }
-  return slot.outcome;
-}
-
-double FragScore::NodeWaste(const state::ClusterState& state, NodeId n) const {
-  const uint64_t version = state.node_version(n);
-  if (waste_version_[n.value()] != version) {
-    waste_[n.value()] = model_.NodeWaste(state, n);
-    waste_version_[n.value()] = version;
-  }
-  return waste_[n.value()];
-}
-
-FragScore::Outcome FragScore::Compute(const state::ClusterState& state, const TaskRequest& req, NodeId n) const {
-  const GpuTypeId type = state.cluster().node(n).gpu_type;
-  const DeltaOutcome o = ScoreByDelta(
-      state, req, n, NodeWaste(state, n),
-      [&](std::span<const MilliGpu> free, MilliCpu cpu) { return model_.NodeWaste(free, cpu, type); },
-      [this](double drop) -> int64_t { return ToScore(drop); });
-  return {o.score, o.gpu};
-}
 
 StatusOr<frag::WasteModelOptions> ParseOptions(const framework::PluginArgs& args, int64_t& coverage) {
   frag::WasteModelOptions o;
