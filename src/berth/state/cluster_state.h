@@ -76,8 +76,6 @@ class ClusterState {
   int64_t type_free_milli(GpuTypeId t) const { return type_free_milli_[t.value()]; }
   // Up nodes of type t with exactly k fully free GPUs.
   const DenseBitset& nodes_with_full_free(GpuTypeId t, int k) const { return buckets_[t.value()][k]; }
-  // Buckets of type t: k ranges over [0, bucket_count(t)).
-  int bucket_count(GpuTypeId t) const { return static_cast<int>(buckets_[t.value()].size()); }
   // The largest k for which nodes_with_full_free(t, k) exists (the most GPUs
   // of type t on one node).
   int max_full_free(GpuTypeId t) const { return static_cast<int>(buckets_[t.value()].size()) - 1; }

@@ -58,7 +58,7 @@ int64_t GangPlanner::DomainSlots(DomainId d, const Need& need) const {
   const int32_t types = static_cast<int32_t>(c().gpu_types().size());
   for (int16_t t = 0; t < types; ++t) {
     if (!need.types.Accepts(GpuTypeId(t))) continue;
-    for (int k = need.gpus; k < s().bucket_count(GpuTypeId(t)); ++k)
+    for (int k = need.gpus; k <= s().max_full_free(GpuTypeId(t)); ++k)
       slots += int64_t{s().nodes_with_full_free(GpuTypeId(t), k).CountRange(dom.begin.value(), dom.end.value())} *
                (k / need.gpus);
   }
@@ -226,7 +226,7 @@ bool GangPlanner::PlanPass(const job::JobSpec& job, bool whole_count, GangPlanRe
       // One node per NVLink domain: the buckets give the tightest nodes directly.
       const int32_t types = static_cast<int32_t>(c().gpu_types().size());
       for (int16_t t = 0; t < types; ++t) {
-        for (int k = static_cast<int>(need); k < s().bucket_count(GpuTypeId(t)); ++k) {
+        for (int k = static_cast<int>(need); k <= s().max_full_free(GpuTypeId(t)); ++k) {
           const DenseBitset& b = s().nodes_with_full_free(GpuTypeId(t), k);
           for (int32_t n = b.FindNext(0), taken = 0; n >= 0 && taken < 4; n = b.FindNext(n + 1), ++taken)
             cands.push_back({k, s().domain_full_free_gpus(c().node(NodeId(n)).domain[l - 1]),
