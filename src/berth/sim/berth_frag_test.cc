@@ -10,6 +10,7 @@
 #include "berth/plugins/builtin.h"
 #include "berth/sim/fgd_protocol.h"
 #include "berth/sim/readers/readers.h"
+#include "berth/testing/openb.h"
 #include "berth/testing/paths.h"
 
 namespace berth::sim {
@@ -18,13 +19,10 @@ namespace {
 class BerthFragRegression : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string d = testing::DataDir() + "/alibaba-gpu-v2023/";
-    auto c = cluster::LoadCluster(d + "openb_node_list_gpu_node.csv");
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    cluster_ = std::make_unique<cluster::Cluster>(std::move(c).value());
-    auto t = ReadTrace(d + "openb_pod_list_default.csv", "openb", {});
-    ASSERT_TRUE(t.ok()) << t.status().ToString();
-    trace_ = std::make_unique<Trace>(std::move(t).value());
+    auto in = testing::OpenbDefault();
+    ASSERT_TRUE(in.ok()) << in.status().ToString();
+    cluster_ = &(*in)->cluster;
+    trace_ = &(*in)->trace;
     ASSERT_TRUE(plugins::RegisterBuiltinPlugins(plugins_).ok());
     ASSERT_TRUE(plugins::RegisterBuiltinPolicies(policies_).ok());
   }
@@ -43,8 +41,8 @@ class BerthFragRegression : public ::testing::Test {
     return r.ok() ? std::move(r).value() : PolicyResult{};
   }
 
-  std::unique_ptr<cluster::Cluster> cluster_;
-  std::unique_ptr<Trace> trace_;
+  const cluster::Cluster* cluster_ = nullptr;
+  const Trace* trace_ = nullptr;
   framework::PluginRegistry plugins_;
   framework::PolicyRegistry policies_;
 };

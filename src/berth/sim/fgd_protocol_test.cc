@@ -10,6 +10,7 @@
 #include "berth/common/csv.h"
 #include "berth/plugins/builtin.h"
 #include "berth/sim/readers/readers.h"
+#include "berth/testing/openb.h"
 #include "berth/testing/paths.h"
 
 namespace berth::sim {
@@ -18,13 +19,10 @@ namespace {
 class FgdReference : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string d = testing::DataDir();
-    auto c = cluster::LoadCluster(d + "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv");
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    cluster_ = std::make_unique<cluster::Cluster>(std::move(c).value());
-    auto t = ReadTrace(d + "/alibaba-gpu-v2023/openb_pod_list_default.csv", "openb", {});
-    ASSERT_TRUE(t.ok()) << t.status().ToString();
-    trace_ = std::move(t).value();
+    auto in = testing::OpenbDefault();
+    ASSERT_TRUE(in.ok()) << in.status().ToString();
+    cluster_ = &(*in)->cluster;
+    trace_ = &(*in)->trace;
     ASSERT_TRUE(plugins::RegisterBuiltinPlugins(plugins_).ok());
     ASSERT_TRUE(plugins::RegisterBuiltinPolicies(policies_).ok());
   }
@@ -37,7 +35,7 @@ class FgdReference : public ::testing::Test {
     o.arrival_order_file = d + "pod_order_seed42.csv";
     o.node_rank_file = d + "node_rank_seed42.csv";
     o.record_placements = true;
-    auto in = BuildFgdInput(*cluster_, trace_, o);
+    auto in = BuildFgdInput(*cluster_, *trace_, o);
     ASSERT_TRUE(in.ok()) << in.status().ToString();
     auto profile = policies_.Find(policy);
     ASSERT_TRUE(profile.ok());
@@ -72,7 +70,7 @@ class FgdReference : public ::testing::Test {
     o.seed = 42;
     o.arrival_order_file = d + "pod_order_seed42.csv";
     o.node_rank_file = d + "node_rank_seed42.csv";
-    auto in = BuildFgdInput(*cluster_, trace_, o);
+    auto in = BuildFgdInput(*cluster_, *trace_, o);
     ASSERT_TRUE(in.ok()) << in.status().ToString();
     auto profile = policies_.Find(policy);
     ASSERT_TRUE(profile.ok());
@@ -81,8 +79,8 @@ class FgdReference : public ::testing::Test {
     EXPECT_NEAR(100.0 * r->gpu_allocation_ratio, published_percent, 0.005);
   }
 
-  std::unique_ptr<cluster::Cluster> cluster_;
-  Trace trace_;
+  const cluster::Cluster* cluster_ = nullptr;
+  const Trace* trace_ = nullptr;
   framework::PluginRegistry plugins_;
   framework::PolicyRegistry policies_;
 };
@@ -102,8 +100,8 @@ TEST_F(FgdReference, GpuClusteringEndsAtThePublishedSeed42Value) { ExpectPublish
 TEST_F(FgdReference, SameSeedSameDecisionLogHash) {
   FgdOptions o;
   o.seed = 7;
-  auto in1 = BuildFgdInput(*cluster_, trace_, o);
-  auto in2 = BuildFgdInput(*cluster_, trace_, o);
+  auto in1 = BuildFgdInput(*cluster_, *trace_, o);
+  auto in2 = BuildFgdInput(*cluster_, *trace_, o);
   ASSERT_TRUE(in1.ok() && in2.ok());
   auto p = policies_.Find("bestfit");
   auto r1 = RunFgd(*cluster_, *in1, *p, plugins_, o);
@@ -112,7 +110,7 @@ TEST_F(FgdReference, SameSeedSameDecisionLogHash) {
   EXPECT_EQ(r1->decision_log_hash, r2->decision_log_hash);
   EXPECT_EQ(r1->allocated_milli_gpu, r2->allocated_milli_gpu);
   o.seed = 8;
-  auto in3 = BuildFgdInput(*cluster_, trace_, o);
+  auto in3 = BuildFgdInput(*cluster_, *trace_, o);
   auto r3 = RunFgd(*cluster_, *in3, *p, plugins_, o);
   ASSERT_TRUE(r3.ok());
   EXPECT_NE(r1->decision_log_hash, r3->decision_log_hash);
@@ -121,14 +119,14 @@ TEST_F(FgdReference, SameSeedSameDecisionLogHash) {
 TEST_F(FgdReference, SeededResamplingReachesTheTargetLoad) {
   FgdOptions o;
   o.seed = 42;
-  auto in = BuildFgdInput(*cluster_, trace_, o);
+  auto in = BuildFgdInput(*cluster_, *trace_, o);
   ASSERT_TRUE(in.ok());
   int64_t arrived = 0;
   for (const auto& j : in->arrivals) arrived += j.total_milli_gpu();
   const int64_t target = static_cast<int64_t>(1.3 * cluster_->total_milli_gpu());
   EXPECT_LE(arrived, target);
   EXPECT_GT(arrived, target - 8000);
-  EXPECT_GT(in->arrivals.size(), trace_.jobs.size());
+  EXPECT_GT(in->arrivals.size(), trace_->jobs.size());
 }
 
 }  // namespace

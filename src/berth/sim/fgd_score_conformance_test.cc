@@ -14,6 +14,7 @@
 #include "berth/plugins/fgd/typical_pods.h"
 #include "berth/sim/fgd_protocol.h"
 #include "berth/sim/readers/readers.h"
+#include "berth/testing/openb.h"
 #include "berth/testing/paths.h"
 
 namespace berth::sim {
@@ -42,17 +43,10 @@ double Published(const std::string& file, const std::string& policy, int seed, c
 class FgdConformance : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    const std::string d = testing::DataDir();
-    auto c = cluster::LoadCluster(d + "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv");
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    cluster_ = new cluster::Cluster(std::move(c).value());
-    auto t = ReadTrace(d + "/alibaba-gpu-v2023/openb_pod_list_default.csv", "openb", {});
-    ASSERT_TRUE(t.ok()) << t.status().ToString();
-    trace_ = new Trace(std::move(t).value());
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    delete trace_;
+    auto in = testing::OpenbDefault();
+    ASSERT_TRUE(in.ok()) << in.status().ToString();
+    cluster_ = &(*in)->cluster;
+    trace_ = &(*in)->trace;
   }
 
   void SetUp() override {
@@ -78,14 +72,14 @@ class FgdConformance : public ::testing::Test {
     return r.ok() ? std::move(r).value() : PolicyResult{};
   }
 
-  static cluster::Cluster* cluster_;
-  static Trace* trace_;
+  static const cluster::Cluster* cluster_;
+  static const Trace* trace_;
   framework::PluginRegistry plugins_;
   framework::PolicyRegistry policies_;
 };
 
-cluster::Cluster* FgdConformance::cluster_ = nullptr;
-Trace* FgdConformance::trace_ = nullptr;
+const cluster::Cluster* FgdConformance::cluster_ = nullptr;
+const Trace* FgdConformance::trace_ = nullptr;
 
 TEST_F(FgdConformance, TypicalPodsOfTheDefaultTrace) {
   const plugins::fgd::TypicalPods t = plugins::fgd::ComputeTypicalPods(trace_->jobs);

@@ -12,6 +12,7 @@
 #include "berth/common/rng.h"
 #include "berth/plugins/builtin.h"
 #include "berth/sim/readers/readers.h"
+#include "berth/testing/openb.h"
 #include "berth/testing/paths.h"
 
 namespace berth::sim {
@@ -358,19 +359,16 @@ TEST_F(Replay, DuplicateJobIdsAreAnError) {
 // openb pods at their creation times for their lifetimes: the cluster is far
 // from full, so no pod waits and every JCT is the pod's lifetime.
 TEST_F(Replay, OpenbTraceAtItsOwnPace) {
-  const std::string d = testing::DataDir() + "/alibaba-gpu-v2023/";
-  auto c = cluster::LoadCluster(d + "openb_node_list_gpu_node.csv");
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  auto t = ReadTrace(d + "openb_pod_list_default.csv", "openb", {});
-  ASSERT_TRUE(t.ok()) << t.status().ToString();
-  auto r = RunReplay(*c, *t, *policies_.Find("sjf"), plugins_, {});
+  auto in = testing::OpenbDefault();
+  ASSERT_TRUE(in.ok()) << in.status().ToString();
+  auto r = RunReplay((*in)->cluster, (*in)->trace, *policies_.Find("sjf"), plugins_, {});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->jobs_total, 8152);
   EXPECT_EQ(r->jobs_placed, 8152);
   EXPECT_EQ(r->jobs_unfinished, 0);
   EXPECT_DOUBLE_EQ(r->queue_delay_s.max, 0);
   double lifetimes = 0;
-  for (const auto& j : t->jobs) lifetimes += UsToSeconds(j.duration);
+  for (const auto& j : (*in)->trace.jobs) lifetimes += UsToSeconds(j.duration);
   EXPECT_NEAR(r->jct_s.mean, lifetimes / 8152, 1e-6);
   EXPECT_LE(r->allocation_over_time.size(), 2000u);
 }
