@@ -7,21 +7,12 @@
 
 #include "berth/framework/registry.h"
 #include "berth/plugins/builtin.h"
+#include "berth/plugins/score/score_test_util.h"
 
 namespace berth::plugins {
 namespace {
 
-job::JobSpec Pod(MilliCpu cpu, int32_t gpus, MilliGpu milli) {
-  job::JobSpec j;
-  j.name = "p";
-  job::TaskGroup g;
-  g.cpu_milli = cpu;
-  g.memory_mib = 1024;
-  g.gpus = gpus;
-  g.milli_per_gpu = milli;
-  j.groups.push_back(g);
-  return j;
-}
+using berth::plugins::testing::Pod;
 
 class FgdScoreTest : public ::testing::Test {
  protected:

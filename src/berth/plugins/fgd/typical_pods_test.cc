@@ -1,23 +1,13 @@
 // Typical pods: counting, ordering, the coverage cut and renormalization.
 #include "berth/plugins/fgd/typical_pods.h"
+#include "berth/plugins/score/score_test_util.h"
 
 #include <gtest/gtest.h>
 
 namespace berth::plugins::fgd {
 namespace {
 
-job::JobSpec Pod(MilliCpu cpu, int32_t gpus, MilliGpu milli, std::string spec = "", MiB mem = 1024) {
-  job::JobSpec j;
-  j.name = "p";
-  job::TaskGroup g;
-  g.cpu_milli = cpu;
-  g.memory_mib = mem;
-  g.gpus = gpus;
-  g.milli_per_gpu = milli;
-  g.gpu_type_spec = std::move(spec);
-  j.groups.push_back(g);
-  return j;
-}
+using berth::plugins::testing::Pod;
 
 std::vector<job::JobSpec> Repeat(const job::JobSpec& j, int n) { return std::vector<job::JobSpec>(n, j); }
 

@@ -10,21 +10,12 @@
 #include "berth/plugins/builtin.h"
 #include "berth/plugins/fgd/typical_pods.h"
 #include "berth/plugins/frag/waste_model.h"
+#include "berth/plugins/score/score_test_util.h"
 
 namespace berth::plugins {
 namespace {
 
-job::JobSpec Pod(MilliCpu cpu, int32_t gpus, MilliGpu milli) {
-  job::JobSpec j;
-  j.name = "p";
-  job::TaskGroup g;
-  g.cpu_milli = cpu;
-  g.memory_mib = 1024;
-  g.gpus = gpus;
-  g.milli_per_gpu = milli;
-  j.groups.push_back(g);
-  return j;
-}
+using berth::plugins::testing::Pod;
 
 // Two nodes of 2 GPUs and 16 cores; the workload: one typical pod of 4 cores
 // and half a GPU, so kappa = 8 CPU milli per milli-GPU (16 cores feed 2 GPUs).

@@ -11,10 +11,26 @@
 
 #include "berth/cluster/cluster.h"
 #include "berth/framework/registry.h"
+#include "berth/job/job.h"
 #include "berth/plugins/builtin.h"
 #include "berth/state/cluster_state.h"
 
 namespace berth::plugins::testing {
+
+// A one-task job ("pod"): `gpus` GPUs with `milli` of each, CPU, memory and an
+// optional accepted-type list.
+inline job::JobSpec Pod(MilliCpu cpu, int32_t gpus, MilliGpu milli, std::string spec = "", MiB mem = 1024) {
+  job::JobSpec j;
+  j.name = "p";
+  job::TaskGroup g;
+  g.cpu_milli = cpu;
+  g.memory_mib = mem;
+  g.gpus = gpus;
+  g.milli_per_gpu = milli;
+  g.gpu_type_spec = std::move(spec);
+  j.groups.push_back(g);
+  return j;
+}
 
 class ScoreScenario : public ::testing::Test {
  protected:
