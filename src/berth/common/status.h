@@ -22,6 +22,7 @@ enum class StatusCode {
   kOutOfRange,
   kUnavailable,
   kInternal,  // a broken invariant
+  kResourceExhausted,  // over a quota or limit
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -49,6 +50,7 @@ inline Status FailedPrecondition(std::string m) { return {StatusCode::kFailedPre
 inline Status OutOfRange(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
 inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status ResourceExhausted(std::string m) { return {StatusCode::kResourceExhausted, std::move(m)}; }
 
 // Either a value or a non-OK Status.
 template <typename T>

@@ -13,6 +13,7 @@
 #include "berth/common/rng.h"
 #include "berth/job/job.h"
 #include "berth/state/cluster_state.h"
+#include "berth/tenancy/ledger.h"
 
 namespace berth::framework {
 
@@ -38,6 +39,51 @@ struct QueuedJob {
   int64_t seq = 0;          // submission order, the final tie-break
   TimeUs enqueue_time = 0;  // when it (re)entered the queue
   double attained_gpu_seconds = 0;  // service received so far (LAS)
+  int32_t queue = -1;       // its leaf queue in the ledger
+  TimeUs work_done = 0;     // runtime saved by checkpoints before it was preempted
+  int32_t preemptions = 0;  // times it was evicted
+};
+
+// One task's final placement.
+struct TaskPlacement {
+  TaskKey task;
+  state::Allocation alloc;
+};
+
+// A running job, as preemption and backfill plugins see it. Pointers are the
+// scheduler's and stay valid while the job runs.
+struct RunningJob {
+  const job::JobSpec* spec = nullptr;
+  std::span<const TaskPlacement> placements;
+  int32_t queue = -1;
+  int64_t seq = 0;
+  TimeUs start_time = 0;  // this run's start
+  TimeUs run_start = 0;   // start_time + startup delay (grace, restore): work begins here
+  TimeUs work_done = 0;   // runtime saved by checkpoints before this run
+  int64_t milli_gpu = 0;  // what it holds
+  int32_t preemptions = 0;
+
+  // The last checkpoint of this run at `now` (run_start when none yet, or
+  // when the job never checkpoints).
+  TimeUs LastCheckpoint(TimeUs now) const {
+    const TimeUs interval = spec->checkpoint_interval;
+    if (interval <= 0 || now <= run_start) return run_start;
+    return run_start + (now - run_start) / interval * interval;
+  }
+  // GPU-seconds lost if evicted at `now`: GPUs x time since the last checkpoint.
+  double LostGpuSeconds(TimeUs now) const {
+    return static_cast<double>(milli_gpu) / kMilliPerGpu * UsToSeconds(now - LastCheckpoint(now));
+  }
+};
+
+// What plugins that look beyond one job see of the scheduler at a decision:
+// the state, the queues' ledger, the running jobs (in start order) and the clock.
+struct SchedulerView {
+  const state::ClusterState& state;
+  const tenancy::Ledger& ledger;
+  std::span<const RunningJob> running;
+  TimeUs now = 0;
+  std::span<const int32_t> node_rank;
 };
 
 struct CycleContext {
@@ -49,6 +95,8 @@ struct CycleContext {
   TimeUs now = 0;
   // Tie-break rank per node id (lower wins); empty = by node id.
   std::span<const int32_t> node_rank;
+  const tenancy::Ledger* ledger = nullptr;  // the queues (quota plugins)
+  int32_t queue = -1;                       // the job's leaf queue
 
   int32_t RankOf(NodeId n) const { return node_rank.empty() ? n.value() : node_rank[n.value()]; }
 };

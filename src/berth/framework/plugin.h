@@ -17,7 +17,8 @@
 //              for whole-GPU tasks, the fullest GPU that fits for shares).
 //   Reserve    a task's allocation was tentatively applied; Unreserve undoes.
 //   Permit     the whole gang is tentatively placed: allow, or reject (undo).
-//   PostFilter a job could not be placed: propose victims (preemption).
+//   PostFilter a job could not be placed: propose victims (preemption): whole
+//              running jobs whose eviction lets it fit now.
 //   Bind       the placement is final: tell the outside world.
 #pragma once
 
@@ -35,15 +36,24 @@
 
 namespace berth::framework {
 
+// Named figures a plugin reports about a run (e.g. backfill mispredictions).
+using PluginCounters = std::vector<std::pair<std::string, double>>;
+
 class Plugin {
  public:
   virtual ~Plugin() = default;
   virtual std::string_view Name() const = 0;
+  // Appends this plugin's counters, names prefixed by the plugin's name.
+  virtual void Counters(PluginCounters& out) const {}
 };
 
 class QueueSortPlugin : public virtual Plugin {
  public:
   virtual bool Less(const QueuedJob& a, const QueuedJob& b) const = 0;
+  // A dynamic order depends on more than the jobs (queue usage, age): the
+  // scheduler calls Prepare and re-sorts the queue at the start of each pass.
+  virtual bool Dynamic() const { return false; }
+  virtual void Prepare(const tenancy::Ledger& ledger, TimeUs now) {}
 };
 
 class AdmitPlugin : public virtual Plugin {
@@ -52,6 +62,13 @@ class AdmitPlugin : public virtual Plugin {
   // The job started or left; release what Admit charged.
   virtual void OnStart(const job::JobSpec& job) {}
   virtual void OnFinish(const job::JobSpec& job) {}
+  // A pass begins (before any Admit of the pass).
+  virtual void BeginPass(const SchedulerView& view) {}
+  // A job of the pass could not start (after any preemption was tried).
+  virtual void OnBlocked(const job::JobSpec& job, const Verdict& verdict, const SchedulerView& view) {}
+  // A run ended at `end` (finished, failed, cancelled or preempted: `completed`
+  // is true only for success), having started at `start`.
+  virtual void OnRunEnded(const job::JobSpec& job, TimeUs start, TimeUs end, bool completed) {}
 };
 
 // What a plan plugin says about a job.
@@ -108,22 +125,25 @@ class PermitPlugin : public virtual Plugin {
   virtual Verdict Permit(const job::JobSpec& job, std::span<const int32_t> placed_per_group) = 0;
 };
 
-// A proposal to free room for a job: the tasks to evict.
+// A proposal to free room for a job: the running jobs to evict (whole gangs).
 struct PreemptionPlan {
-  std::vector<TaskKey> victims;
-  std::string reason;
+  std::vector<JobId> victims;
+  std::string reason;      // e.g. "priority 10 > 0: 2 jobs in leaf l3, 12.5 GPU-h lost"
+  double lost_gpu_seconds = 0;  // GPUs x time since their last checkpoint, summed
+};
+
+// The job that could not be placed, with the scheduler around it.
+struct PreemptContext {
+  const job::JobSpec& job;
+  int32_t queue = -1;        // its leaf queue
+  const Verdict& verdict;    // why it could not be placed
+  const SchedulerView& view;
 };
 
 class PostFilterPlugin : public virtual Plugin {
  public:
-  virtual std::optional<PreemptionPlan> PostFilter(const job::JobSpec& job, const state::ClusterState& state,
-                                                   TimeUs now) = 0;
-};
-
-// One task's final placement.
-struct TaskPlacement {
-  TaskKey task;
-  state::Allocation alloc;
+  // Victims whose eviction lets the job fit at once, or nullopt. Pure.
+  virtual std::optional<PreemptionPlan> PostFilter(const PreemptContext& ctx) = 0;
 };
 
 class BindPlugin : public virtual Plugin {

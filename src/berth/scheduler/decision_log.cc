@@ -31,4 +31,10 @@ void DecisionLog::Finished(TimeUs t, JobId job, std::string_view state) {
   Line(std::to_string(t) + " finish " + std::to_string(job.value()) + " " + std::string(state));
 }
 
+void DecisionLog::Preempted(TimeUs t, JobId preemptor, std::span<const JobId> victims, std::string_view reason) {
+  std::string line = std::to_string(t) + " preempt " + std::to_string(preemptor.value()) + " victims";
+  for (JobId v : victims) line += " " + std::to_string(v.value());
+  Line(line + " : " + std::string(reason));
+}
+
 }  // namespace berth::scheduler

@@ -26,6 +26,7 @@ class DecisionLog {
   void Placed(TimeUs t, const cluster::Cluster& c, JobId job, std::span<const framework::TaskPlacement> tasks);
   void Failed(TimeUs t, JobId job, const framework::Verdict& v);
   void Finished(TimeUs t, JobId job, std::string_view state);
+  void Preempted(TimeUs t, JobId preemptor, std::span<const JobId> victims, std::string_view reason);
 
   uint64_t hash() const { return hash_.value(); }
   std::string HashHex() const { return hash_.Hex(); }

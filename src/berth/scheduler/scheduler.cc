@@ -2,6 +2,7 @@
 #include "berth/scheduler/scheduler.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 
 namespace berth::scheduler {
@@ -19,7 +20,9 @@ Scheduler::Scheduler(const cluster::Cluster& cluster, std::unique_ptr<framework:
       options_(std::move(options)),
       clock_(clock),
       rng_(options_.seed),
-      state_(cluster) {
+      state_(cluster),
+      ledger_(options_.queues ? *options_.queues : tenancy::QueueTree(static_cast<int32_t>(cluster.gpu_types().size())),
+              cluster, options_.usage_half_life) {
   type_max_.resize(cluster.gpu_types().size());
   for (const auto& n : cluster.nodes()) {
     TypeMax& m = n.gpu_count > 0 ? type_max_[n.gpu_type.value()] : cpu_node_max_;
@@ -45,15 +48,65 @@ const JobRecord* Scheduler::Find(JobId id) const {
   return it == index_of_.end() ? nullptr : &jobs_[it->second];
 }
 
+framework::QueuedJob Scheduler::Queued(int32_t index) const {
+  const JobRecord& r = jobs_[index];
+  return {&r.spec, r.seq, r.enqueue_time, r.attained_gpu_seconds, r.queue, r.work_done, r.preemptions};
+}
+
 bool Scheduler::QueueLess(int32_t a, int32_t b) const {
-  const JobRecord& ra = jobs_[a];
-  const JobRecord& rb = jobs_[b];
-  framework::QueuedJob qa{&ra.spec, ra.seq, ra.enqueue_time, ra.attained_gpu_seconds};
-  framework::QueuedJob qb{&rb.spec, rb.seq, rb.enqueue_time, rb.attained_gpu_seconds};
+  const framework::QueuedJob qa = Queued(a);
+  const framework::QueuedJob qb = Queued(b);
   const auto& qs = framework_->queue_sort();
   if (qs.Less(qa, qb)) return true;
   if (qs.Less(qb, qa)) return false;
-  return ra.seq < rb.seq;
+  return qa.seq < qb.seq;
+}
+
+framework::SchedulerView Scheduler::View(TimeUs now) const {
+  return {state_, ledger_, running_jobs_, now, options_.node_rank};
+}
+
+void Scheduler::ChargeLedger(const JobRecord& rec, int64_t sign, TimeUs now) {
+  for (const auto& p : rec.placements) {
+    const int64_t milli = int64_t{std::popcount(p.alloc.gpu_mask)} * p.alloc.milli_per_gpu;
+    if (milli == 0) continue;
+    ledger_.Charge(rec.queue, cluster_.node(p.alloc.node).gpu_type, sign * milli, now);
+  }
+}
+
+void Scheduler::RunStarted(int32_t index, TimeUs now) {
+  JobRecord& rec = jobs_[index];
+  ChargeLedger(rec, +1, now);
+  framework::RunningJob r;
+  r.spec = &rec.spec;
+  r.placements = rec.placements;
+  r.queue = rec.queue;
+  r.seq = rec.seq;
+  r.start_time = rec.start_time;
+  r.run_start = rec.start_time + rec.startup_delay;
+  r.work_done = rec.work_done;
+  for (const auto& p : rec.placements) r.milli_gpu += int64_t{std::popcount(p.alloc.gpu_mask)} * p.alloc.milli_per_gpu;
+  r.preemptions = rec.preemptions;
+  if (running_pos_.size() < jobs_.size()) running_pos_.resize(jobs_.size(), -1);
+  running_pos_[index] = static_cast<int32_t>(running_jobs_.size());
+  running_jobs_.push_back(r);
+}
+
+void Scheduler::RunEnded(int32_t index, TimeUs now, bool completed) {
+  JobRecord& rec = jobs_[index];
+  const int32_t pos = running_pos_[index];
+  assert(pos >= 0);
+  rec.attained_gpu_seconds +=
+      static_cast<double>(running_jobs_[pos].milli_gpu) / kMilliPerGpu * UsToSeconds(now - rec.start_time);
+  ChargeLedger(rec, -1, now);
+  const int32_t last = static_cast<int32_t>(running_jobs_.size()) - 1;
+  if (pos != last) {
+    running_jobs_[pos] = running_jobs_[last];
+    running_pos_[index_of_.find(running_jobs_[pos].spec->id)->second] = pos;
+  }
+  running_jobs_.pop_back();
+  running_pos_[index] = -1;
+  for (auto* a : framework_->admit()) a->OnRunEnded(rec.spec, rec.start_time, now, completed);
 }
 
 void Scheduler::Enqueue(int32_t index) {
@@ -89,6 +142,11 @@ Status Scheduler::Submit(job::JobSpec spec) {
   if (!spec.id.valid()) spec.id = JobId(static_cast<int64_t>(jobs_.size()));
   if (index_of_.count(spec.id)) return AlreadyExists("job id " + std::to_string(spec.id.value()) + " already exists");
   job::ResolveGpuTypes(spec, cluster_);
+  const int32_t queue = ledger_.QueueFor(spec);
+  if (queue < 0)
+    return InvalidArgument("job '" + spec.name + "': tenant '" + spec.tenant + "'" +
+                           (spec.queue.empty() ? std::string() : " (queue '" + spec.queue + "')") +
+                           " maps to no leaf queue, and the queue tree has no 'default' leaf");
   Demand d;
   d.checkable = true;
   bool share = false;
@@ -103,6 +161,7 @@ Status Scheduler::Submit(job::JobSpec spec) {
   rec.spec = std::move(spec);
   rec.seq = next_seq_++;
   rec.enqueue_time = clock_.Now();
+  rec.queue = queue;
   const int32_t index = static_cast<int32_t>(jobs_.size());
   index_of_.emplace(rec.spec.id, index);
   jobs_.push_back(std::move(rec));
@@ -221,7 +280,7 @@ Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const Task
 
 void Scheduler::Rollback(JobRecord& rec) {
   for (auto it = rec.placements.rbegin(); it != rec.placements.rend(); ++it) {
-    CycleContext ctx{state_, rec.spec, it->task.index, 0, rng_, clock_.Now(), options_.node_rank};
+    CycleContext ctx{state_, rec.spec, it->task.index, 0, rng_, clock_.Now(), options_.node_rank, &ledger_, rec.queue};
     for (auto* r : framework_->reserve()) r->Unreserve(ctx, it->alloc);
     Status s = ApplyChecked(state::ReleaseTask{it->task});
     assert(s.ok());
@@ -252,13 +311,13 @@ Verdict Scheduler::TryPlace(JobRecord& rec) {
   };
   bool planned = false;
   for (auto* p : framework_->plan()) {
-    CycleContext ctx{state_, rec.spec, 0, 0, rng_, now, options_.node_rank};
+    CycleContext ctx{state_, rec.spec, 0, 0, rng_, now, options_.node_rank, &ledger_, rec.queue};
     framework::PlanOutcome o = p->Plan(ctx);
     if (o.kind == framework::PlanOutcome::Kind::kNoOpinion) continue;
     if (o.kind == framework::PlanOutcome::Kind::kRejected) return o.verdict;
     for (size_t i = 0; i < o.allocs.size(); ++i) {
       const int32_t t = o.task_index[i];
-      CycleContext tctx{state_, rec.spec, t, rec.spec.TaskPosition(t).first, rng_, now, options_.node_rank};
+      CycleContext tctx{state_, rec.spec, t, rec.spec.TaskPosition(t).first, rng_, now, options_.node_rank, &ledger_, rec.queue};
       Verdict v = reserve(tctx, TaskKey{rec.spec.id, t}, o.allocs[i]);
       if (!v.ok()) {
         Rollback(rec);
@@ -274,7 +333,7 @@ Verdict Scheduler::TryPlace(JobRecord& rec) {
     const auto& group = rec.spec.groups[g];
     const TaskRequest req = TaskRequest::FromGroup(group);
     for (int32_t k = 0; k < group.count; ++k, ++task_index) {
-      CycleContext ctx{state_, rec.spec, task_index, static_cast<int32_t>(g), rng_, now, options_.node_rank};
+      CycleContext ctx{state_, rec.spec, task_index, static_cast<int32_t>(g), rng_, now, options_.node_rank, &ledger_, rec.queue};
       PlaceOutcome o = PlaceTask(ctx, req);
       if (!o.ok) {
         if (placed_per_group[g] >= group.gang_min()) {
@@ -360,25 +419,83 @@ bool Scheduler::CapacityShort(int32_t index) {
   return false;
 }
 
+framework::Verdict Scheduler::TryPreempt(int32_t index, Verdict verdict, TimeUs now) {
+  JobRecord& rec = jobs_[index];
+  const framework::SchedulerView view = View(now);
+  for (auto* pf : framework_->post_filter()) {
+    framework::PreemptContext ctx{rec.spec, rec.queue, verdict, view};
+    std::optional<framework::PreemptionPlan> plan = pf->PostFilter(ctx);
+    if (!plan || plan->victims.empty()) continue;
+    // Validate the whole plan before touching anything: every victim running.
+    bool valid = true;
+    for (JobId v : plan->victims) {
+      auto it = index_of_.find(v);
+      valid = valid && it != index_of_.end() && jobs_[it->second].state == JobState::kRunning && v != rec.spec.id;
+    }
+    if (!valid) {
+      verdict.reason += "; " + std::string(pf->Name()) + " proposed a victim that is not running";
+      continue;
+    }
+    for (JobId v : plan->victims) {
+      Status s = Evict(index_of_.find(v)->second, rec.spec.id, /*defer_requeue=*/true);
+      assert(s.ok());
+      (void)s;
+    }
+    bucket_count_valid_ = false;
+    log_.Preempted(now, rec.spec.id, plan->victims, plan->reason);
+    Verdict placed = TryPlace(rec);
+    if (placed.ok()) {
+      rec.startup_delay += options_.preemption_grace;
+      return placed;
+    }
+    // The plan freed room the placement could not use: say so; the victims stay requeued.
+    placed.reason += " (after preempting " + std::to_string(plan->victims.size()) + " jobs for it: " + plan->reason + ")";
+    return placed;
+  }
+  return verdict;
+}
+
 std::vector<JobId> Scheduler::Schedule() {
   std::vector<JobId> started;
+  preempted_.clear();
   if (pending_.empty()) {
     fresh_.clear();
     return started;
   }
   const TimeUs now = clock_.Now();
-  const bool fast = !options_.drop_unschedulable;  // the FGD protocol tries every job in full
+  ledger_.Advance(now);
+  auto& queue_sort = const_cast<framework::QueueSortPlugin&>(framework_->queue_sort());
+  if (queue_sort.Dynamic()) {
+    queue_sort.Prepare(ledger_, now);
+    std::sort(pending_.begin(), pending_.end(), [this](int32_t a, int32_t b) { return QueueLess(a, b); });
+  }
+  const bool preempting = !framework_->post_filter().empty();
+  // The FGD protocol tries every job in full; with preemption, a job short of
+  // free GPUs may still start by evicting others.
+  const bool fast = !options_.drop_unschedulable;
+  const bool stop_when_full = fast && !preempting;
   bucket_count_valid_ = false;
   ++pass_;
   const bool hol = framework_->profile().head_of_line_blocking;
+  const auto& admits = framework_->admit();
+  if (!admits.empty()) {
+    const framework::SchedulerView view = View(now);
+    for (auto* a : admits) a->BeginPass(view);
+  }
+  auto blocked = [&](JobRecord& rec) {
+    if (admits.empty()) return;
+    const framework::SchedulerView view = View(now);
+    for (auto* a : admits) a->OnBlocked(rec.spec, rec.last_verdict, view);
+  };
   std::vector<int32_t> done;
-  // pending_ does not change during the pass: placed and failed jobs leave it at the end.
+  // pending_ does not change during the pass: placed and failed jobs leave it
+  // at the end, and jobs evicted for others rejoin it then.
   for (int32_t index : pending_) {
     // Nothing pending can start: every job needs more whole GPUs than are free.
     // The jobs a full pass would reach first get their capacity verdicts (the
     // head under strict FIFO, else those queued since the last pass); the
     // others keep theirs.
-    if (fast && pending_other_ == 0 && !pending_need_.empty() &&
+    if (stop_when_full && pending_other_ == 0 && !pending_need_.empty() &&
         pending_need_.begin()->first > state_.free_full_gpus_total()) {
       if (hol) {
         CapacityShort(index);
@@ -395,11 +512,16 @@ std::vector<JobId> Scheduler::Schedule() {
       v = Verdict::Unresolvable("capacity", "needs " + std::to_string(demand_[index].whole_gpus) +
                                                 " GPUs; the cluster has " + std::to_string(cluster_.total_gpus()));
     } else if (fast && CapacityShort(index)) {
-      if (hol) break;
-      continue;
+      if (!preempting) {
+        blocked(rec);
+        if (hol) break;
+        continue;
+      }
+      v = TryPreempt(index, rec.last_verdict, now);
     } else {
       v = TryPlace(rec);
       demand_[index].full_verdict = true;
+      if (!v.ok() && preempting && v.code == framework::VerdictCode::kUnschedulable) v = TryPreempt(index, v, now);
     }
     if (v.ok()) {
       bucket_count_valid_ = false;
@@ -409,7 +531,8 @@ std::vector<JobId> Scheduler::Schedule() {
       if (rec.first_start_time < 0) rec.first_start_time = now;
       rec.last_verdict = v;
       ++running_;
-      for (auto* a : framework_->admit()) a->OnStart(rec.spec);
+      RunStarted(index, now);
+      for (auto* a : admits) a->OnStart(rec.spec);
       log_.Placed(now, cluster_, rec.spec.id, rec.placements);
       started.push_back(rec.spec.id);
       done.push_back(index);
@@ -423,6 +546,7 @@ std::vector<JobId> Scheduler::Schedule() {
       done.push_back(index);
       continue;
     }
+    blocked(rec);
     if (hol) break;
   }
   fresh_.clear();
@@ -431,6 +555,8 @@ std::vector<JobId> Scheduler::Schedule() {
     std::sort(done.begin(), done.end());
     std::erase_if(pending_, [&](int32_t i) { return std::binary_search(done.begin(), done.end(), i); });
   }
+  for (int32_t i : requeue_after_pass_) Enqueue(i);
+  requeue_after_pass_.clear();
   return started;
 }
 
@@ -444,32 +570,52 @@ Status Scheduler::Finish(JobId id, JobState final_state) {
   } else {
     BERTH_RETURN_IF_ERROR(job::CheckTransition(rec.state, final_state));
   }
+  const TimeUs now = clock_.Now();
   if (rec.state == JobState::kRunning) {
     for (auto* a : framework_->admit()) a->OnFinish(rec.spec);
+    RunEnded(it->second, now, final_state == JobState::kSucceeded);
     for (const auto& p : rec.placements) BERTH_RETURN_IF_ERROR(ApplyChecked(state::ReleaseTask{p.task}));
     rec.placements.clear();
     --running_;
   }
   rec.state = final_state;
-  rec.finish_time = clock_.Now();
+  rec.finish_time = now;
   log_.Finished(rec.finish_time, id, job::JobStateName(final_state));
+  return Status::Ok();
+}
+
+Status Scheduler::Evict(int32_t index, JobId preemptor, bool defer_requeue) {
+  JobRecord& rec = jobs_[index];
+  BERTH_RETURN_IF_ERROR(job::CheckTransition(rec.state, JobState::kPreempted));
+  const TimeUs now = clock_.Now();
+  const framework::RunningJob& run = running_jobs_[running_pos_[index]];
+  const TimeUs saved_at = run.LastCheckpoint(now);
+  rec.work_done += saved_at - run.run_start;
+  rec.lost_gpu_seconds += run.LostGpuSeconds(now);
+  ++rec.preemptions;
+  rec.preempted_by = preemptor;
+  for (auto* a : framework_->admit()) a->OnFinish(rec.spec);
+  RunEnded(index, now, /*completed=*/false);
+  for (const auto& p : rec.placements) BERTH_RETURN_IF_ERROR(ApplyChecked(state::ReleaseTask{p.task}));
+  rec.placements.clear();
+  --running_;
+  log_.Finished(now, rec.spec.id, "preempted");
+  rec.state = JobState::kPending;
+  rec.enqueue_time = now;
+  rec.startup_delay = options_.restore_cost;  // the next run restores from the checkpoint
+  preempted_.push_back(rec.spec.id);
+  if (defer_requeue) {
+    requeue_after_pass_.push_back(index);
+  } else {
+    Enqueue(index);
+  }
   return Status::Ok();
 }
 
 Status Scheduler::Preempt(JobId id) {
   auto it = index_of_.find(id);
   if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
-  JobRecord& rec = jobs_[it->second];
-  BERTH_RETURN_IF_ERROR(job::CheckTransition(rec.state, JobState::kPreempted));
-  for (auto* a : framework_->admit()) a->OnFinish(rec.spec);
-  for (const auto& p : rec.placements) BERTH_RETURN_IF_ERROR(ApplyChecked(state::ReleaseTask{p.task}));
-  rec.placements.clear();
-  --running_;
-  log_.Finished(clock_.Now(), id, "preempted");
-  rec.state = JobState::kPending;
-  rec.enqueue_time = clock_.Now();
-  Enqueue(it->second);
-  return Status::Ok();
+  return Evict(it->second, JobId(), /*defer_requeue=*/false);
 }
 
 Status Scheduler::Adopt(JobId id, std::span<const TaskPlacement> placements, TimeUs start_time) {
@@ -497,13 +643,14 @@ Status Scheduler::Adopt(JobId id, std::span<const TaskPlacement> placements, Tim
     }
     rec.placements.push_back(p);
   }
-  for (auto* a : framework_->admit()) a->OnStart(rec.spec);
   RemovePending(it->second);
   rec.state = JobState::kRunning;
   rec.start_time = start_time;
   if (rec.first_start_time < 0) rec.first_start_time = start_time;
   rec.last_verdict = Verdict::Success();
   ++running_;
+  RunStarted(it->second, clock_.Now());
+  for (auto* a : framework_->admit()) a->OnStart(rec.spec);
   log_.Placed(clock_.Now(), cluster_, rec.spec.id, rec.placements);
   return Status::Ok();
 }

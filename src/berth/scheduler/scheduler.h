@@ -13,6 +13,7 @@
 // Apply path if any group falls short of its gang minimum or a permit rejects.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <span>
@@ -26,6 +27,7 @@
 #include "berth/job/lifecycle.h"
 #include "berth/scheduler/decision_log.h"
 #include "berth/state/cluster_state.h"
+#include "berth/tenancy/ledger.h"
 
 namespace berth::scheduler {
 
@@ -37,6 +39,15 @@ struct SchedulerOptions {
   std::vector<int32_t> node_rank;
   // Verify every index against a recomputation after each change (tests).
   bool check_indexes = false;
+  // The queue tree jobs are charged to (null: every tenant gets its own
+  // unconstrained leaf). Decayed usage for fair share uses the half-life.
+  std::shared_ptr<const tenancy::QueueTree> queues;
+  TimeUs usage_half_life = 0;
+  // Preemption (post-filter plugins): evictees get `preemption_grace` to
+  // checkpoint and leave, so the preemptor's work starts that much later; a
+  // job resuming from a checkpoint spends `restore_cost` before working.
+  TimeUs preemption_grace = 0;
+  TimeUs restore_cost = 0;
 };
 
 struct JobRecord {
@@ -52,7 +63,16 @@ struct JobRecord {
   // free GPUs) leaves the verdicts of the jobs it did not reach as they were.
   framework::Verdict last_verdict;
   int32_t attempts = 0;  // full placement attempts (fast capacity rejections not counted)
-  double attained_gpu_seconds = 0;
+  double attained_gpu_seconds = 0;  // GPU-seconds held over all runs that ended
+  int32_t queue = -1;               // leaf queue in the ledger
+  // Checkpoints and preemption. A run starts at start_time; its work begins
+  // after `startup_delay` (grace of the jobs it evicted, restore cost); work
+  // saved by checkpoints of earlier runs is `work_done` (runtime units).
+  TimeUs startup_delay = 0;
+  TimeUs work_done = 0;
+  int32_t preemptions = 0;
+  double lost_gpu_seconds = 0;  // GPUs x work lost (since the last checkpoint) at evictions
+  JobId preempted_by;           // the job whose preemption evicted it last (invalid: none)
 };
 
 class Scheduler {
@@ -66,7 +86,8 @@ class Scheduler {
   std::vector<JobId> Schedule();
   // Ends a running (or pending) job: succeeded, failed or cancelled. Releases its tasks.
   Status Finish(JobId id, job::JobState final_state);
-  // Evicts a running job: releases its tasks and requeues it.
+  // Evicts a running job: releases its tasks and requeues it. The work since
+  // its last checkpoint is lost (counted in lost_gpu_seconds).
   Status Preempt(JobId id);
   // Starts a pending job on placements decided earlier (recovery after a
   // restart, or a binding made outside this process): applies them through the
@@ -77,6 +98,10 @@ class Scheduler {
   Status SetNodeUp(NodeId node, bool up);
 
   const JobRecord* Find(JobId id) const;
+  // Jobs evicted by preemption during the last Schedule() (requeued).
+  const std::vector<JobId>& preempted_in_last_pass() const { return preempted_; }
+  const tenancy::Ledger& ledger() const { return ledger_; }
+  std::span<const framework::RunningJob> running_jobs() const { return running_jobs_; }
   const state::ClusterState& state() const { return state_; }
   const cluster::Cluster& cluster() const { return cluster_; }
   const framework::Framework& framework() const { return *framework_; }
@@ -106,6 +131,16 @@ class Scheduler {
   void RemovePending(int32_t index);
   Status ApplyChecked(const state::Event& e);
   bool QueueLess(int32_t a, int32_t b) const;
+  framework::QueuedJob Queued(int32_t index) const;
+  // Bookkeeping of a run that starts or ends: running list, ledger, attained service.
+  void RunStarted(int32_t index, TimeUs now);
+  void RunEnded(int32_t index, TimeUs now, bool completed);
+  void ChargeLedger(const JobRecord& rec, int64_t sign, TimeUs now);
+  // Evicts a running job (whole gang); requeues it now or after the pass.
+  Status Evict(int32_t index, JobId preemptor, bool defer_requeue);
+  // Asks the post-filter plugins for victims; evicts them and places the job.
+  framework::Verdict TryPreempt(int32_t index, framework::Verdict verdict, TimeUs now);
+  framework::SchedulerView View(TimeUs now) const;
 
   const cluster::Cluster& cluster_;
   std::unique_ptr<framework::Framework> framework_;
@@ -115,7 +150,8 @@ class Scheduler {
   state::ClusterState state_;
   DecisionLog log_;
 
-  std::vector<JobRecord> jobs_;
+  tenancy::Ledger ledger_;
+  std::deque<JobRecord> jobs_;  // a deque: records (and their placements) never move
   std::unordered_map<JobId, int32_t> index_of_;  // lookups only
   std::vector<int32_t> pending_;  // sorted by QueueLess
 
@@ -145,6 +181,10 @@ class Scheduler {
   std::vector<int32_t> fresh_;  // jobs (re)queued since the last pass
   size_t running_ = 0;
   int64_t next_seq_ = 0;
+  std::vector<framework::RunningJob> running_jobs_;  // deterministic order (swap-remove)
+  std::vector<int32_t> running_pos_;                 // per job index: slot in running_jobs_, or -1
+  std::vector<int32_t> requeue_after_pass_;          // evicted during a pass
+  std::vector<JobId> preempted_;
 
   // Per-type upper bounds of what any node offers, for "can never fit".
   struct TypeMax { int32_t gpus = 0; MilliCpu cpu = 0; MiB mem = 0; };

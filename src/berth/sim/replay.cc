@@ -247,12 +247,14 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
         const int32_t i = index_of.find(id)->second;
         TimeUs d = trace.jobs[i].duration;
         if (d < 0) continue;  // never completes
-        const double stretch = opts.runtime.Stretch(p.sched->cluster(), p.sched->Find(id)->placements);
+        const scheduler::JobRecord* rec = p.sched->Find(id);
+        d = std::max<TimeUs>(0, d - rec->work_done);  // resumes from its last checkpoint
+        const double stretch = opts.runtime.Stretch(p.sched->cluster(), rec->placements);
         if (stretch > 1.0) {
           d = static_cast<TimeUs>(static_cast<double>(d) * stretch + 0.5);
           ++r.jobs_stretched;
         }
-        q.Push(t + d, EventKind::kCompletion, i, ++generation[i]);
+        q.Push(t + rec->startup_delay + d, EventKind::kCompletion, i, ++generation[i]);
         ++real_events;
       }
     }

@@ -1,0 +1,123 @@
+// Building and querying the queue tree.
+#include "berth/tenancy/queue_tree.h"
+
+#include <algorithm>
+
+namespace berth::tenancy {
+namespace {
+
+Status CheckQuota(const std::string& queue, const std::string& type, const Quota& q) {
+  auto bad = [&](const std::string& field, const std::string& why) {
+    return InvalidArgument("queue '" + queue + "' quota '" + type + "': " + field + ": " + why);
+  };
+  if (q.guarantee < 0) return bad("guarantee", "must not be negative");
+  if (q.limit < kUnlimited) return bad("limit", "must not be negative");
+  if (q.borrow_limit < kUnlimited) return bad("borrow_limit", "must not be negative");
+  if (q.lend_limit < kUnlimited) return bad("lend_limit", "must not be negative");
+  if (q.limit != kUnlimited && q.limit < q.guarantee) return bad("limit", "is below the guarantee");
+  return Status::Ok();
+}
+
+}  // namespace
+
+int32_t QueueTree::AddNode(QueueNode node) {
+  const auto index = static_cast<int32_t>(nodes_.size());
+  by_name_.emplace(node.name, index);
+  nodes_.push_back(std::move(node));
+  return index;
+}
+
+StatusOr<QueueTree> QueueTree::Create(const std::vector<QueueSpec>& specs, const cluster::Cluster& cluster) {
+  QueueTree tree(static_cast<int32_t>(cluster.gpu_types().size()));
+  tree.auto_leaves_ = false;
+  const int32_t dims = tree.num_dims();
+  for (const auto& s : specs) {
+    if (s.name.empty()) return InvalidArgument("queue: name must not be empty");
+    if (s.name == "*") return InvalidArgument("queue '*': the name is reserved");
+    if (tree.Find(s.name) >= 0) return InvalidArgument("queue '" + s.name + "': defined twice");
+    if (!(s.weight > 0)) return InvalidArgument("queue '" + s.name + "': weight: must be positive");
+    QueueNode n;
+    n.name = s.name;
+    n.weight = s.weight;
+    n.quota.assign(dims, Quota{});
+    n.has_quota.assign(dims, false);
+    for (const auto& [type, q] : s.quotas) {
+      BERTH_RETURN_IF_ERROR(CheckQuota(s.name, type, q));
+      int32_t d = tree.all_types_dim();
+      if (type != "*") {
+        std::optional<GpuTypeId> t = cluster.FindGpuType(type);
+        if (!t) return InvalidArgument("queue '" + s.name + "': quota for GPU type '" + type + "', which the cluster lacks");
+        d = t->value();
+      }
+      n.quota[d] = q;
+      n.has_quota[d] = true;
+    }
+    tree.AddNode(std::move(n));
+  }
+  // Parents, after every name is known.
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].parent.empty()) continue;
+    const int32_t p = tree.Find(specs[i].parent);
+    if (p < 0) return InvalidArgument("queue '" + specs[i].name + "': parent '" + specs[i].parent + "' is not defined");
+    tree.nodes_[i].parent = p;
+    tree.nodes_[p].children.push_back(static_cast<int32_t>(i));
+  }
+  for (int32_t i = 0; i < tree.size(); ++i) {  // cycles: a walk up must end within size() steps
+    int32_t q = i;
+    for (int32_t steps = 0; q >= 0; ++steps) {
+      if (steps > tree.size()) return InvalidArgument("queue '" + tree.nodes_[i].name + "': its parents form a cycle");
+      q = tree.nodes_[q].parent;
+    }
+  }
+  for (size_t i = 0; i < specs.size(); ++i) {
+    for (const auto& tenant : specs[i].tenants) {
+      if (!tree.nodes_[i].is_leaf())
+        return InvalidArgument("queue '" + specs[i].name + "': tenant '" + tenant + "' maps to a queue that has children");
+      auto [it, fresh] = tree.by_tenant_.emplace(tenant, static_cast<int32_t>(i));
+      if (!fresh)
+        return InvalidArgument("queue '" + specs[i].name + "': tenant '" + tenant + "' is already in queue '" +
+                               tree.nodes_[it->second].name + "'");
+    }
+  }
+  return tree;
+}
+
+int32_t QueueTree::Find(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? -1 : it->second;
+}
+
+int32_t QueueTree::LeafFor(const job::JobSpec& job) const {
+  if (!job.queue.empty()) {
+    const int32_t q = Find(job.queue);
+    if (q >= 0 && nodes_[q].is_leaf()) return q;
+  }
+  auto it = by_tenant_.find(job.tenant);
+  if (it != by_tenant_.end()) return it->second;
+  if (auto_leaves_) {
+    const int32_t q = Find(job.tenant.empty() ? std::string("default") : job.tenant);
+    if (q >= 0 && nodes_[q].is_leaf()) return q;
+  }
+  const int32_t d = Find("default");
+  return d >= 0 && nodes_[d].is_leaf() ? d : -1;
+}
+
+int32_t QueueTree::AutoLeaf(const std::string& tenant) {
+  const std::string name = tenant.empty() ? std::string("default") : tenant;
+  const int32_t existing = Find(name);
+  if (existing >= 0) return existing;
+  QueueNode n;
+  n.name = name;
+  n.quota.assign(num_dims(), Quota{});
+  n.has_quota.assign(num_dims(), false);
+  return AddNode(std::move(n));
+}
+
+std::vector<int32_t> QueueTree::Leaves() const {
+  std::vector<int32_t> out;
+  for (int32_t i = 0; i < size(); ++i)
+    if (nodes_[i].is_leaf()) out.push_back(i);
+  return out;
+}
+
+}  // namespace berth::tenancy

@@ -1,0 +1,107 @@
+// The tree of queues that share a fleet between tenants (M7): per queue and
+// per GPU type, a guaranteed quota, a limit, a borrowing limit and a lending
+// limit, plus a fair-share weight. Jobs are charged to leaf queues; a tenant
+// maps to a leaf. Quantities are milli-GPU. A quota "dimension" is one GPU
+// type of the cluster, or all GPU types together (kAllTypes, written "*").
+//
+//   QueueSpec a{.name = "team-a", .parent = "", .weight = 2, .tenants = {"alice"}};
+//   a.quotas["*"] = {.guarantee = 64 * kMilliPerGpu, .limit = 128 * kMilliPerGpu};
+//   StatusOr<QueueTree> t = QueueTree::Create({a, ...}, cluster);
+//   int32_t leaf = t->LeafFor(job);   // -1: no queue
+//
+// Semantics of a dimension's quota (unset fields: no constraint):
+//   guarantee     capacity the queue may always use (reclaimed by preemption
+//                 when others borrowed it); the sum of the children's
+//                 guarantees should not exceed the parent's.
+//   limit         the most the queue may use, borrowed or not.
+//   borrow_limit  the most it may use beyond its guarantee.
+//   lend_limit    the most of its idle guarantee that others may borrow.
+// A queue with no quota in a dimension is not constrained in it (its usage
+// still counts in its parent's). See ledger.h for how admission checks them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "berth/cluster/cluster.h"
+#include "berth/common/status.h"
+#include "berth/job/job.h"
+
+namespace berth::tenancy {
+
+inline constexpr int64_t kUnlimited = -1;
+
+struct Quota {
+  int64_t guarantee = 0;               // milli-GPU
+  int64_t limit = kUnlimited;          // milli-GPU
+  int64_t borrow_limit = kUnlimited;   // milli-GPU beyond the guarantee
+  int64_t lend_limit = kUnlimited;     // milli-GPU of idle guarantee lendable
+};
+
+struct QueueSpec {
+  std::string name;
+  std::string parent;  // "" = under the root
+  double weight = 1.0;
+  // GPU type name (as the cluster spells it, or an alias the cluster resolves)
+  // or "*" for all types together -> quota.
+  std::map<std::string, Quota> quotas;
+  std::vector<std::string> tenants;  // tenants charged to this (leaf) queue
+};
+
+// One queue as resolved against a cluster.
+struct QueueNode {
+  std::string name;
+  int32_t parent = -1;  // -1 = the root
+  std::vector<int32_t> children;
+  double weight = 1.0;
+  // Per dimension (GPU type id, then kAllTypes at index num_types): set or not.
+  std::vector<Quota> quota;
+  std::vector<bool> has_quota;
+  bool is_leaf() const { return children.empty(); }
+};
+
+class QueueTree {
+ public:
+  // An empty tree: every tenant gets its own leaf under the root on first use
+  // (AutoLeaf), unconstrained, weight 1.
+  explicit QueueTree(int32_t num_types = 0) : num_types_(num_types) {}
+
+  // Validates names (unique, non-empty), parents (exist, no cycles), types
+  // (known to the cluster or "*"), quantities (non-negative; limit >=
+  // guarantee) and tenants (each in one leaf). Errors name the queue and field.
+  static StatusOr<QueueTree> Create(const std::vector<QueueSpec>& specs, const cluster::Cluster& cluster);
+
+  int32_t num_types() const { return num_types_; }
+  int32_t num_dims() const { return num_types_ + 1; }
+  int32_t all_types_dim() const { return num_types_; }
+  int32_t size() const { return static_cast<int32_t>(nodes_.size()); }
+  const QueueNode& node(int32_t q) const { return nodes_[q]; }
+  // The queue named `name`, or -1.
+  int32_t Find(const std::string& name) const;
+  // The leaf a job is charged to: its `queue` if it names a leaf, else its
+  // tenant's leaf, else the leaf named "default" if there is one, else -1.
+  int32_t LeafFor(const job::JobSpec& job) const;
+  // Whether unknown tenants get their own leaf (trees built by the default
+  // constructor or by FromTenantShares).
+  bool auto_leaves() const { return auto_leaves_; }
+  void set_auto_leaves(bool on) { auto_leaves_ = on; }
+  // Adds an unconstrained leaf for `tenant` under the root (auto_leaves only);
+  // returns its index (the existing one if already there).
+  int32_t AutoLeaf(const std::string& tenant);
+  // Leaves in index order.
+  std::vector<int32_t> Leaves() const;
+
+ private:
+  int32_t AddNode(QueueNode node);
+
+  int32_t num_types_ = 0;
+  bool auto_leaves_ = true;
+  std::vector<QueueNode> nodes_;
+  std::unordered_map<std::string, int32_t> by_name_;    // looked up, never iterated
+  std::unordered_map<std::string, int32_t> by_tenant_;  // looked up, never iterated
+};
+
+}  // namespace berth::tenancy
