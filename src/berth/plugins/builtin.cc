@@ -15,6 +15,9 @@ Status RegisterBuiltinPlugins(framework::PluginRegistry& r) {
   BERTH_RETURN_IF_ERROR(RegisterFgdPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterCandidatePlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterFragPlugins(r));
+  BERTH_RETURN_IF_ERROR(RegisterQuotaPlugins(r));
+  BERTH_RETURN_IF_ERROR(RegisterPreemptionPlugins(r));
+  BERTH_RETURN_IF_ERROR(RegisterBackfillPlugins(r));
   return Status::Ok();
 }
 
@@ -68,7 +71,7 @@ Status RegisterBuiltinPolicies(framework::PolicyRegistry& r) {
   binpack.candidates = {PluginRef{"binpack"}};
   BERTH_RETURN_IF_ERROR(r.Register("binpack", std::move(binpack),
                                    "fewest free GPUs left on the node, from the state's indexes (no full scan)"));
-  return Status::Ok();
+  return RegisterTenancyPolicies(r);
 }
 
 }  // namespace berth::plugins

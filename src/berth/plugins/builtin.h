@@ -19,5 +19,9 @@ Status RegisterTopologyPlugins(framework::PluginRegistry& registry);
 Status RegisterFgdPlugins(framework::PluginRegistry& registry);
 Status RegisterCandidatePlugins(framework::PluginRegistry& registry);
 Status RegisterFragPlugins(framework::PluginRegistry& registry);
+Status RegisterQuotaPlugins(framework::PluginRegistry& registry);
+Status RegisterPreemptionPlugins(framework::PluginRegistry& registry);
+Status RegisterBackfillPlugins(framework::PluginRegistry& registry);
+Status RegisterTenancyPolicies(framework::PolicyRegistry& registry);
 
 }  // namespace berth::plugins

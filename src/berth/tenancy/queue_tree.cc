@@ -82,6 +82,30 @@ StatusOr<QueueTree> QueueTree::Create(const std::vector<QueueSpec>& specs, const
   return tree;
 }
 
+QueueTree QueueTree::FromTenantShares(std::span<const job::JobSpec> jobs, const cluster::Cluster& cluster) {
+  QueueTree tree(static_cast<int32_t>(cluster.gpu_types().size()));
+  std::map<std::string, double> demand;  // ordered: leaves in tenant-name order
+  double total = 0;
+  for (const auto& j : jobs) {
+    const double secs = j.duration >= 0 ? std::max(1.0, UsToSeconds(j.duration)) : 3600.0;
+    const double d = static_cast<double>(j.total_milli_gpu()) * secs;
+    demand[j.tenant] += d;
+    total += d;
+  }
+  const int64_t cap = cluster.total_milli_gpu();
+  for (const auto& [tenant, d] : demand) {
+    const int32_t q = tree.AutoLeaf(tenant);
+    if (total <= 0) continue;
+    QueueNode& n = tree.nodes_[q];
+    const double share = d / total;
+    n.weight = std::max(share, 1e-6);
+    n.quota[tree.all_types_dim()].guarantee = static_cast<int64_t>(share * static_cast<double>(cap));
+    n.has_quota[tree.all_types_dim()] = true;
+    tree.by_tenant_.emplace(tenant, q);
+  }
+  return tree;
+}
+
 int32_t QueueTree::Find(const std::string& name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? -1 : it->second;

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -73,6 +74,11 @@ class QueueTree {
   // (known to the cluster or "*"), quantities (non-negative; limit >=
   // guarantee) and tenants (each in one leaf). Errors name the queue and field.
   static StatusOr<QueueTree> Create(const std::vector<QueueSpec>& specs, const cluster::Cluster& cluster);
+  // One leaf per tenant of the workload under the root, each guaranteed its
+  // share of the trace's GPU demand (GPUs x duration; jobs without a duration
+  // count one hour) of the cluster's GPUs, in the all-types dimension, with
+  // weight = that share; no limits. Unknown tenants get unconstrained leaves.
+  static QueueTree FromTenantShares(std::span<const job::JobSpec> jobs, const cluster::Cluster& cluster);
 
   int32_t num_types() const { return num_types_; }
   int32_t num_dims() const { return num_types_ + 1; }

