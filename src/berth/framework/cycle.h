@@ -62,6 +62,7 @@ struct RunningJob {
   TimeUs work_done = 0;   // runtime saved by checkpoints before this run
   int64_t milli_gpu = 0;  // what it holds
   int32_t preemptions = 0;
+  double attained_gpu_seconds = 0;  // service of its earlier runs (LAS); this run adds milli_gpu x (now - start_time)
 
   // The last checkpoint of this run at `now` (run_start when none yet, or
   // when the job never checkpoints).

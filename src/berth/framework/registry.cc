@@ -105,7 +105,7 @@ StatusOr<std::unique_ptr<Framework>> Framework::Create(const Profile& profile, c
     return raw;
   };
   {
-    BERTH_ASSIGN_OR_RETURN(Plugin* p, get(PluginRef{profile.queue_sort, {}, 1}));
+    BERTH_ASSIGN_OR_RETURN(Plugin* p, get(PluginRef{profile.queue_sort, profile.queue_sort_args, 1}));
     BERTH_ASSIGN_OR_RETURN(fw->queue_sort_, As<QueueSortPlugin>(p, "queue-sort"));
   }
   auto fill = [&](const std::vector<PluginRef>& refs, auto& out, const char* point) -> Status {

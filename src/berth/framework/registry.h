@@ -27,6 +27,7 @@ struct PluginRef {
 struct Profile {
   std::string name;
   std::string queue_sort = "fifo";
+  PluginArgs queue_sort_args;  // the queue-sort plugin's args (e.g. tiresias thresholds)
   std::vector<PluginRef> admit;
   std::vector<PluginRef> plan;
   std::vector<PluginRef> filter;

@@ -1,11 +1,65 @@
 // Named policies for sharing a fleet between tenants: ordering (srtf,
 // tiresias, fairshare), quotas, preemption and backfill.
+//
+//   srtf                shortest remaining time first, preemptive; best fit
+//   tiresias            2D-LAS with discretized queues, preemptive; best fit
+//   fairshare           fair-share order over the queue tree; quota admission,
+//                       reclaim by preemption; topology-aware gangs, best fit
+//   fairshare-backfill  fairshare plus reservation and backfill
+//
+// All are greedy passes (a job that cannot start does not block the next).
+// fairshare and fairshare-backfill name the `quota`, `preempt` and `backfill`
+// plugins: a build without them fails to instantiate these two policies (the
+// error names the missing plugin).
 #include "berth/plugins/builtin.h"
 
 namespace berth::plugins {
 
-Status RegisterTenancyPolicies(framework::PolicyRegistry& registry) {
-  (void)registry;
+using framework::PluginRef;
+using framework::Profile;
+
+namespace {
+
+Profile Base(std::string queue_sort) {
+  Profile p;
+  p.queue_sort = std::move(queue_sort);
+  p.filter = {PluginRef{"fit"}};
+  p.score = {PluginRef{"bestfit"}};
+  p.permit = {PluginRef{"gang"}};
+  return p;
+}
+
+// The queue sort doubles as the post-filter: it evicts what its order ranks below.
+Profile OrderPreemptive(const std::string& name) {
+  Profile p = Base(name);
+  p.post_filter = {PluginRef{name}};
+  return p;
+}
+
+Profile FairShare(bool backfill) {
+  Profile p = Base("fairshare");
+  p.admit = {PluginRef{"quota"}};
+  if (backfill) p.admit.push_back(PluginRef{"backfill"});
+  p.reserve = {PluginRef{"quota"}};
+  p.plan = {PluginRef{"topology"}};
+  p.post_filter = {PluginRef{"preempt"}};
+  return p;
+}
+
+}  // namespace
+
+Status RegisterTenancyPolicies(framework::PolicyRegistry& r) {
+  BERTH_RETURN_IF_ERROR(r.Register(
+      "srtf", OrderPreemptive("srtf"),
+      "shortest remaining time first (declared or known runtime), evicting longer-remaining jobs; best fit"));
+  BERTH_RETURN_IF_ERROR(r.Register(
+      "tiresias", OrderPreemptive("tiresias"),
+      "2D-LAS (Tiresias): least attained GPU-time first in discretized queues, evicting higher queues; best fit"));
+  BERTH_RETURN_IF_ERROR(r.Register(
+      "fairshare", FairShare(false),
+      "weighted fair share with decayed usage over the queue tree, quotas with borrowing, reclaim by preemption"));
+  BERTH_RETURN_IF_ERROR(r.Register("fairshare-backfill", FairShare(true),
+                                   "fairshare plus a reservation for the blocked head job and backfill behind it"));
   return Status::Ok();
 }
 

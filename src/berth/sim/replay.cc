@@ -10,6 +10,7 @@
 #include "berth/common/hash.h"
 #include "berth/scheduler/scheduler.h"
 #include "berth/sim/event_queue.h"
+#include "berth/sim/tenant_figures.h"
 
 namespace berth::sim {
 namespace {
@@ -120,6 +121,8 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
     scheduler::SchedulerOptions so;
     so.seed = opts.seed;
     so.check_indexes = opts.check_indexes;
+    so.queues = opts.queues;
+    so.usage_half_life = opts.usage_half_life;
     return std::make_unique<scheduler::Scheduler>(cluster, std::move(fw), std::move(so), clock);
   };
   std::vector<int32_t> route(n, 0);
@@ -308,6 +311,11 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
   const size_t keep = std::min(jct.size(), static_cast<size_t>(opts.max_samples));
   for (size_t k = 0; k < keep; ++k) r.jcts_s.push_back(jct[keep < 2 ? 0 : k * (jct.size() - 1) / (keep - 1)]);
 
+  {
+    std::vector<const scheduler::Scheduler*> scheds;
+    for (const Partition& p : parts) scheds.push_back(p.sched.get());
+    FillTenantFigures({cluster, trace, ids, route, scheds, start, end}, r);
+  }
   r.makespan_s = UsToSeconds(end - start);
   r.allocated_milli_gpu = alloc_milli;
   const double span = static_cast<double>(end - start);

@@ -18,6 +18,11 @@
 //     pending or running then is counted in jobs_unfinished.
 //   - JCT = finish - submit over succeeded jobs; queueing delay = first start -
 //     submit over started jobs; makespan = end of the run - first submit.
+//   - Per tenant (PolicyResult::tenants): the same figures over its jobs, plus
+//     its GPU share received and guaranteed, finish-time fairness, preemptions
+//     and GPU-hours lost (definitions in result.h). A tenant's queue and
+//     guarantee are read from the ledger of the scheduler that ran its jobs.
+//   - Plugin counters are summed by name over the partitions' plugins.
 //
 // Partitions (optional, e.g. Philly's virtual clusters): with partition_level
 // set, every domain at that level is an independent cluster with its own
@@ -34,6 +39,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "berth/cluster/cluster.h"
@@ -41,6 +47,7 @@
 #include "berth/sim/result.h"
 #include "berth/sim/runtime_model.h"
 #include "berth/sim/trace.h"
+#include "berth/tenancy/queue_tree.h"
 
 namespace berth::sim {
 
@@ -58,6 +65,11 @@ struct ReplayOptions {
   int64_t progress_every = 8192;
   // Placement-dependent runtime stretch (off by default: see runtime_model.h).
   RuntimeModel runtime;
+  // The queue tree every partition's scheduler charges jobs to (null: each
+  // tenant gets its own unconstrained leaf), and the half-life of the decayed
+  // usage that fair share reads (0: no decay).
+  std::shared_ptr<const tenancy::QueueTree> queues;
+  TimeUs usage_half_life = 0;
 
   Status Validate() const;
 };

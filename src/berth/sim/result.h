@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace berth::sim {
@@ -25,6 +26,36 @@ struct PlacementRow {
   int64_t index = 0;
   std::string pod;
   std::string node;  // "FAILED" when it fit nowhere
+};
+
+// One tenant's figures in a replay (jobs grouped by JobSpec::tenant, after
+// --tenants-from). Definitions:
+//   gpu_share        GPU-time its jobs held (all runs, to the end of the run)
+//                    / (cluster GPUs x makespan): the time-mean share received.
+//   guarantee_share  its leaf queue's guaranteed GPUs (all-types quota, else
+//                    the sum of its per-type quotas) / cluster GPUs; a leaf
+//                    shared by several tenants counts for each.
+//   fair_gpus        GPUs the tenant would own alone: its guarantee, or the
+//                    cluster's GPUs / number of tenants when it has none.
+//   rho_s            finish-time fairness (Themis) per finished job: JCT /
+//                    isolated JCT, isolated = max(duration, 1 s) x max(1,
+//                    job GPUs / fair_gpus): the job alone on its tenant's
+//                    fair share (stretched when it needs more GPUs than that).
+//   preemptions, lost_gpu_hours  evictions of its jobs and the GPU-hours they
+//                    lost (GPUs x time since the last checkpoint).
+struct TenantResult {
+  std::string tenant;
+  std::string queue;  // its leaf queue
+  int64_t jobs = 0;           // in the trace
+  int64_t jobs_finished = 0;  // succeeded
+  Distribution jct_s;
+  Distribution queue_delay_s;
+  double gpu_share = 0;
+  double guarantee_share = 0;
+  double fair_gpus = 0;
+  Distribution rho;
+  int64_t preemptions = 0;
+  double lost_gpu_hours = 0;
 };
 
 struct PolicyResult {
@@ -61,6 +92,13 @@ struct PolicyResult {
   std::vector<double> jcts_s;  // finished jobs' JCTs, for the CDF (replay: at most 2,000 evenly spaced order statistics)
 
   std::vector<PlacementRow> placements;  // fgd mode: one row per arrival
+
+  // Replay: per tenant, by tenant name; preemptions and GPU-hours lost over
+  // all jobs; named counters of the plugins (e.g. "tiresias.promotions").
+  std::vector<TenantResult> tenants;
+  int64_t preemptions = 0;
+  double lost_gpu_hours = 0;
+  std::vector<std::pair<std::string, double>> counters;
 };
 
 }  // namespace berth::sim

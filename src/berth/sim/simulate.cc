@@ -1,6 +1,9 @@
 // Wiring of a simulation: cluster, trace, registries, one run per policy.
 #include "berth/sim/simulate.h"
 
+#include <algorithm>
+#include <memory>
+
 #include "berth/cluster/loaders.h"
 #include "berth/plugins/builtin.h"
 #include "berth/sim/fgd_protocol.h"
@@ -23,8 +26,44 @@ Status SimulateOptions::Validate() const {
     return InvalidArgument("--partition must be LEVEL or LEVEL:PREFIX with a topology level (region, cluster, "
                            "spine, leaf), not '" + partition + "'");
   if (!partition.empty() && mode == "fgd") return InvalidArgument("--partition needs --mode replay");
+  if (!tenants_from.empty() && tenants_from != "vc" && tenants_from != "user" && tenants_from != "none")
+    return InvalidArgument("--tenants-from must be vc, user or none, not '" + tenants_from + "'");
+  if (tenants_from == "none" && !partition.empty())
+    return InvalidArgument("--tenants-from none cannot be combined with --partition, which routes jobs by tenant");
+  if (half_life < 0) return InvalidArgument("--half-life must not be negative");
+  if (checkpoint_interval == 0 || checkpoint_interval < -1)
+    return InvalidArgument("--checkpoint-interval must be positive");
   return Status::Ok();
 }
+
+namespace {
+
+// Applies --tenants-from to the jobs as read. The readers put in
+// JobSpec::tenant: philly the VC (`cluster` column), gavel the VC for Philly's
+// per-VC files (the file name) and nothing otherwise, native its `tenant`
+// field, openb the pod's QoS class, tiresias nothing.
+Status ApplyTenantsFrom(const std::string& from, Trace& trace) {
+  if (from.empty()) return Status::Ok();
+  if (from == "none") {
+    for (auto& j : trace.jobs) j.tenant.clear();
+    return Status::Ok();
+  }
+  const bool any_tenant =
+      std::any_of(trace.jobs.begin(), trace.jobs.end(), [](const job::JobSpec& j) { return !j.tenant.empty(); });
+  if (from == "vc") {
+    if (trace.format == "philly" || (trace.format == "gavel" && any_tenant)) return Status::Ok();
+    return InvalidArgument("--tenants-from vc: this " + trace.format +
+                           " trace has no virtual-cluster field (philly traces and Gavel's per-VC Philly files have)");
+  }
+  if (trace.format == "native") return Status::Ok();  // from == "user": its tenant field
+  return InvalidArgument("--tenants-from user: this " + trace.format + " trace has no user field" +
+                         (trace.format == "openb" ? " (its qos column is a QoS class, not a user)"
+                          : trace.format == "philly" ? " (the per-job Philly CSV keeps only the VC: use vc)"
+                                                     : "") +
+                         "; native traces carry one in `tenant`");
+}
+
+}  // namespace
 
 StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   BERTH_RETURN_IF_ERROR(o.Validate());
@@ -46,6 +85,10 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   ro.window_to = o.window_to;
   ro.tenants = o.tenants;
   BERTH_ASSIGN_OR_RETURN(Trace trace, ReadTrace(o.trace, o.trace_format, ro));
+  BERTH_RETURN_IF_ERROR(ApplyTenantsFrom(o.tenants_from, trace));
+  if (o.checkpoint_interval > 0)
+    for (auto& j : trace.jobs)
+      if (j.checkpoint_interval <= 0) j.checkpoint_interval = o.checkpoint_interval;
   const std::string mode = !o.mode.empty() ? o.mode : trace.format == "openb" ? "fgd" : "replay";
 
   SimulateOutput out;
@@ -74,6 +117,11 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   ro_replay.runtime.comm_fraction = o.comm_fraction;
   ro_replay.seed = o.seed;
   ro_replay.check_indexes = o.check_indexes;
+  // Every replay charges a queue tree; by default each tenant's leaf is
+  // guaranteed its share of the trace's GPU demand. Only plugins that read the
+  // ledger (quota, fair share, reclaim) act on it; the others decide as without.
+  ro_replay.queues = std::make_shared<const tenancy::QueueTree>(tenancy::QueueTree::FromTenantShares(trace.jobs, cluster));
+  ro_replay.usage_half_life = o.half_life;
   if (!o.partition.empty()) {
     const size_t colon = o.partition.find(':');
     ro_replay.partition_level = cluster::ParseLevel(o.partition.substr(0, colon));

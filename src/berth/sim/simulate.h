@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/common/quantity.h"
 #include "berth/common/status.h"
 #include "berth/sim/result.h"
 
@@ -34,6 +35,16 @@ struct SimulateOptions {
   std::string window_from;
   std::string window_to;
   std::vector<std::string> tenants;
+  // Tenancy (replay mode). Which trace field becomes the tenant: "" (as the
+  // reader sets it), "vc" (Philly virtual clusters: philly traces and Gavel's
+  // per-VC files), "user" (the tenant field of native traces; the other
+  // formats here carry no user) or "none" (one tenant for every job).
+  std::string tenants_from;
+  // Half-life of the decayed usage history of fair share (0: no decay).
+  TimeUs half_life = 0;
+  // Checkpoint interval given to jobs whose trace declares none (-1: they
+  // never checkpoint, and an evicted job restarts from scratch).
+  TimeUs checkpoint_interval = -1;
   bool check_indexes = false;
   bool record_placements = false;
   // Generated workloads instead of a trace: "gavel" (Gavel's synthetic jobs,

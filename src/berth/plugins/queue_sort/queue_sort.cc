@@ -1,8 +1,11 @@
 // Queue-sort plugins: fifo (submission time), priority (higher first, then
-// submission), sjf (shortest known or declared runtime first).
+// submission), sjf (shortest known or declared runtime first); and the
+// registration of the others of this folder: srtf (srtf.cc), tiresias
+// (tiresias.cc), fairshare (fairshare.cc).
 #include <memory>
 
 #include "berth/plugins/builtin.h"
+#include "berth/plugins/queue_sort/sort_util.h"
 
 namespace berth::plugins {
 namespace {
@@ -60,6 +63,9 @@ Status RegisterQueueSortPlugins(framework::PluginRegistry& r) {
   BERTH_RETURN_IF_ERROR(r.Register(std::string(Fifo::kName), Simple<Fifo>()));
   BERTH_RETURN_IF_ERROR(r.Register(std::string(Priority::kName), Simple<Priority>()));
   BERTH_RETURN_IF_ERROR(r.Register(std::string(Sjf::kName), Simple<Sjf>()));
+  BERTH_RETURN_IF_ERROR(queue_sort::RegisterSrtf(r));
+  BERTH_RETURN_IF_ERROR(queue_sort::RegisterTiresias(r));
+  BERTH_RETURN_IF_ERROR(queue_sort::RegisterFairShare(r));
   return Status::Ok();
 }
 

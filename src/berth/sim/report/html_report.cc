@@ -270,6 +270,13 @@ std::string RenderHtmlReport(const SimulateOutput& out) {
     h += PlacementTable(rs) + "\n";
     const std::string timing = TimingTable(rs);
     if (!timing.empty()) h += "<h3 class=\"table-title\">Timing</h3>\n" + timing + "\n";
+    const std::string tenants = TenantTable(rs);
+    if (!tenants.empty()) {
+      h += "<h3 class=\"table-title\">Per tenant</h3>\n" + tenants + "\n";
+      h += "<p class=\"note\">GPU share: time-mean share of the cluster's GPUs held by the tenant's jobs; guarantee: "
+           "its queue's guaranteed share. &#961;: finish-time fairness, JCT / JCT alone on the tenant's fair share "
+           "(1 = as if alone).</p>\n";
+    }
     h += "<p class=\"note\">Bold: the best value in its column. &#8212;: not measured for that policy. Columns with "
          "no data in this run are left out. Equal decision-log hashes mean identical decisions.</p>\n";
   }

@@ -18,6 +18,11 @@ std::string PlacementTable(const std::vector<PolicyResult>& rs);
 // JCT and queueing-delay percentiles and makespan; "" when none was measured.
 std::string TimingTable(const std::vector<PolicyResult>& rs);
 
+// Replay runs with two tenants or more: per tenant, one row per policy (jobs,
+// JCT and queueing delay mean/p99, GPU share received and guaranteed,
+// finish-time fairness, preemptions, GPU-hours lost); "" otherwise.
+std::string TenantTable(const std::vector<PolicyResult>& rs);
+
 // 1234567 -> "1,234,567".
 std::string Thousands(int64_t v);
 

@@ -16,6 +16,29 @@ nlohmann::json Dist(const Distribution& d) {
   return {{"count", d.count}, {"mean", d.mean}, {"p50", d.p50}, {"p95", d.p95}, {"p99", d.p99}, {"max", d.max}};
 }
 
+nlohmann::json Tenants(const std::vector<TenantResult>& tenants) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const TenantResult& t : tenants) {
+    arr.push_back({{"tenant", t.tenant},
+                   {"queue", t.queue},
+                   {"jobs", t.jobs},
+                   {"jobs_finished", t.jobs_finished},
+                   {"jct_mean_s", t.jct_s.mean},
+                   {"jct_p99_s", t.jct_s.p99},
+                   {"queue_delay_mean_s", t.queue_delay_s.mean},
+                   {"queue_delay_p99_s", t.queue_delay_s.p99},
+                   {"gpu_share", t.gpu_share},
+                   {"guarantee_share", t.guarantee_share},
+                   {"fair_gpus", t.fair_gpus},
+                   {"rho_mean", t.rho.mean},
+                   {"rho_p99", t.rho.p99},
+                   {"rho_max", t.rho.max},
+                   {"preemptions", t.preemptions},
+                   {"lost_gpu_hours", t.lost_gpu_hours}});
+  }
+  return arr;
+}
+
 // [[x, y], ...]: finite points, thinned to kMaxSeriesPoints, rounded to 1e-4.
 nlohmann::json Series(const std::vector<Point>& points) {
   auto round = [](double v) { return std::round(v * 1e4) / 1e4; };
@@ -82,14 +105,24 @@ std::string ResultsToJson(const SimulateOutput& out) {
     j["jobs_unfinished"] = r.jobs_unfinished;
     if (r.mode == "replay") j["jobs_stretched"] = r.jobs_stretched;
     j["jct_mean_s"] = r.jct_s.mean;
+    j["jct_p99_s"] = r.jct_s.p99;
     j["jct_s"] = Dist(r.jct_s);
     j["queue_delay_mean_s"] = r.queue_delay_s.mean;
+    j["queue_delay_p99_s"] = r.queue_delay_s.p99;
     j["queue_delay_s"] = Dist(r.queue_delay_s);
     j["makespan_s"] = r.makespan_s;
     j["utilization"] = r.utilization;
     if (r.fragmentation_ratio >= 0) {
       j["fragmentation_ratio"] = r.fragmentation_ratio;
       j["fragmented_gpu_share"] = r.fragmented_gpu_share;
+    }
+    if (r.mode == "replay") {
+      j["preemptions"] = r.preemptions;
+      j["lost_gpu_hours"] = r.lost_gpu_hours;
+      nlohmann::json counters = nlohmann::json::object();
+      for (const auto& [name, value] : r.counters) counters[name] = value;
+      j["counters"] = std::move(counters);
+      j["tenants"] = Tenants(r.tenants);
     }
     j["decision_log_hash"] = r.decision_log_hash;
     j["decisions"] = r.decisions;

@@ -21,6 +21,72 @@ struct TextColumn {
   std::vector<std::string> cells;
 };
 
+// Aligned columns: header, rule, one line per cell row.
+std::string Render(const std::vector<TextColumn>& cols) {
+  std::vector<size_t> width;
+  for (const auto& c : cols) {
+    size_t w = c.header.size();
+    for (const auto& cell : c.cells) w = std::max(w, cell.size());
+    width.push_back(w);
+  }
+  auto row = [&](auto cell_of) {
+    std::string line;
+    for (size_t i = 0; i < cols.size(); ++i) {
+      const std::string cell = cell_of(i);
+      const std::string pad(width[i] - std::min(width[i], cell.size()), ' ');
+      if (i > 0) line += "  ";
+      if (cols[i].left) line += cell + (i + 1 < cols.size() ? pad : "");
+      else line += pad + cell;
+    }
+    return line + "\n";
+  };
+  std::string s = row([&](size_t i) { return cols[i].header; });
+  s += row([&](size_t i) { return std::string(width[i], '-'); });
+  const size_t rows = cols.empty() ? 0 : cols[0].cells.size();
+  for (size_t p = 0; p < rows; ++p) s += row([&](size_t i) { return cols[i].cells[p]; });
+  return s;
+}
+
+constexpr size_t kMaxTenantRows = 20;  // per policy; the JSON has them all
+
+// Per-tenant figures of replay runs with two tenants or more ("" otherwise).
+std::string TenantSection(const std::vector<PolicyResult>& rs) {
+  std::vector<TextColumn> cols = {{"policy", true},  {"tenant", true}, {"jobs"},       {"done"},
+                                  {"jct_mean_s"},    {"jct_p99_s"},    {"queue_mean_s"}, {"queue_p99_s"},
+                                  {"share%"},        {"guarantee%"},   {"rho_mean"},   {"rho_max"},
+                                  {"preempted"},     {"lost_gpu_h"}};
+  size_t hidden = 0;
+  for (const auto& r : rs) {
+    if (r.mode != "replay" || r.tenants.size() < 2) continue;
+    for (size_t k = 0; k < r.tenants.size(); ++k) {
+      if (k >= kMaxTenantRows) {
+        hidden += r.tenants.size() - k;
+        break;
+      }
+      const TenantResult& t = r.tenants[k];
+      size_t i = 0;
+      cols[i++].cells.push_back(r.policy);
+      cols[i++].cells.push_back(t.tenant.empty() ? "(none)" : t.tenant);
+      cols[i++].cells.push_back(std::to_string(t.jobs));
+      cols[i++].cells.push_back(std::to_string(t.jobs_finished));
+      cols[i++].cells.push_back(t.jct_s.count > 0 ? Fmt("%.1f", t.jct_s.mean) : "-");
+      cols[i++].cells.push_back(t.jct_s.count > 0 ? Fmt("%.0f", t.jct_s.p99) : "-");
+      cols[i++].cells.push_back(t.queue_delay_s.count > 0 ? Fmt("%.1f", t.queue_delay_s.mean) : "-");
+      cols[i++].cells.push_back(t.queue_delay_s.count > 0 ? Fmt("%.0f", t.queue_delay_s.p99) : "-");
+      cols[i++].cells.push_back(Fmt("%.2f", 100.0 * t.gpu_share));
+      cols[i++].cells.push_back(Fmt("%.2f", 100.0 * t.guarantee_share));
+      cols[i++].cells.push_back(t.rho.count > 0 ? Fmt("%.2f", t.rho.mean) : "-");
+      cols[i++].cells.push_back(t.rho.count > 0 ? Fmt("%.1f", t.rho.max) : "-");
+      cols[i++].cells.push_back(std::to_string(t.preemptions));
+      cols[i++].cells.push_back(Fmt("%.1f", t.lost_gpu_hours));
+    }
+  }
+  if (cols[0].cells.empty()) return "";
+  std::string s = "\nper tenant\n" + Render(cols);
+  if (hidden > 0) s += "(" + std::to_string(hidden) + " more tenant rows in the JSON report)\n";
+  return s;
+}
+
 }  // namespace
 
 std::string FormatTextSummary(const SimulateOutput& out) {
@@ -43,7 +109,15 @@ std::string FormatTextSummary(const SimulateOutput& out) {
   std::vector<TextColumn> cols = {{"policy", true},   {"seed"},   {"alloc%"}, {"placed"},       {"failed"},
                                   {"never"},          {"unfinished"}, {"jct_mean_s"}, {"queue_mean_s"}, {"wall_s"},
                                   {"decision_log_hash", true}};
-  if (!replay) cols.erase(cols.begin() + 6);
+  if (replay) {
+    // Replay adds the tails and, when any run preempted, the evictions.
+    cols.insert(cols.begin() + 8, TextColumn("jct_p99_s"));
+    cols.insert(cols.begin() + 10, TextColumn("queue_p99_s"));
+  } else {
+    cols.erase(cols.begin() + 6);
+  }
+  const bool preempted = std::any_of(rs.begin(), rs.end(), [](const PolicyResult& r) { return r.preemptions > 0; });
+  if (preempted) cols.insert(cols.end() - 2, {TextColumn("preempted"), TextColumn("lost_gpu_h")});
   for (const auto& r : rs) {
     size_t i = 0;
     cols[i++].cells.push_back(r.policy);
@@ -54,30 +128,17 @@ std::string FormatTextSummary(const SimulateOutput& out) {
     cols[i++].cells.push_back(std::to_string(r.jobs_never_fit));
     if (replay) cols[i++].cells.push_back(std::to_string(r.jobs_unfinished));
     cols[i++].cells.push_back(r.jct_s.count > 0 ? Fmt("%.1f", r.jct_s.mean) : "-");
+    if (replay) cols[i++].cells.push_back(r.jct_s.count > 0 ? Fmt("%.0f", r.jct_s.p99) : "-");
     cols[i++].cells.push_back(r.queue_delay_s.count > 0 ? Fmt("%.1f", r.queue_delay_s.mean) : "-");
+    if (replay) cols[i++].cells.push_back(r.queue_delay_s.count > 0 ? Fmt("%.0f", r.queue_delay_s.p99) : "-");
+    if (preempted) {
+      cols[i++].cells.push_back(std::to_string(r.preemptions));
+      cols[i++].cells.push_back(Fmt("%.1f", r.lost_gpu_hours));
+    }
     cols[i++].cells.push_back(Fmt("%.3f", r.wall_seconds));
     cols[i++].cells.push_back(r.decision_log_hash);
   }
-  std::vector<size_t> width;
-  for (const auto& c : cols) {
-    size_t w = c.header.size();
-    for (const auto& cell : c.cells) w = std::max(w, cell.size());
-    width.push_back(w);
-  }
-  auto row = [&](auto cell_of) {
-    std::string line;
-    for (size_t i = 0; i < cols.size(); ++i) {
-      const std::string cell = cell_of(i);
-      const std::string pad(width[i] - std::min(width[i], cell.size()), ' ');
-      if (i > 0) line += "  ";
-      if (cols[i].left) line += cell + (i + 1 < cols.size() ? pad : "");
-      else line += pad + cell;
-    }
-    return line + "\n";
-  };
-  s += row([&](size_t i) { return cols[i].header; });
-  s += row([&](size_t i) { return std::string(width[i], '-'); });
-  for (size_t p = 0; p < rs.size(); ++p) s += row([&](size_t i) { return cols[i].cells[p]; });
+  s += Render(cols);
 
   if (rs.size() > 1) {
     // Ties (as printed) are listed together, in run order.
@@ -93,6 +154,7 @@ std::string FormatTextSummary(const SimulateOutput& out) {
       if (r.jct_s.count > 0 && (!best_jct || r.jct_s.mean < best_jct->jct_s.mean)) best_jct = &r;
     if (best_jct) s += "lowest mean JCT:    " + best_jct->policy + " (" + Fmt("%.1f", best_jct->jct_s.mean) + " s)\n";
   }
+  s += TenantSection(rs);
   return s;
 }
 

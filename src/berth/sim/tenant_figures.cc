@@ -1,0 +1,133 @@
+// Per-tenant figures of a replay.
+#include "berth/sim/tenant_figures.h"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <set>
+#include <string>
+
+namespace berth::sim {
+namespace {
+
+struct Finished {
+  double jct_s = 0;
+  double duration_s = 0;
+  double gpus = 0;
+};
+
+struct Acc {
+  std::string queue;
+  bool has_queue = false;
+  double guarantee_gpus = 0;
+  int64_t jobs = 0;
+  std::vector<double> jct, delay;
+  std::vector<Finished> finished;
+  double gpu_seconds = 0;
+  int64_t preemptions = 0;
+  double lost_gpu_seconds = 0;
+};
+
+double GuaranteeGpus(const tenancy::Ledger& ledger, int32_t q) {
+  const tenancy::QueueNode& node = ledger.tree().node(q);
+  const int32_t all = ledger.all_types_dim();
+  if (node.has_quota[all]) return static_cast<double>(ledger.guarantee(q, all)) / kMilliPerGpu;
+  int64_t sum = 0;
+  for (int32_t d = 0; d < all; ++d) sum += ledger.guarantee(q, d);
+  return static_cast<double>(sum) / kMilliPerGpu;
+}
+
+int64_t HeldMilli(const scheduler::JobRecord& rec) {
+  int64_t milli = 0;
+  for (const auto& p : rec.placements) milli += int64_t{std::popcount(p.alloc.gpu_mask)} * p.alloc.milli_per_gpu;
+  return milli;
+}
+
+void CollectCounters(std::span<const scheduler::Scheduler* const> schedulers, PolicyResult& r) {
+  std::map<std::string, double> sum;  // ordered: counters by name
+  for (const scheduler::Scheduler* s : schedulers) {
+    const framework::Framework& fw = s->framework();
+    std::set<const framework::Plugin*> seen;  // each plugin instance once (pointer order is not used for output)
+    std::vector<const framework::Plugin*> plugins = {&fw.queue_sort()};
+    for (auto* p : fw.admit()) plugins.push_back(p);
+    for (auto* p : fw.plan()) plugins.push_back(p);
+    for (auto* p : fw.filter()) plugins.push_back(p);
+    for (auto* p : fw.candidates()) plugins.push_back(p);
+    for (const auto& [p, w] : fw.score()) plugins.push_back(p);
+    for (auto* p : fw.reserve()) plugins.push_back(p);
+    for (auto* p : fw.permit()) plugins.push_back(p);
+    for (auto* p : fw.post_filter()) plugins.push_back(p);
+    for (auto* p : fw.bind()) plugins.push_back(p);
+    framework::PluginCounters out;
+    for (const framework::Plugin* p : plugins)
+      if (seen.insert(p).second) p->Counters(out);
+    for (const auto& [name, value] : out) sum[name] += value;
+  }
+  r.counters.assign(sum.begin(), sum.end());
+}
+
+}  // namespace
+
+void FillTenantFigures(const ReplayRecords& in, PolicyResult& r) {
+  std::map<std::string, Acc> by_tenant;  // ordered: tenants by name
+  const size_t n = in.trace.jobs.size();
+  for (size_t i = 0; i < n; ++i) {
+    const job::JobSpec& spec = in.trace.jobs[i];
+    Acc& acc = by_tenant[spec.tenant];
+    ++acc.jobs;
+    if (in.route[i] < 0) continue;
+    const scheduler::Scheduler& sched = *in.schedulers[in.route[i]];
+    const scheduler::JobRecord* rec = sched.Find(in.ids[i]);
+    if (rec == nullptr) continue;
+    if (!acc.has_queue && rec->queue >= 0) {
+      acc.has_queue = true;
+      acc.queue = sched.ledger().tree().node(rec->queue).name;
+      acc.guarantee_gpus = GuaranteeGpus(sched.ledger(), rec->queue);
+    }
+    if (rec->first_start_time >= 0) acc.delay.push_back(UsToSeconds(rec->first_start_time - spec.submit_time));
+    if (rec->state == job::JobState::kSucceeded) {
+      const double jct = UsToSeconds(rec->finish_time - spec.submit_time);
+      acc.jct.push_back(jct);
+      acc.finished.push_back({jct, std::max(1.0, UsToSeconds(std::max<TimeUs>(0, spec.duration))),
+                              std::max(1e-3, static_cast<double>(spec.total_milli_gpu()) / kMilliPerGpu)});
+    }
+    acc.gpu_seconds += rec->attained_gpu_seconds;
+    if (rec->state == job::JobState::kRunning)
+      acc.gpu_seconds += static_cast<double>(HeldMilli(*rec)) / kMilliPerGpu * UsToSeconds(in.end - rec->start_time);
+    acc.preemptions += rec->preemptions;
+    acc.lost_gpu_seconds += rec->lost_gpu_seconds;
+  }
+  const double cluster_gpus = static_cast<double>(in.cluster.total_milli_gpu()) / kMilliPerGpu;
+  const double span_s = UsToSeconds(in.end - in.start);
+  const double equal_split = by_tenant.empty() ? 0 : cluster_gpus / static_cast<double>(by_tenant.size());
+  r.tenants.clear();
+  r.preemptions = 0;
+  r.lost_gpu_hours = 0;
+  for (auto& [tenant, acc] : by_tenant) {
+    TenantResult t;
+    t.tenant = tenant;
+    t.queue = acc.queue;
+    t.jobs = acc.jobs;
+    t.jobs_finished = static_cast<int64_t>(acc.jct.size());
+    t.jct_s = Summarize(std::move(acc.jct));
+    t.queue_delay_s = Summarize(std::move(acc.delay));
+    t.gpu_share = cluster_gpus > 0 && span_s > 0 ? acc.gpu_seconds / (cluster_gpus * span_s) : 0;
+    t.guarantee_share = cluster_gpus > 0 ? acc.guarantee_gpus / cluster_gpus : 0;
+    t.fair_gpus = acc.guarantee_gpus > 0 ? acc.guarantee_gpus : equal_split;
+    std::vector<double> rho;
+    rho.reserve(acc.finished.size());
+    for (const Finished& f : acc.finished) {
+      const double isolated = f.duration_s * std::max(1.0, t.fair_gpus > 0 ? f.gpus / t.fair_gpus : 1.0);
+      rho.push_back(f.jct_s / isolated);
+    }
+    t.rho = Summarize(std::move(rho));
+    t.preemptions = acc.preemptions;
+    t.lost_gpu_hours = acc.lost_gpu_seconds / 3600.0;
+    r.preemptions += t.preemptions;
+    r.lost_gpu_hours += t.lost_gpu_hours;
+    r.tenants.push_back(std::move(t));
+  }
+  CollectCounters(in.schedulers, r);
+}
+
+}  // namespace berth::sim
