@@ -1,7 +1,6 @@
 // `berth simulate`: replay a trace through the scheduling core under one or
 // more policies; print a summary, write JSON / HTML / placement files.
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -13,6 +12,7 @@
 #include "berth/sim/report/json_report.h"
 #include "berth/sim/report/text_report.h"
 #include "berth/sim/simulate.h"
+#include "berth/tenancy/queue_yaml.h"
 #include "commands.h"
 #include "progress.h"
 
@@ -48,34 +48,14 @@ std::string WithPolicy(const std::string& path, const std::string& policy, bool 
   return path.substr(0, dot) + "." + policy + path.substr(dot);
 }
 
-// "90s", "30m", "12h", "1.5d", "250ms" or plain seconds -> microseconds.
-StatusOr<TimeUs> ParseDuration(const std::string& flag, const std::string& text) {
-  static const std::pair<const char*, double> kUnits[] = {{"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}};
-  double scale = 1;
-  std::string number = text;
-  for (const auto& [suffix, seconds] : kUnits) {
-    const std::string u(suffix);
-    if (text.size() > u.size() && text.compare(text.size() - u.size(), u.size(), u) == 0) {  // "ms" before "s"
-      number = text.substr(0, text.size() - u.size());
-      scale = seconds;
-      break;
-    }
-  }
-  char* end = nullptr;
-  const double v = std::strtod(number.c_str(), &end);
-  if (number.empty() || end != number.c_str() + number.size() || !(v >= 0) || v * scale > 1e12)
-    return InvalidArgument(flag + " must be a duration such as 90s, 30m, 12h, 1.5d or seconds, not '" + text + "'");
-  return static_cast<TimeUs>(v * scale * 1e6 + 0.5);
-}
-
 int Run(Flags& f) {
   f.sim.policies = SplitComma(f.policies);
   for (auto [flag, text, out] : {std::tuple{"--half-life", &f.half_life, &f.sim.half_life},
                                  std::tuple{"--checkpoint-interval", &f.checkpoint_interval, &f.sim.checkpoint_interval}}) {
     if (text->empty()) continue;
-    StatusOr<TimeUs> d = ParseDuration(flag, *text);
+    StatusOr<TimeUs> d = tenancy::ParseQueueDuration(*text);
     if (!d.ok()) {
-      std::cerr << "berth simulate: " << d.status().message() << "\n";
+      std::cerr << "berth simulate: " << flag << ": " << d.status().message() << "\n";
       return 1;
     }
     *out = *d;
@@ -162,8 +142,12 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--tenants-from", flags->sim.tenants_from,
                   "Replay: which trace field is the tenant: vc (Philly virtual clusters), user (native traces' "
                   "tenant), none (one tenant); default: as the reader sets it");
+  cmd->add_option("--queues", flags->sim.queues,
+                  "Replay: queue tree (YAML, docs/queues.md); default: one queue per tenant, guaranteed its share "
+                  "of the trace's GPU demand");
   cmd->add_option("--half-life", flags->half_life,
-                  "Replay: half-life of the usage history of fair share, e.g. 12h (default 0: no decay)");
+                  "Replay: half-life of the usage history of fair share, e.g. 12h (default: the queue file's, "
+                  "else no decay)");
   cmd->add_option("--checkpoint-interval", flags->checkpoint_interval,
                   "Replay: checkpoint interval of jobs whose trace gives none, e.g. 30m (default: they never "
                   "checkpoint; an evicted job restarts from scratch)");

@@ -279,7 +279,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
   if (opts.progress) opts.progress(expected_events, expected_events);
 
   // Per-job figures.
-  std::vector<double> jct, delay;
+  std::vector<double> jct, delay, pending;
   jct.reserve(n);
   delay.reserve(n);
   for (size_t i = 0; i < n; ++i) {
@@ -297,6 +297,8 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
     }
     if (rec->state == JobState::kSucceeded) {
       jct.push_back(UsToSeconds(rec->finish_time - submit));
+      const double gpus = std::max(1e-3, static_cast<double>(trace.jobs[i].total_milli_gpu()) / kMilliPerGpu);
+      pending.push_back(std::max(0.0, jct.back() - rec->attained_gpu_seconds / gpus));
     } else if (rec->state == JobState::kFailed) {
       ++r.jobs_failed;
       if (rec->last_verdict.code == framework::VerdictCode::kUnresolvable) ++r.jobs_never_fit;
@@ -306,6 +308,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
   }
   r.jct_s = Summarize(jct);
   r.queue_delay_s = Summarize(delay);
+  r.pending_s = Summarize(std::move(pending));
   // The JCT CDF: at most max_samples evenly spaced order statistics.
   std::sort(jct.begin(), jct.end());
   const size_t keep = std::min(jct.size(), static_cast<size_t>(opts.max_samples));

@@ -80,6 +80,9 @@ struct PolicyResult {
 
   Distribution jct_s;          // job completion time (finish - submit)
   Distribution queue_delay_s;  // first start - submit
+  // Replay: all the time a finished job spent pending, its waits after
+  // evictions included: JCT - its GPU-time held / its GPUs.
+  Distribution pending_s;
   double makespan_s = 0;
 
   std::string decision_log_hash;

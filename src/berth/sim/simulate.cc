@@ -10,6 +10,7 @@
 #include "berth/sim/gavel/gavel_sim.h"
 #include "berth/sim/readers/readers.h"
 #include "berth/sim/replay.h"
+#include "berth/tenancy/queue_yaml.h"
 
 namespace berth::sim {
 
@@ -30,7 +31,8 @@ Status SimulateOptions::Validate() const {
     return InvalidArgument("--tenants-from must be vc, user or none, not '" + tenants_from + "'");
   if (tenants_from == "none" && !partition.empty())
     return InvalidArgument("--tenants-from none cannot be combined with --partition, which routes jobs by tenant");
-  if (half_life < 0) return InvalidArgument("--half-life must not be negative");
+  if (half_life < -1) return InvalidArgument("--half-life must not be negative");
+  if (!queues.empty() && mode == "fgd") return InvalidArgument("--queues needs --mode replay");
   if (checkpoint_interval == 0 || checkpoint_interval < -1)
     return InvalidArgument("--checkpoint-interval must be positive");
   return Status::Ok();
@@ -117,11 +119,20 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   ro_replay.runtime.comm_fraction = o.comm_fraction;
   ro_replay.seed = o.seed;
   ro_replay.check_indexes = o.check_indexes;
-  // Every replay charges a queue tree; by default each tenant's leaf is
-  // guaranteed its share of the trace's GPU demand. Only plugins that read the
-  // ledger (quota, fair share, reclaim) act on it; the others decide as without.
-  ro_replay.queues = std::make_shared<const tenancy::QueueTree>(tenancy::QueueTree::FromTenantShares(trace.jobs, cluster));
-  ro_replay.usage_half_life = o.half_life;
+  // Every replay charges a queue tree: the --queues file, or by default one
+  // leaf per tenant guaranteed its share of the trace's GPU demand. Only
+  // plugins that read the ledger (quota, fair share, reclaim) act on it; the
+  // others decide as they would without it.
+  ro_replay.usage_half_life = std::max<TimeUs>(0, o.half_life);
+  if (!o.queues.empty()) {
+    BERTH_ASSIGN_OR_RETURN(tenancy::QueueFile file, tenancy::ReadQueueFile(o.queues));
+    BERTH_ASSIGN_OR_RETURN(tenancy::QueueTree tree, tenancy::BuildQueueTree(file, o.queues, cluster));
+    if (o.half_life < 0 && file.has_half_life) ro_replay.usage_half_life = file.half_life;
+    ro_replay.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree));
+  } else {
+    ro_replay.queues =
+        std::make_shared<const tenancy::QueueTree>(tenancy::QueueTree::FromTenantShares(trace.jobs, cluster));
+  }
   if (!o.partition.empty()) {
     const size_t colon = o.partition.find(':');
     ro_replay.partition_level = cluster::ParseLevel(o.partition.substr(0, colon));

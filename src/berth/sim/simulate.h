@@ -40,8 +40,12 @@ struct SimulateOptions {
   // per-VC files), "user" (the tenant field of native traces; the other
   // formats here carry no user) or "none" (one tenant for every job).
   std::string tenants_from;
-  // Half-life of the decayed usage history of fair share (0: no decay).
-  TimeUs half_life = 0;
+  // The queue tree (YAML, docs/queues.md); "" = one leaf per tenant, each
+  // guaranteed its share of the trace's GPU demand (QueueTree::FromTenantShares).
+  std::string queues;
+  // Half-life of the decayed usage history of fair share; -1 = the queue
+  // file's half_life if it has one, else 0 (no decay).
+  TimeUs half_life = -1;
   // Checkpoint interval given to jobs whose trace declares none (-1: they
   // never checkpoint, and an evicted job restarts from scratch).
   TimeUs checkpoint_interval = -1;

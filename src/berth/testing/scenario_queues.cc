@@ -180,6 +180,7 @@ Runner::Handler Plugins(std::shared_ptr<QueueSetup> setup) {
       setup->plugins.clear();
       setup->queue_sort.reset();
       setup->head_of_line.reset();
+      setup->args.clear();
       return Status::Ok();
     }
     if (!a.words().empty() || a.pairs().empty())
@@ -237,7 +238,9 @@ Status Setup(const QueueSetup& setup, Runner& r, framework::Profile& profile, sc
       refs->push_back(framework::PluginRef{name});
   }
   for (const auto& [name, args] : setup.args) {
-    bool found = false;
+    bool found = profile.queue_sort == name;
+    if (found)
+      for (const auto& [k, v] : args) profile.queue_sort_args[k] = v;
     for (const char* point : kPoints) {
       for (auto& ref : *Point(profile, point)) {
         if (ref.name != name) continue;

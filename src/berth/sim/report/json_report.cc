@@ -117,6 +117,8 @@ std::string ResultsToJson(const SimulateOutput& out) {
       j["fragmented_gpu_share"] = r.fragmented_gpu_share;
     }
     if (r.mode == "replay") {
+      j["pending_mean_s"] = r.pending_s.mean;
+      j["pending_s"] = Dist(r.pending_s);
       j["preemptions"] = r.preemptions;
       j["lost_gpu_hours"] = r.lost_gpu_hours;
       nlohmann::json counters = nlohmann::json::object();

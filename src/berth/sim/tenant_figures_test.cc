@@ -1,0 +1,129 @@
+// Per-tenant figures of a replay, computed by hand on a one-node cluster:
+// JCT, queueing delay, GPU share received and guaranteed, finish-time
+// fairness, preemptions and GPU-hours lost; and how they reach the reports.
+#include "berth/sim/tenant_figures.h"
+
+#include <gtest/gtest.h>
+
+#include "berth/cluster/loaders.h"
+#include "berth/plugins/builtin.h"
+#include "berth/sim/replay.h"
+#include "berth/sim/report/json_report.h"
+#include "berth/sim/report/text_report.h"
+#include "berth/sim/simulate.h"
+
+namespace berth::sim {
+namespace {
+
+constexpr double kHourS = 3600;
+
+job::JobSpec Job(int64_t id, const std::string& tenant, double submit_s, double dur_s, int32_t gpus,
+                 TimeUs checkpoint = -1) {
+  job::JobSpec j;
+  j.id = JobId(id);
+  j.name = "j" + std::to_string(id);
+  j.tenant = tenant;
+  j.submit_time = SecondsToUs(submit_s);
+  j.duration = SecondsToUs(dur_s);
+  j.checkpoint_interval = checkpoint;
+  job::TaskGroup g;
+  g.gpus = gpus;
+  j.groups.push_back(g);
+  return j;
+}
+
+class TenantFigures : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(plugins::RegisterBuiltinPlugins(plugins_).ok());
+    ASSERT_TRUE(plugins::RegisterBuiltinPolicies(policies_).ok());
+    auto c = cluster::ParseClusterSpec("1x8:H100");
+    ASSERT_TRUE(c.ok());
+    cluster_ = std::make_unique<cluster::Cluster>(std::move(c).value());
+  }
+
+  PolicyResult Run(const std::string& policy, std::vector<job::JobSpec> jobs) {
+    Trace t;
+    t.jobs = std::move(jobs);
+    ReplayOptions o;
+    o.queues = std::make_shared<const tenancy::QueueTree>(tenancy::QueueTree::FromTenantShares(t.jobs, *cluster_));
+    auto p = policies_.Find(policy);
+    EXPECT_TRUE(p.ok());
+    auto r = RunReplay(*cluster_, t, *p, plugins_, o);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : PolicyResult{};
+  }
+
+  framework::PluginRegistry plugins_;
+  framework::PolicyRegistry policies_;
+  std::unique_ptr<cluster::Cluster> cluster_;
+};
+
+TEST_F(TenantFigures, FifoByHand) {
+  // a1 (alice, 8 GPUs, 2 h) runs first; b1 (bob, 8 GPUs, 1 h) waits 2 h.
+  const PolicyResult r = Run("fifo", {Job(0, "alice", 0, 2 * kHourS, 8), Job(1, "bob", 0, kHourS, 8)});
+  ASSERT_EQ(r.tenants.size(), 2u);
+  const TenantResult& a = r.tenants[0];
+  const TenantResult& b = r.tenants[1];
+  EXPECT_EQ(a.tenant, "alice");
+  EXPECT_EQ(a.queue, "alice");
+  EXPECT_EQ(b.tenant, "bob");
+  EXPECT_EQ(a.jobs, 1);
+  EXPECT_EQ(b.jobs_finished, 1);
+  EXPECT_DOUBLE_EQ(a.jct_s.mean, 2 * kHourS);
+  EXPECT_DOUBLE_EQ(b.jct_s.mean, 3 * kHourS);
+  EXPECT_DOUBLE_EQ(b.queue_delay_s.mean, 2 * kHourS);
+  EXPECT_DOUBLE_EQ(b.queue_delay_s.p99, 2 * kHourS);
+  // Makespan 3 h on 8 GPUs: alice held 16 of 24 GPU-hours, bob 8.
+  EXPECT_NEAR(a.gpu_share, 2.0 / 3, 1e-9);
+  EXPECT_NEAR(b.gpu_share, 1.0 / 3, 1e-9);
+  // Guarantees from the demand shares (16 and 8 GPU-hours of 24).
+  EXPECT_NEAR(a.guarantee_share, 2.0 / 3, 1e-3);
+  EXPECT_NEAR(b.guarantee_share, 1.0 / 3, 1e-3);
+  EXPECT_NEAR(a.fair_gpus, 16.0 / 3, 1e-3);
+  // rho: alice alone on 5.33 GPUs runs her 8-GPU job 1.5 x longer: 3 h; she
+  // took 2 h. bob alone on 2.67 GPUs: 3 h, as he took.
+  EXPECT_NEAR(a.rho.mean, 2.0 / 3, 1e-3);
+  EXPECT_NEAR(b.rho.mean, 1.0, 1e-3);
+  EXPECT_EQ(a.preemptions + b.preemptions, 0);
+  EXPECT_EQ(r.preemptions, 0);
+  EXPECT_DOUBLE_EQ(r.pending_s.max, 2 * kHourS);
+}
+
+TEST_F(TenantFigures, PreemptionsAndLostWork) {
+  // srtf: bob's 1 h job arrives at 30 min and evicts alice's 2 h job (1.5 h
+  // left), which checkpointed at 20 min: 10 min on 8 GPUs are lost, and it
+  // resumes at 1.5 h with 100 min to go.
+  const PolicyResult r =
+      Run("srtf", {Job(0, "alice", 0, 2 * kHourS, 8, SecondsToUs(20 * 60)), Job(1, "bob", 1800, kHourS, 8)});
+  ASSERT_EQ(r.tenants.size(), 2u);
+  const TenantResult& a = r.tenants[0];
+  const TenantResult& b = r.tenants[1];
+  EXPECT_EQ(a.preemptions, 1);
+  EXPECT_NEAR(a.lost_gpu_hours, 8.0 * 10 / 60, 1e-9);
+  EXPECT_EQ(b.preemptions, 0);
+  EXPECT_EQ(r.preemptions, 1);
+  EXPECT_NEAR(r.lost_gpu_hours, a.lost_gpu_hours, 1e-12);
+  EXPECT_DOUBLE_EQ(b.jct_s.mean, kHourS);
+  EXPECT_DOUBLE_EQ(a.jct_s.mean, 1.5 * kHourS + 100 * 60);
+  EXPECT_DOUBLE_EQ(a.queue_delay_s.mean, 0);  // first start only
+  // Pending in all: alice waited the hour bob ran.
+  EXPECT_DOUBLE_EQ(r.pending_s.max, kHourS);
+  // The counters of the policy's plugins reach the result (none for srtf).
+  EXPECT_TRUE(r.counters.empty());
+}
+
+TEST_F(TenantFigures, ReportsCarryTenants) {
+  SimulateOutput out;
+  out.results.push_back(Run("fifo", {Job(0, "alice", 0, 2 * kHourS, 8), Job(1, "bob", 0, kHourS, 8)}));
+  const std::string json = ResultsToJson(out);
+  for (const char* key : {"\"tenants\"", "\"guarantee_share\"", "\"rho_mean\"", "\"lost_gpu_hours\"",
+                          "\"jct_p99_s\"", "\"queue_delay_p99_s\"", "\"pending_mean_s\"", "\"counters\""})
+    EXPECT_NE(json.find(key), std::string::npos) << key;
+  const std::string text = FormatTextSummary(out);
+  EXPECT_NE(text.find("per tenant"), std::string::npos) << text;
+  EXPECT_NE(text.find("guarantee%"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace berth::sim
