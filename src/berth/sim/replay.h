@@ -22,7 +22,6 @@
 //     its GPU share received and guaranteed, finish-time fairness, preemptions
 //     and GPU-hours lost (definitions in result.h). A tenant's queue and
 //     guarantee are read from the ledger of the scheduler that ran its jobs.
-//   - Plugin counters are summed by name over the partitions' plugins.
 //
 // Partitions (optional, e.g. Philly's virtual clusters): with partition_level
 // set, every domain at that level is an independent cluster with its own

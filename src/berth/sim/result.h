@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace berth::sim {
@@ -97,11 +96,10 @@ struct PolicyResult {
   std::vector<PlacementRow> placements;  // fgd mode: one row per arrival
 
   // Replay: per tenant, by tenant name; preemptions and GPU-hours lost over
-  // all jobs; named counters of the plugins (e.g. "tiresias.promotions").
+  // all jobs.
   std::vector<TenantResult> tenants;
   int64_t preemptions = 0;
   double lost_gpu_hours = 0;
-  std::vector<std::pair<std::string, double>> counters;
 };
 
 }  // namespace berth::sim

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <bit>
 #include <map>
-#include <set>
 #include <string>
 
 namespace berth::sim {
@@ -41,29 +40,6 @@ int64_t HeldMilli(const scheduler::JobRecord& rec) {
   int64_t milli = 0;
   for (const auto& p : rec.placements) milli += int64_t{std::popcount(p.alloc.gpu_mask)} * p.alloc.milli_per_gpu;
   return milli;
-}
-
-void CollectCounters(std::span<const scheduler::Scheduler* const> schedulers, PolicyResult& r) {
-  std::map<std::string, double> sum;  // ordered: counters by name
-  for (const scheduler::Scheduler* s : schedulers) {
-    const framework::Framework& fw = s->framework();
-    std::set<const framework::Plugin*> seen;  // each plugin instance once (pointer order is not used for output)
-    std::vector<const framework::Plugin*> plugins = {&fw.queue_sort()};
-    for (auto* p : fw.admit()) plugins.push_back(p);
-    for (auto* p : fw.plan()) plugins.push_back(p);
-    for (auto* p : fw.filter()) plugins.push_back(p);
-    for (auto* p : fw.candidates()) plugins.push_back(p);
-    for (const auto& [p, w] : fw.score()) plugins.push_back(p);
-    for (auto* p : fw.reserve()) plugins.push_back(p);
-    for (auto* p : fw.permit()) plugins.push_back(p);
-    for (auto* p : fw.post_filter()) plugins.push_back(p);
-    for (auto* p : fw.bind()) plugins.push_back(p);
-    framework::PluginCounters out;
-    for (const framework::Plugin* p : plugins)
-      if (seen.insert(p).second) p->Counters(out);
-    for (const auto& [name, value] : out) sum[name] += value;
-  }
-  r.counters.assign(sum.begin(), sum.end());
 }
 
 }  // namespace
@@ -127,7 +103,6 @@ void FillTenantFigures(const ReplayRecords& in, PolicyResult& r) {
     r.lost_gpu_hours += t.lost_gpu_hours;
     r.tenants.push_back(std::move(t));
   }
-  CollectCounters(in.schedulers, r);
 }
 
 }  // namespace berth::sim

@@ -1,5 +1,5 @@
-// Per-tenant figures and plugin counters of a replay, read from the
-// schedulers' job records and ledgers after the run (definitions in result.h).
+// Per-tenant figures of a replay, read from the schedulers' job records and
+// ledgers after the run (definitions in result.h).
 //
 //   FillTenantFigures({cluster, trace, ids, route, schedulers, start, end}, result);
 #pragma once
@@ -24,9 +24,8 @@ struct ReplayRecords {
   TimeUs end = 0;    // end of the run
 };
 
-// Fills result.tenants (by tenant name), result.preemptions,
-// result.lost_gpu_hours and result.counters (summed by name over the
-// schedulers' plugins, in name order).
+// Fills result.tenants (by tenant name), result.preemptions and
+// result.lost_gpu_hours.
 void FillTenantFigures(const ReplayRecords& in, PolicyResult& result);
 
 }  // namespace berth::sim

@@ -109,8 +109,6 @@ TEST_F(TenantFigures, PreemptionsAndLostWork) {
   EXPECT_DOUBLE_EQ(a.queue_delay_s.mean, 0);  // first start only
   // Pending in all: alice waited the hour bob ran.
   EXPECT_DOUBLE_EQ(r.pending_s.max, kHourS);
-  // The counters of the policy's plugins reach the result (none for srtf).
-  EXPECT_TRUE(r.counters.empty());
 }
 
 TEST_F(TenantFigures, ReportsCarryTenants) {
@@ -118,7 +116,7 @@ TEST_F(TenantFigures, ReportsCarryTenants) {
   out.results.push_back(Run("fifo", {Job(0, "alice", 0, 2 * kHourS, 8), Job(1, "bob", 0, kHourS, 8)}));
   const std::string json = ResultsToJson(out);
   for (const char* key : {"\"tenants\"", "\"guarantee_share\"", "\"rho_mean\"", "\"lost_gpu_hours\"",
-                          "\"jct_p99_s\"", "\"queue_delay_p99_s\"", "\"pending_mean_s\"", "\"counters\""})
+                          "\"jct_p99_s\"", "\"queue_delay_p99_s\"", "\"pending_mean_s\""})
     EXPECT_NE(json.find(key), std::string::npos) << key;
   const std::string text = FormatTextSummary(out);
   EXPECT_NE(text.find("per tenant"), std::string::npos) << text;

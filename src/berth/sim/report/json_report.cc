@@ -121,9 +121,6 @@ std::string ResultsToJson(const SimulateOutput& out) {
       j["pending_s"] = Dist(r.pending_s);
       j["preemptions"] = r.preemptions;
       j["lost_gpu_hours"] = r.lost_gpu_hours;
-      nlohmann::json counters = nlohmann::json::object();
-      for (const auto& [name, value] : r.counters) counters[name] = value;
-      j["counters"] = std::move(counters);
       j["tenants"] = Tenants(r.tenants);
     }
     j["decision_log_hash"] = r.decision_log_hash;
