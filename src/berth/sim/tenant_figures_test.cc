@@ -5,12 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "berth/cluster/loaders.h"
 #include "berth/plugins/builtin.h"
 #include "berth/sim/replay.h"
+#include "berth/sim/report/html_report.h"
 #include "berth/sim/report/json_report.h"
 #include "berth/sim/report/text_report.h"
 #include "berth/sim/simulate.h"
+#include "berth/testing/paths.h"
 
 namespace berth::sim {
 namespace {
@@ -121,6 +125,83 @@ TEST_F(TenantFigures, ReportsCarryTenants) {
   const std::string text = FormatTextSummary(out);
   EXPECT_NE(text.find("per tenant"), std::string::npos) << text;
   EXPECT_NE(text.find("guarantee%"), std::string::npos);
+  const std::string html = RenderHtmlReport(out);
+  EXPECT_NE(html.find("Per tenant"), std::string::npos);
+  EXPECT_NE(html.find("alice"), std::string::npos);
+}
+
+// --tenants-from on real traces: Philly's VCs become tenants (each guaranteed
+// its share of the demand), "none" merges them, and a trace without users says so.
+TEST(TenantsFrom, PhillyVcsNoneAndMissingUsers) {
+  SimulateOptions o;
+  o.cluster = "16x8:P100";
+  o.trace = berth::testing::DataDir() + "/pollux-philly/philly.csv";
+  o.mode = "replay";
+  o.max_jobs = 300;
+  o.policies = {"fifo"};
+  o.tenants_from = "vc";
+  auto vc = RunSimulation(o);
+  ASSERT_TRUE(vc.ok()) << vc.status().ToString();
+  const auto& tenants = vc->results[0].tenants;
+  ASSERT_GE(tenants.size(), 2u);
+  double guaranteed = 0;
+  int64_t jobs = 0;
+  for (const auto& t : tenants) {
+    EXPECT_EQ(t.queue, t.tenant);
+    guaranteed += t.guarantee_share;
+    jobs += t.jobs;
+  }
+  EXPECT_NEAR(guaranteed, 1.0, 1e-3);
+  EXPECT_EQ(jobs, 300);
+
+  o.tenants_from = "none";
+  auto none = RunSimulation(o);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  ASSERT_EQ(none->results[0].tenants.size(), 1u);
+  EXPECT_EQ(none->results[0].tenants[0].queue, "default");
+  EXPECT_EQ(none->results[0].jct_s.mean, vc->results[0].jct_s.mean);  // fifo does not read the queues
+
+  o.tenants_from = "user";
+  auto user = RunSimulation(o);
+  ASSERT_FALSE(user.ok());
+  EXPECT_NE(user.status().message().find("no user field"), std::string::npos) << user.status().message();
+
+  o.tenants_from = "team";
+  EXPECT_FALSE(RunSimulation(o).ok());
+  o.tenants_from = "none";
+  o.partition = "leaf:vc-";
+  auto both = RunSimulation(o);
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("--partition"), std::string::npos);
+}
+
+// --queues: a YAML tree names the leaves and guarantees; unknown tenants go to
+// its "default" leaf.
+TEST(TenantsFrom, QueueFileGivesTheGuarantees) {
+  const std::string path = ::testing::TempDir() + "/tenancy_queues.yaml";
+  {
+    std::ofstream f(path);
+    f << "half_life: 6h\nqueues:\n  - name: big\n    tenants: [\"6214e9\"]\n    quotas:\n      \"*\": {guarantee: 64}\n"
+         "  - name: default\n    quotas:\n      \"*\": {guarantee: 64}\n";
+  }
+  SimulateOptions o;
+  o.cluster = "16x8:P100";
+  o.trace = berth::testing::DataDir() + "/pollux-philly/philly.csv";
+  o.mode = "replay";
+  o.max_jobs = 300;
+  o.policies = {"fifo"};
+  o.queues = path;
+  auto r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  bool saw_big = false;
+  for (const auto& t : r->results[0].tenants) {
+    EXPECT_NEAR(t.guarantee_share, 0.5, 1e-9) << t.tenant;
+    EXPECT_EQ(t.queue, t.tenant == "6214e9" ? "big" : "default");
+    saw_big = saw_big || t.tenant == "6214e9";
+  }
+  EXPECT_TRUE(saw_big);
+  o.queues = path + ".missing";
+  EXPECT_FALSE(RunSimulation(o).ok());
 }
 
 }  // namespace
