@@ -64,6 +64,7 @@ bool LeaderElection::DropLeaseLocked(int64_t lease) {
   lease_valid_until_ = 0;
   if (term_ == 0) return false;
   term_ = 0;
+  leader_.clear();  // not this process any more; who leads now is unknown
   return true;
 }
 
@@ -72,6 +73,7 @@ void LeaderElection::Lost(int64_t term, const Status& why) {
     std::lock_guard<std::mutex> lock(mu_);
     if (term == 0 || term_ != term) return;
     term_ = 0;
+    leader_.clear();
   }
   if (on_lost_) on_lost_(why);
 }
