@@ -4,10 +4,13 @@
 #  1. A leads; B is a standby: /readyz 503 naming A, writes 503.
 #  2. A burst of submissions to A; SIGKILL A mid-burst. B takes over (the
 #     seconds are printed) and holds every job A acknowledged, exactly once.
-#  3. A is restarted (a standby). SIGSTOP B, the leader: its lease expires and
-#     A takes over. Submissions sent to B while it is stopped are answered
-#     only after SIGCONT: none may be acknowledged (B's writes are refused by
-#     the fence), B must step down (exit status 3), and A must hold none of them.
+#  3. A is restarted (A2, a standby). SIGSTOP B, the leader, mid-burst: its
+#     lease expires and A2 takes over. Submissions sent to B while it is
+#     stopped are answered only after SIGCONT: none may be acknowledged (B's
+#     writes are refused by the fence), B must step down (exit status 3), and
+#     A2 must hold none of them but every job B acknowledged. In etcd, the
+#     log's terms never go back.
+#  4. SIGTERM the leader A2: it resigns, and a standby takes over at once.
 # Ports are random free ones; data lives in a temp folder; every process
 # started here is killed and the folder removed on exit, also on failure.
 # Without etcd this fails, unless BERTH_SKIP_ETCD=1 (then it skips: status 77).
@@ -16,14 +19,8 @@ set -euo pipefail
 BERTH="$1"
 LOADGEN="$2"
 
-ETCD="${BERTH_ETCD:-$(command -v etcd || true)}"
-ETCDCTL="$(command -v etcdctl || true)"
-if [ -z "$ETCD" ] || [ -z "$ETCDCTL" ]; then
-  if [ "${BERTH_SKIP_ETCD:-}" = 1 ]; then echo "etcd is not installed: skipped (BERTH_SKIP_ETCD=1)"; exit 77; fi
-  echo "FAIL: etcd or etcdctl is not installed (scripts/install-deps.sh installs etcd-server and etcd-client);" \
-    "BERTH_SKIP_ETCD=1 skips this test"
-  exit 1
-fi
+source "$(dirname "$0")/etcd_cluster.sh"
+require_etcd
 
 WORK="$(mktemp -d)"
 PIDS=()
@@ -52,46 +49,8 @@ forget() {
 now() { date +%s.%N; }
 seconds_since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 
-# A loopback port nobody listens on (sets FREE).
-TAKEN=" "
-free_port() {
-  local p
-  for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 40000))
-    case "$TAKEN" in *" $p "*) continue ;; esac
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-      TAKEN+="$p "
-      FREE=$p
-      return 0
-    fi
-  done
-  fail "no free port found"
-}
-
 # --- a 3-member etcd cluster
-CP=() PP=()
-for i in 0 1 2; do
-  free_port; CP[$i]=$FREE
-  free_port; PP[$i]=$FREE
-done
-INITIAL="e0=http://127.0.0.1:${PP[0]},e1=http://127.0.0.1:${PP[1]},e2=http://127.0.0.1:${PP[2]}"
-ENDPOINTS="http://127.0.0.1:${CP[0]},http://127.0.0.1:${CP[1]},http://127.0.0.1:${CP[2]}"
-for i in 0 1 2; do
-  "$ETCD" --name "e$i" --data-dir "$WORK/etcd$i" \
-    --listen-client-urls "http://127.0.0.1:${CP[$i]}" --advertise-client-urls "http://127.0.0.1:${CP[$i]}" \
-    --listen-peer-urls "http://127.0.0.1:${PP[$i]}" --initial-advertise-peer-urls "http://127.0.0.1:${PP[$i]}" \
-    --initial-cluster "$INITIAL" --initial-cluster-state new --initial-cluster-token "berth-ha-$$" \
-    --heartbeat-interval 50 --election-timeout 500 > "$WORK/etcd$i.log" 2>&1 &
-  PIDS+=($!)
-done
-for i in 0 1 2; do
-  ok=""
-  for _ in $(seq 1 200); do
-    if curl -sf "http://127.0.0.1:${CP[$i]}/health" | grep -q '"health":"true"'; then ok=1; break; fi
-    sleep 0.1
-  done
-  [ -n "$ok" ] || fail "etcd member e$i did not become healthy"
-done
+start_etcd_cluster 3
 echo "etcd: 3 members at $ENDPOINTS"
 
 # --- replicas
@@ -238,6 +197,23 @@ TERMS=$(ETCDCTL_API=3 "$ETCDCTL" --endpoints="$ENDPOINTS" get --prefix /berth/lo
 echo "log in etcd: $TERMS"
 case "$TERMS" in *", 0 out of term order;"*) ;; *) fail "records out of term order: $TERMS" ;; esac
 
-echo "etcd failover: OK (takeover after SIGKILL ${TAKEOVER_KILL} s, after SIGSTOP ${TAKEOVER_STOP} s;" \
+# --- a clean stop hands over at once
+start_replica B2
+sleep 0.3
+[ "$(readyz "$URL_B2")" = 503 ] || fail "B2 should be a standby"
+kill -TERM "$PID_A2"
+T2=$(now)
+wait_ready "$URL_B2" 20 || fail "B2 did not take over after A2 stopped"
+TAKEOVER_TERM=$(seconds_since "$T2")
+set +e
+wait "$PID_A2"
+A2_STATUS=$?
+set -e
+forget "$PID_A2"
+[ "$A2_STATUS" = 0 ] || fail "A2 exited with status $A2_STATUS after SIGTERM"
+echo "SIGTERM of the leader A2: B2 ready after $TAKEOVER_TERM s"
+
+echo "etcd failover: OK (takeover after SIGKILL ${TAKEOVER_KILL} s, after SIGSTOP ${TAKEOVER_STOP} s," \
+  "after SIGTERM ${TAKEOVER_TERM} s;" \
   "$ACKED + $ACKED_DEP acknowledged, all present once; the deposed leader acknowledged nothing after its" \
   "successor took over and exited 3)"

@@ -187,7 +187,7 @@ void LeaderElection::KeepAliveLoop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (ttl.ok() && *ttl > 0) {
-        if (lease_ == lease) lease_valid_until_ = asked + ttl_us;
+        if (lease_ == lease) lease_valid_until_ = asked + std::min<TimeUs>(ttl_us, *ttl * 1'000'000);
         wait = every;
       } else if (ttl.ok()) {
         fire = DropLeaseLocked(lease);
