@@ -207,11 +207,25 @@ StatusOr<std::string> EtcdClient::Post(const std::string& path, const std::strin
   std::string errors;
   for (size_t attempt = 0; attempt < endpoints_.size(); ++attempt) {
     const size_t i = current_;
-    auto res = Connection(i).Post(path, body, "application/json");
-    if (res && res->status == 200) return std::move(res->body);
-    Status s = res ? ErrorStatus(endpoints_[i], res->status, res->body)
-                   : Unavailable("etcd " + endpoints_[i] + ": " + httplib::to_string(res.error()));
-    if (!res) clients_[i].reset();  // reconnect next time
+    httplib::Request req;
+    req.method = "POST";
+    req.path = path;
+    req.body = body;
+    req.headers.emplace("Content-Type", "application/json");
+    httplib::Response res;
+    httplib::Error error = httplib::Error::Success;
+    const bool answered = Connection(i).send(req, res, error);
+    if (answered && res.status == 200) return std::move(res.body);
+    // etcd's gateway ends error answers with an HTTP trailer, which this
+    // httplib cannot read (a Read error after the whole body): the status and
+    // the JSON body are there all the same.
+    const bool error_answer = res.status > 200 && (answered || (error == httplib::Error::Read &&
+                                                                  json::accept(res.body)));
+    Status s = error_answer ? ErrorStatus(endpoints_[i], res.status, res.body)
+                            : Unavailable("etcd " + endpoints_[i] + ": " +
+                                          (answered ? "HTTP " + std::to_string(res.status)
+                                                    : httplib::to_string(error)));
+    if (!answered) clients_[i].reset();  // reconnect next time
     // etcd refused the request itself: another member would refuse it too.
     if (s.code() != StatusCode::kUnavailable) return s;
     errors += (errors.empty() ? "" : "; ") + s.message();

@@ -144,6 +144,8 @@ TEST_F(EtcdStoreTest, LostLeaseFencesTheOldLeaderAndReportsIt) {
                              "/leader", {});
   ASSERT_TRUE(key.ok() && key->kvs.size() == 1);
   ASSERT_TRUE(admin.Revoke(key->kvs[0].lease).ok());
+  { Status again = admin.Revoke(key->kvs[0].lease); EXPECT_EQ(again.code(), StatusCode::kNotFound) << again.ToString(); }
+  EXPECT_EQ(admin.KeepAlive(key->kvs[0].lease).value(), 0);                  // a lease that is gone
   // a's keepalive notices within a renewal period (TTL/3).
   auto fut = lost_why.get_future();
   ASSERT_EQ(fut.wait_for(std::chrono::seconds(5)), std::future_status::ready);
