@@ -40,13 +40,15 @@ class QueueSortTest : public ::testing::Test {
     return dynamic_cast<framework::QueueSortPlugin&>(*p);
   }
 
-  // A job of `gpus` whole GPUs in one task (8 per task above 8).
-  job::JobSpec& Job(int32_t gpus, TimeUs duration = -1, TimeUs limit = -1) {
+  // A job of `gpus` whole GPUs in one task (8 per task above 8), checkpointing
+  // every 10 minutes unless told otherwise.
+  job::JobSpec& Job(int32_t gpus, TimeUs duration = -1, TimeUs limit = -1, TimeUs checkpoint = 600 * kUsPerSecond) {
     job::JobSpec& j = specs_.emplace_back();
     j.id = JobId(static_cast<int64_t>(specs_.size()) - 1);
     j.name = "j" + std::to_string(j.id.value());
     j.duration = duration;
     j.runtime_limit = limit;
+    j.checkpoint_interval = checkpoint;
     job::TaskGroup g;
     g.gpus = std::min(gpus, 8);
     g.count = std::max(1, gpus / 8);
@@ -135,6 +137,24 @@ TEST_F(QueueSortTest, SrtfEvictsOnlyLongerRemainingJobs) {
   EXPECT_FALSE(Preempt(*off, waiting, Q(waiting, 2), kHour / 2).has_value());
 }
 
+TEST_F(QueueSortTest, JobsThatNeverCheckpointAreNotEvictedByDefault) {
+  const auto& never = Job(8, 10 * kHour, -1, -1);
+  Run(never, 0, 0xff, 0);
+  Run(Job(8, 10 * kHour, -1, -1), 1, 0xff, 0);
+  const auto& waiting = Job(8, kHour);
+  for (const char* name : {"srtf", "tiresias"}) {
+    auto p = Make(name);
+    EXPECT_FALSE(Preempt(*p, waiting, Q(waiting, 5), 2 * kHour).has_value()) << name;
+    PluginArgs args = {{"evict_uncheckpointed", "true"}};
+    if (std::string(name) == "tiresias") args["thresholds_gpu_h"] = "1";
+    auto p2 = Make(name, args);
+    auto plan = Preempt(*p2, waiting, Q(waiting, 5), 2 * kHour);
+    ASSERT_TRUE(plan.has_value()) << name;
+    EXPECT_EQ(plan->victims.size(), 1u);
+    EXPECT_NEAR(plan->lost_gpu_seconds, 8 * 2 * 3600.0, 1e-6) << name;  // all its work
+  }
+}
+
 TEST_F(QueueSortTest, TiresiasQueuesByAttainedServiceFifoWithin) {
   auto p = Make("tiresias", {{"thresholds_gpu_h", "1,10"}, {"promote_after", "0"}});
   auto& s = Sort(p);
@@ -192,10 +212,10 @@ TEST_F(QueueSortTest, TiresiasEvictsOnlyHigherQueuesNewestFirst) {
 TEST_F(QueueSortTest, VictimSetIsMinimal) {
   // Worst first: a (4 GPUs, node 0), b (4 GPUs, node 1), c (4 GPUs, node 0).
   // An 8-GPU task needs a whole node: a and c; b is dropped.
-  const auto& a = Job(4);
-  const auto& b = Job(4);
-  const auto& c = Job(4);
-  const auto& d = Job(4);
+  const auto& a = Job(4, -1, -1, -1);
+  const auto& b = Job(4, -1, -1, -1);
+  const auto& c = Job(4, -1, -1, -1);
+  const auto& d = Job(4, -1, -1, -1);
   Run(a, 0, 0x0f, 0);
   Run(b, 1, 0x0f, 0);
   Run(c, 0, 0xf0, 0);

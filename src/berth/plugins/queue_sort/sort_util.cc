@@ -68,6 +68,13 @@ StatusOr<bool> ArgBool(const PluginArgs& args, std::string_view plugin, const st
   return InvalidArgument(Where(plugin, key) + " must be true or false, not '" + it->second + "'");
 }
 
+StatusOr<OrderPreemption> ArgOrderPreemption(const PluginArgs& args, std::string_view plugin) {
+  OrderPreemption o;
+  BERTH_ASSIGN_OR_RETURN(o.preempt, ArgBool(args, plugin, "preempt", true));
+  BERTH_ASSIGN_OR_RETURN(o.evict_uncheckpointed, ArgBool(args, plugin, "evict_uncheckpointed", false));
+  return o;
+}
+
 TimeUs DeclaredRuntime(const job::JobSpec& job) {
   if (job.runtime_limit >= 0) return job.runtime_limit;
   if (job.duration >= 0) return job.duration;

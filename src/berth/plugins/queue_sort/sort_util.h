@@ -31,6 +31,18 @@ StatusOr<std::vector<double>> ArgIncreasingList(const framework::PluginArgs& arg
 StatusOr<bool> ArgBool(const framework::PluginArgs& args, std::string_view plugin, const std::string& key,
                        bool default_value);
 
+// The args of order-based preemption (srtf, tiresias): `preempt` (default
+// true) turns it on; `evict_uncheckpointed` (default false) lets it evict jobs
+// that never checkpoint, which lose all their work and restart from scratch.
+struct OrderPreemption {
+  bool preempt = true;
+  bool evict_uncheckpointed = false;
+  bool Evictable(const framework::RunningJob& r) const {
+    return evict_uncheckpointed || r.spec->checkpoint_interval > 0;
+  }
+};
+StatusOr<OrderPreemption> ArgOrderPreemption(const framework::PluginArgs& args, std::string_view plugin);
+
 // The runtime a job needs in all, as a scheduler may know it: its declared
 // limit if any, else its true duration when the driver knows it (an oracle in
 // simulation), else -1 (unknown).

@@ -10,7 +10,9 @@
 // this run) is strictly longer than its own; the longest remaining go first,
 // newest first on ties, and the set is pruned to a minimal one (see
 // PlanVictimsInOrder). An evictee loses the work since its last checkpoint.
-// Arg `preempt` ("true" by default) turns the post-filter off.
+// Jobs that never checkpoint are not evicted (they would restart from scratch)
+// unless arg `evict_uncheckpointed` is "true"; arg `preempt` ("true" by
+// default) turns the post-filter off.
 #include <array>
 #include <memory>
 
@@ -33,7 +35,7 @@ TimeUs Remaining(const job::JobSpec& spec, TimeUs work_done) {
 class Srtf final : public framework::QueueSortPlugin, public framework::PostFilterPlugin {
  public:
   static constexpr std::string_view kName = "srtf";
-  explicit Srtf(bool preempt) : preempt_(preempt) {}
+  explicit Srtf(OrderPreemption preemption) : preemption_(preemption) {}
   std::string_view Name() const override { return kName; }
 
   bool Less(const QueuedJob& a, const QueuedJob& b) const override {
@@ -43,7 +45,7 @@ class Srtf final : public framework::QueueSortPlugin, public framework::PostFilt
   }
 
   std::optional<framework::PreemptionPlan> PostFilter(const framework::PreemptContext& ctx) override {
-    if (!preempt_) return std::nullopt;
+    if (!preemption_.preempt) return std::nullopt;
     const TimeUs mine = Remaining(ctx.job, ctx.queued.work_done);
     if (mine == kUnknown) return std::nullopt;
     const TimeUs now = ctx.view.now;
@@ -51,6 +53,7 @@ class Srtf final : public framework::QueueSortPlugin, public framework::PostFilt
     remaining_.resize(ctx.view.running.size());
     for (size_t i = 0; i < ctx.view.running.size(); ++i) {
       const framework::RunningJob& r = ctx.view.running[i];
+      if (!preemption_.Evictable(r)) continue;
       const TimeUs total = Remaining(*r.spec, r.work_done);
       const TimeUs left = total == kUnknown ? kUnknown : std::max<TimeUs>(0, total - std::max<TimeUs>(0, now - r.run_start));
       remaining_[i] = left;
@@ -65,7 +68,7 @@ class Srtf final : public framework::QueueSortPlugin, public framework::PostFilt
   }
 
  private:
-  bool preempt_ = true;
+  OrderPreemption preemption_;
   std::vector<int32_t> candidates_;  // scratch
   std::vector<TimeUs> remaining_;    // scratch, per running job
 };
@@ -75,10 +78,10 @@ class Srtf final : public framework::QueueSortPlugin, public framework::PostFilt
 Status RegisterSrtf(framework::PluginRegistry& r) {
   return r.Register(std::string(Srtf::kName),
                     [](const framework::PluginArgs& args) -> StatusOr<std::unique_ptr<framework::Plugin>> {
-                      static constexpr std::array<std::string_view, 1> kKnown = {"preempt"};
+                      static constexpr std::array<std::string_view, 2> kKnown = {"preempt", "evict_uncheckpointed"};
                       BERTH_RETURN_IF_ERROR(CheckArgs(args, Srtf::kName, kKnown));
-                      BERTH_ASSIGN_OR_RETURN(bool preempt, ArgBool(args, Srtf::kName, "preempt", true));
-                      return std::unique_ptr<framework::Plugin>(std::make_unique<Srtf>(preempt));
+                      BERTH_ASSIGN_OR_RETURN(OrderPreemption preemption, ArgOrderPreemption(args, Srtf::kName));
+                      return std::unique_ptr<framework::Plugin>(std::make_unique<Srtf>(preemption));
                     });
 }
 

@@ -19,7 +19,10 @@
 // Preemption (post-filter, same instance; arg `preempt`, default true): a job
 // that cannot start may evict running jobs in a strictly higher queue (less
 // priority), highest queue first and newest first within it, as few as fit
-// (PlanVictimsInOrder). Jobs of the same queue never evict each other, so a
+// (PlanVictimsInOrder). Tiresias assumes an evicted job keeps its progress:
+// jobs that never checkpoint are not evicted (arg `evict_uncheckpointed`,
+// default false), since they would restart from scratch and, demoted again,
+// be evicted again. Jobs of the same queue never evict each other, so a
 // running job keeps its GPUs against later jobs of its own queue (Tiresias
 // schedules running jobs ahead of pending ones within a queue). Queues are
 // re-evaluated at each scheduling pass, i.e. at the driver's events: a running
@@ -40,8 +43,8 @@ using framework::QueuedJob;
 class Tiresias final : public framework::QueueSortPlugin, public framework::PostFilterPlugin {
  public:
   static constexpr std::string_view kName = "tiresias";
-  Tiresias(std::vector<double> thresholds_gpu_s, double promote_after, bool preempt)
-      : thresholds_(std::move(thresholds_gpu_s)), promote_after_(promote_after), preempt_(preempt) {}
+  Tiresias(std::vector<double> thresholds_gpu_s, double promote_after, OrderPreemption preemption)
+      : thresholds_(std::move(thresholds_gpu_s)), promote_after_(promote_after), preemption_(preemption) {}
   std::string_view Name() const override { return kName; }
 
   bool Dynamic() const override { return true; }
@@ -54,7 +57,7 @@ class Tiresias final : public framework::QueueSortPlugin, public framework::Post
   }
 
   std::optional<framework::PreemptionPlan> PostFilter(const framework::PreemptContext& ctx) override {
-    if (!preempt_ || thresholds_.empty()) return std::nullopt;
+    if (!preemption_.preempt || thresholds_.empty()) return std::nullopt;
     const int mine = WaitingLevel(ctx.queued);
     if (mine >= static_cast<int>(thresholds_.size())) return std::nullopt;  // the last queue evicts nobody
     const auto& running = ctx.view.running;
@@ -62,6 +65,8 @@ class Tiresias final : public framework::QueueSortPlugin, public framework::Post
     level_.resize(running.size());
     for (size_t i = 0; i < running.size(); ++i) {
       const framework::RunningJob& r = running[i];
+      level_[i] = 0;
+      if (!preemption_.Evictable(r)) continue;
       const double now_service =
           r.attained_gpu_seconds +
           static_cast<double>(r.milli_gpu) / kMilliPerGpu * UsToSeconds(std::max<TimeUs>(0, ctx.view.now - r.start_time));
@@ -108,7 +113,7 @@ class Tiresias final : public framework::QueueSortPlugin, public framework::Post
 
   std::vector<double> thresholds_;  // GPU-seconds, increasing
   double promote_after_ = 0;
-  bool preempt_ = true;
+  OrderPreemption preemption_;
   TimeUs now_ = 0;
   // Per promoted job: its attained service at the promotion. Looked up, never iterated.
   mutable std::unordered_map<JobId, double> promoted_at_;
@@ -122,15 +127,15 @@ class Tiresias final : public framework::QueueSortPlugin, public framework::Post
 Status RegisterTiresias(framework::PluginRegistry& r) {
   return r.Register(std::string(Tiresias::kName),
                     [](const framework::PluginArgs& args) -> StatusOr<std::unique_ptr<framework::Plugin>> {
-                      static constexpr std::array<std::string_view, 3> kKnown = {"thresholds_gpu_h", "promote_after",
-                                                                                 "preempt"};
+                      static constexpr std::array<std::string_view, 4> kKnown = {
+                          "thresholds_gpu_h", "promote_after", "preempt", "evict_uncheckpointed"};
                       BERTH_RETURN_IF_ERROR(CheckArgs(args, Tiresias::kName, kKnown));
                       BERTH_ASSIGN_OR_RETURN(std::vector<double> hours,
                                              ArgIncreasingList(args, Tiresias::kName, "thresholds_gpu_h", {5.0}));
                       BERTH_ASSIGN_OR_RETURN(double promote, ArgNumber(args, Tiresias::kName, "promote_after", 2.0));
-                      BERTH_ASSIGN_OR_RETURN(bool preempt, ArgBool(args, Tiresias::kName, "preempt", true));
+                      BERTH_ASSIGN_OR_RETURN(OrderPreemption preemption, ArgOrderPreemption(args, Tiresias::kName));
                       for (double& h : hours) h *= 3600.0;
-                      return std::unique_ptr<framework::Plugin>(std::make_unique<Tiresias>(std::move(hours), promote, preempt));
+                      return std::unique_ptr<framework::Plugin>(std::make_unique<Tiresias>(std::move(hours), promote, preemption));
                     });
 }
 
