@@ -92,6 +92,15 @@ void BackfillPlugin::BuildTimeline(const framework::SchedulerView& view) {
   }
   timeline_.Prepare();
   timeline_valid_ = true;
+  timeline_state_ = {state.free_full_gpus_total(), state.allocated_milli(), state.num_tasks()};
+}
+
+bool BackfillPlugin::TimelineCurrent(const framework::SchedulerView& view) const {
+  if (!timeline_valid_) return false;
+  const state::ClusterState& state = view.state;
+  if (timeline_state_ != std::array<int64_t, 3>{state.free_full_gpus_total(), state.allocated_milli(), state.num_tasks()})
+    return false;
+  return timeline_.releases.empty() || timeline_.releases.front().time > now_;
 }
 
 void BackfillPlugin::BeginPass(const framework::SchedulerView& view) {
@@ -103,7 +112,6 @@ void BackfillPlugin::BeginPass(const framework::SchedulerView& view) {
   admitted_ = {};
   restricted_job_ = JobId();
   restricted_bits_ = 0;
-  timeline_valid_ = false;
 }
 
 void BackfillPlugin::OnBlocked(const job::JobSpec& job, const framework::Verdict& verdict,
@@ -114,7 +122,7 @@ void BackfillPlugin::OnBlocked(const job::JobSpec& job, const framework::Verdict
     if (r.job == job.id) return;
   GpuDemand demand = GpuDemand::Of(job);
   if (demand.empty()) return;
-  if (!timeline_valid_) BuildTimeline(view);
+  if (!TimelineCurrent(view)) BuildTimeline(view);
   const TimeUs runtime = predictor_.Predict(job).runtime;
   std::vector<Hold> holds;
   holds.reserve(reservations_.size());
@@ -124,8 +132,8 @@ void BackfillPlugin::OnBlocked(const job::JobSpec& job, const framework::Verdict
   if (!plan || plan->start <= now_) return;
   const uint32_t bit = uint32_t{1} << reservations_.size();
   for (const NodeGpus& g : plan->nodes) node_bits_[g.node] |= bit;
-  reservations_.push_back(
-      {job.id, Label(job), plan->start, plan->start + runtime, std::move(demand), std::move(plan->nodes), plan->extra});
+  reservations_.push_back({job.id, "the reservation of job " + Label(job) + " at t=" + Seconds(plan->start),
+                           plan->start, plan->start + runtime, std::move(demand), std::move(plan->nodes), plan->extra});
   ++reservations_made_;
   auto [it, inserted] = reserved_.try_emplace(job.id);
   if (inserted) it->second.first_shadow = plan->start;
@@ -144,11 +152,14 @@ framework::Verdict BackfillPlugin::Admit(const job::JobSpec& job, const state::C
     if (r.job == job.id || gpus == 0 || end <= r.start || !TypesOverlap(job, r.demand)) continue;
     if (gpus > r.spare) {
       return framework::Verdict::Wait(
-          std::string(kName), "would delay the reservation of job " + r.label + " at t=" + Seconds(r.start) +
-                                  " (predicted to run until t=" + Seconds(end) + " on " + std::to_string(gpus) +
+          std::string(kName), "would delay " + r.what + " (predicted to run until t=" + Seconds(end) + " on " + std::to_string(gpus) +
                                   " GPUs; " + std::to_string(std::max<int64_t>(r.spare, 0)) + " spare then)");
     }
     spare_bits |= uint32_t{1} << i;
+  }
+  if (spare_bits != 0 && used_as_filter_ && !FitsOffReserved(job, state, spare_bits)) {
+    const Reservation& r = reservations_[std::countr_zero(spare_bits)];
+    return framework::Verdict::Wait(std::string(kName), "would delay " + r.what + " (fits now only on its nodes)");
   }
   admitted_.spare_bits = spare_bits;
   admitted_.gpus = gpus;
@@ -156,8 +167,36 @@ framework::Verdict BackfillPlugin::Admit(const job::JobSpec& job, const state::C
   return framework::Verdict::Success();
 }
 
+bool BackfillPlugin::FitsOffReserved(const job::JobSpec& job, const state::ClusterState& state, uint32_t bits) {
+  off_nodes_.clear();
+  for (size_t i = 0; i < reservations_.size(); ++i)
+    if ((bits >> i) & 1)
+      for (const NodeGpus& g : reservations_[i].nodes) off_nodes_.push_back(g.node);
+  std::sort(off_nodes_.begin(), off_nodes_.end());
+  off_nodes_.erase(std::unique(off_nodes_.begin(), off_nodes_.end()), off_nodes_.end());
+  const cluster::Cluster& cl = state.cluster();
+  const auto num_types = static_cast<int16_t>(cl.gpu_types().size());
+  for (const auto& g : job.groups) {
+    if (g.gpus <= 0 || g.is_sharing() || g.gang_min() <= 0) continue;
+    int64_t fit = 0;
+    for (int16_t t = 0; t < num_types; ++t) {
+      const GpuTypeId type(t);
+      if (!g.gpu_types.Accepts(type)) continue;
+      for (int j = g.gpus; j <= state.max_full_free(type); ++j)
+        fit += int64_t{state.nodes_with_full_free(type, j).Count()} * (j / g.gpus);
+    }
+    for (int32_t n : off_nodes_) {
+      const NodeId node(n);
+      if (state.up(node) && g.gpu_types.Accepts(cl.node(node).gpu_type)) fit -= state.full_free_gpus(node) / g.gpus;
+    }
+    if (fit < g.gang_min()) return false;
+  }
+  return true;
+}
+
 bool BackfillPlugin::Filter(const framework::CycleContext& ctx, const framework::TaskRequest& req,
                             NodeId node) const {
+  used_as_filter_ = true;
   if (restricted_bits_ == 0 || ctx.job.id != restricted_job_) return true;
   return (node_bits_[node.value()] & restricted_bits_) == 0;
 }

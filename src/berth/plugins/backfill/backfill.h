@@ -46,6 +46,7 @@
 // min_samples, default_runtime_s (runtime_predictor.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -90,7 +91,7 @@ class BackfillPlugin final : public framework::AdmitPlugin, public framework::Fi
   // One reservation of the current pass.
   struct Reservation {
     JobId job;
-    std::string label;  // the job's name, or its id
+    std::string what;   // "the reservation of job NAME at t=S", for verdicts
     TimeUs start = 0;   // shadow time
     TimeUs end = 0;     // start + predicted runtime
     GpuDemand demand;
@@ -103,7 +104,12 @@ class BackfillPlugin final : public framework::AdmitPlugin, public framework::Fi
  private:
   // The predicted end of a running job (see the header comment).
   TimeUs PredictedEnd(const framework::RunningJob& r);
+  // A necessary condition of placing `job` off the nodes of the reservations
+  // in `bits`: each whole-GPU group finds room for its gang minimum on the
+  // other nodes (counted from the state's per-node free GPU buckets).
+  bool FitsOffReserved(const job::JobSpec& job, const state::ClusterState& state, uint32_t bits);
   void BuildTimeline(const framework::SchedulerView& view);
+  bool TimelineCurrent(const framework::SchedulerView& view) const;
 
   // What the last Admit decided, for OnStart.
   struct Admitted {
@@ -133,8 +139,16 @@ class BackfillPlugin final : public framework::AdmitPlugin, public framework::Fi
   Admitted admitted_;
   JobId restricted_job_;            // the job the filter keeps off reserved nodes
   uint32_t restricted_bits_ = 0;
+  // Set once the framework has asked Filter: the profile lists the plugin as a
+  // filter, so a job on spare GPUs that cannot fit off the reserved nodes is
+  // turned away in Admit, before a placement attempt that would fail.
+  mutable bool used_as_filter_ = false;
+  std::vector<int32_t> off_nodes_;  // scratch: nodes of the reservations in question
+  // The timeline is kept from pass to pass while it holds: no run started or
+  // ended, the free GPUs look the same, and no predicted end has passed.
   Timeline timeline_;
-  bool timeline_valid_ = false;     // built this pass and no run started or ended since
+  bool timeline_valid_ = false;
+  std::array<int64_t, 3> timeline_state_{};  // free whole GPUs, allocated milli-GPU, tasks at the build
   std::unordered_map<JobId, TimeUs> predicted_;  // running jobs: prediction at start (looked up only)
   std::unordered_map<JobId, TimeUs> partial_;    // runtime of earlier, evicted runs (looked up only)
   std::unordered_map<JobId, std::vector<Promise>> promises_;  // running short backfills (looked up only)

@@ -28,12 +28,10 @@ bool GpuDemand::Accepts(GpuTypeId t) const {
   return false;
 }
 
+// By time only: the planner applies every release up to a time before it
+// looks, so the order of equal times does not change any result.
 void Timeline::Prepare() {
-  std::sort(releases.begin(), releases.end(), [](const Release& a, const Release& b) {
-    if (a.time != b.time) return a.time < b.time;
-    if (a.node != b.node) return a.node < b.node;
-    return a.gpus < b.gpus;
-  });
+  std::sort(releases.begin(), releases.end(), [](const Release& a, const Release& b) { return a.time < b.time; });
 }
 
 namespace {
@@ -102,12 +100,14 @@ std::optional<ReservationPlan> EarliestStart(const Timeline& tl, const GpuDemand
 
   // Candidate starts: now, and every later time at which GPUs come free.
   std::vector<TimeUs> times{now};
-  for (const Release& r : tl.releases)
-    if (r.time > now) times.push_back(r.time);
-  for (const Hold& h : holds)
-    if (h.end > now) times.push_back(h.end);
-  std::sort(times.begin(), times.end());
-  times.erase(std::unique(times.begin(), times.end()), times.end());
+  for (const Release& r : tl.releases)  // sorted by Prepare
+    if (r.time > times.back()) times.push_back(r.time);
+  if (!holds.empty()) {
+    for (const Hold& h : holds)
+      if (h.end > now) times.push_back(h.end);
+    std::sort(times.begin(), times.end());
+    times.erase(std::unique(times.begin(), times.end()), times.end());
+  }
 
   std::vector<NodeGpus> held;
   std::vector<int64_t> adjusted(num_groups);

@@ -82,7 +82,7 @@ struct Timeline {
   std::vector<int32_t> rank;      // per node: tie-break, lower first
   std::vector<Release> releases;  // any order until Prepare
 
-  // Sorts the releases by (time, node, GPUs).
+  // Sorts the releases by time.
   void Prepare();
   int32_t num_nodes() const { return static_cast<int32_t>(free_now.size()); }
 };
