@@ -108,6 +108,7 @@ void BackfillPlugin::BeginPass(const framework::SchedulerView& view) {
   for (const Reservation& r : reservations_)
     for (const NodeGpus& g : r.nodes) node_bits_[g.node] = 0;
   reservations_.clear();
+  off_counts_.clear();
   node_bits_.resize(view.state.cluster().num_nodes(), 0);
   admitted_ = {};
   restricted_job_ = JobId();
@@ -144,7 +145,7 @@ framework::Verdict BackfillPlugin::Admit(const job::JobSpec& job, const state::C
   restricted_job_ = job.id;
   restricted_bits_ = 0;
   if (reservations_.empty()) return framework::Verdict::Success();
-  const TimeUs end = now + predictor_.Predict(job).runtime;
+  const TimeUs end = now + PredictPending(job);
   const int64_t gpus = job.total_gpus();
   uint32_t spare_bits = 0;
   for (size_t i = 0; i < reservations_.size(); ++i) {
@@ -168,30 +169,51 @@ framework::Verdict BackfillPlugin::Admit(const job::JobSpec& job, const state::C
 }
 
 bool BackfillPlugin::FitsOffReserved(const job::JobSpec& job, const state::ClusterState& state, uint32_t bits) {
-  off_nodes_.clear();
-  for (size_t i = 0; i < reservations_.size(); ++i)
-    if ((bits >> i) & 1)
-      for (const NodeGpus& g : reservations_[i].nodes) off_nodes_.push_back(g.node);
-  std::sort(off_nodes_.begin(), off_nodes_.end());
-  off_nodes_.erase(std::unique(off_nodes_.begin(), off_nodes_.end()), off_nodes_.end());
   const cluster::Cluster& cl = state.cluster();
-  const auto num_types = static_cast<int16_t>(cl.gpu_types().size());
+  bool have_nodes = false;
   for (const auto& g : job.groups) {
     if (g.gpus <= 0 || g.is_sharing() || g.gang_min() <= 0) continue;
-    int64_t fit = 0;
-    for (int16_t t = 0; t < num_types; ++t) {
-      const GpuTypeId type(t);
-      if (!g.gpu_types.Accepts(type)) continue;
-      for (int j = g.gpus; j <= state.max_full_free(type); ++j)
-        fit += int64_t{state.nodes_with_full_free(type, j).Count()} * (j / g.gpus);
+    auto cached = std::find_if(off_counts_.begin(), off_counts_.end(), [&](const OffCount& c) {
+      return c.gpus == g.gpus && c.types == g.gpu_types.bits() && c.bits == bits;
+    });
+    if (cached == off_counts_.end()) {
+      if (!have_nodes) {
+        off_nodes_.clear();
+        for (size_t i = 0; i < reservations_.size(); ++i)
+          if ((bits >> i) & 1)
+            for (const NodeGpus& n : reservations_[i].nodes) off_nodes_.push_back(n.node);
+        std::sort(off_nodes_.begin(), off_nodes_.end());
+        off_nodes_.erase(std::unique(off_nodes_.begin(), off_nodes_.end()), off_nodes_.end());
+        have_nodes = true;
+      }
+      int64_t fit = 0;
+      const auto num_types = static_cast<int16_t>(cl.gpu_types().size());
+      for (int16_t t = 0; t < num_types; ++t) {
+        const GpuTypeId type(t);
+        if (!g.gpu_types.Accepts(type)) continue;
+        for (int j = g.gpus; j <= state.max_full_free(type); ++j)
+          fit += int64_t{state.nodes_with_full_free(type, j).Count()} * (j / g.gpus);
+      }
+      for (int32_t n : off_nodes_) {
+        const NodeId node(n);
+        if (state.up(node) && g.gpu_types.Accepts(cl.node(node).gpu_type)) fit -= state.full_free_gpus(node) / g.gpus;
+      }
+      off_counts_.push_back({g.gpus, g.gpu_types.bits(), bits, fit});
+      cached = off_counts_.end() - 1;
     }
-    for (int32_t n : off_nodes_) {
-      const NodeId node(n);
-      if (state.up(node) && g.gpu_types.Accepts(cl.node(node).gpu_type)) fit -= state.full_free_gpus(node) / g.gpus;
-    }
-    if (fit < g.gang_min()) return false;
+    if (cached->fit < g.gang_min()) return false;
   }
   return true;
+}
+
+TimeUs BackfillPlugin::PredictPending(const job::JobSpec& job) {
+  if (pending_version_ != predictor_.samples_learned()) {
+    pending_predictions_.clear();
+    pending_version_ = predictor_.samples_learned();
+  }
+  auto [it, fresh] = pending_predictions_.try_emplace(job.id, 0);
+  if (fresh) it->second = predictor_.Predict(job).runtime;
+  return it->second;
 }
 
 bool BackfillPlugin::Filter(const framework::CycleContext& ctx, const framework::TaskRequest& req,
@@ -203,6 +225,7 @@ bool BackfillPlugin::Filter(const framework::CycleContext& ctx, const framework:
 
 void BackfillPlugin::OnStart(const job::JobSpec& job) {
   timeline_valid_ = false;
+  off_counts_.clear();
   predicted_[job.id] = predictor_.Predict(job).runtime;
   if (!reservations_.empty() && admitted_.job == job.id) {
     if (admitted_.spare_bits != 0) {
@@ -230,6 +253,7 @@ void BackfillPlugin::OnStart(const job::JobSpec& job) {
 
 void BackfillPlugin::OnRunEnded(const job::JobSpec& job, TimeUs start, TimeUs end, bool completed) {
   timeline_valid_ = false;
+  off_counts_.clear();
   TimeUs predicted = -1;
   if (auto it = predicted_.find(job.id); it != predicted_.end()) {
     predicted = it->second;

@@ -108,6 +108,8 @@ class BackfillPlugin final : public framework::AdmitPlugin, public framework::Fi
   // in `bits`: each whole-GPU group finds room for its gang minimum on the
   // other nodes (counted from the state's per-node free GPU buckets).
   bool FitsOffReserved(const job::JobSpec& job, const state::ClusterState& state, uint32_t bits);
+  // The predicted runtime of a pending job, remembered until the predictor learns.
+  TimeUs PredictPending(const job::JobSpec& job);
   void BuildTimeline(const framework::SchedulerView& view);
   bool TimelineCurrent(const framework::SchedulerView& view) const;
 
@@ -144,6 +146,17 @@ class BackfillPlugin final : public framework::AdmitPlugin, public framework::Fi
   // turned away in Admit, before a placement attempt that would fail.
   mutable bool used_as_filter_ = false;
   std::vector<int32_t> off_nodes_;  // scratch: nodes of the reservations in question
+  // FitsOffReserved's counts while the state stays as it is (cleared at each
+  // pass, start and end): tasks of `gpus` GPUs of `types` off the nodes of `bits`.
+  struct OffCount {
+    int32_t gpus = 0;
+    uint64_t types = 0;
+    uint32_t bits = 0;
+    int64_t fit = 0;
+  };
+  std::vector<OffCount> off_counts_;
+  std::unordered_map<JobId, TimeUs> pending_predictions_;  // for predictor version below (looked up only)
+  int64_t pending_version_ = -1;
   // The timeline is kept from pass to pass while it holds: no run started or
   // ended, the free GPUs look the same, and no predicted end has passed.
   Timeline timeline_;
