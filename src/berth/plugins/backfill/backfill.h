@@ -14,7 +14,11 @@
 //     kept off the nodes R (this plugin is also a filter; list it among the
 //     profile's filters for that node-level guard - as an admit plugin alone
 //     it is the classic, type-aggregate EASY rule);
-// otherwise it waits: "backfill: would delay the reservation of job X at t=S".
+// otherwise it waits: "backfill: would delay the reservation of job X at t=S
+// (...)", with the code kWait (not kUnschedulable: evicting others cannot help
+// it, so a preempting profile does not try). As a filter, once the framework
+// has called it, Admit also turns away a spare-GPU job that cannot fit off the
+// reserved nodes, before its placement attempt.
 //
 // Predictions come from RuntimePredictor (limit, else a quantile of the
 // history of similar jobs); a running job past its predicted end is predicted
