@@ -91,6 +91,11 @@ std::string ResultsToJson(const SimulateOutput& out) {
       j["fragmentation_ratio"] = r.fragmentation_ratio;
       j["fragmented_gpu_share"] = r.fragmented_gpu_share;
     }
+    if (!r.plugin_counters.empty()) {
+      nlohmann::json counters = nlohmann::json::object();
+      for (const auto& [name, value] : r.plugin_counters) counters[name] = value;
+      j["plugin_counters"] = std::move(counters);
+    }
     j["decision_log_hash"] = r.decision_log_hash;
     j["decisions"] = r.decisions;
     j["wall_seconds"] = r.wall_seconds;
