@@ -61,7 +61,7 @@ void Ledger::Recompute(const std::vector<int64_t>& own, std::vector<int64_t>& he
 int32_t Ledger::QueueFor(const job::JobSpec& job) {
   int32_t q = tree_.LeafFor(job);
   if (q < 0 && tree_.auto_leaves()) {
-    q = tree_.AutoLeaf(job.tenant);
+    q = tree_.AutoLeaf(job.queue.empty() ? job.tenant : job.queue);
     Grow();
   }
   return q;

@@ -60,8 +60,9 @@ class Ledger {
   Ledger(QueueTree tree, const cluster::Cluster& cluster, TimeUs half_life = 0);
 
   const QueueTree& tree() const { return tree_; }
-  // The leaf a job is charged to; creates an auto leaf when the tree allows.
-  // -1: the job maps to no queue.
+  // The leaf a job is charged to; creates an auto leaf when the tree allows
+  // (named by the job's queue, else its tenant, else "default"). -1: the job
+  // maps to no queue.
   int32_t QueueFor(const job::JobSpec& job);
   // Dimension of a GPU type (its id); all_types_dim() for all types together.
   int32_t all_types_dim() const { return tree_.all_types_dim(); }

@@ -176,6 +176,12 @@ TEST_F(LedgerTest, UnconstrainedQueuesAndAutoLeaves) {
   const int32_t q = ledger_->QueueFor(j);
   ASSERT_GE(q, 0);
   EXPECT_EQ(ledger_->tree().node(q).name, "alice");
+  j.queue = "research";  // a queue named by the job gets its own leaf
+  EXPECT_EQ(ledger_->tree().node(ledger_->QueueFor(j)).name, "research");
+  j.queue.clear();
+  EXPECT_EQ(ledger_->QueueFor(j), q);
+  j.tenant.clear();
+  EXPECT_EQ(ledger_->tree().node(ledger_->QueueFor(j)).name, "default");
   EXPECT_TRUE(ledger_->CheckFits(q, Type("H100"), 100 * G).ok());
   ledger_->Charge(q, Type("H100"), 16 * G, 0);
   EXPECT_EQ(ledger_->borrowed(q, ledger_->all_types_dim()), 0);

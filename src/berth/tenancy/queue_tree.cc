@@ -143,9 +143,10 @@ int32_t QueueTree::LeafFor(const job::JobSpec& job) const {
   }
   auto it = by_tenant_.find(job.tenant);
   if (it != by_tenant_.end()) return it->second;
-  if (auto_leaves_) {
-    const int32_t q = Find(job.tenant.empty() ? std::string("default") : job.tenant);
-    if (q >= 0 && nodes_[q].is_leaf()) return q;
+  if (auto_leaves_) {  // the auto leaf's name: the job's queue, else its tenant, else "default"
+    const std::string& name = !job.queue.empty() ? job.queue : job.tenant;
+    const int32_t q = Find(name.empty() ? std::string("default") : name);
+    return q >= 0 && nodes_[q].is_leaf() ? q : -1;
   }
   const int32_t d = Find("default");
   return d >= 0 && nodes_[d].is_leaf() ? d : -1;
