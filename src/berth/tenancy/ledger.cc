@@ -166,9 +166,15 @@ Status Ledger::CheckDim(int32_t queue, int32_t dim, int64_t x) const {
         admitted = true;  // within its guarantee: what others borrowed of it is reclaimed
         continue;
       }
-      if (quota.borrow_limit != kUnlimited && excess > quota.borrow_limit)
-        return ResourceExhausted(where() + "would borrow " + Gpus(excess) + " GPUs, over its borrowing limit of " +
-                                 Gpus(quota.borrow_limit));
+      if (quota.borrow_limit != kUnlimited && excess > quota.borrow_limit) {
+        std::string why = where() + "would borrow " + Gpus(excess) + " GPUs, over its borrowing limit of " +
+                          Gpus(quota.borrow_limit);
+        const int64_t kept = held_after - (usage(q, dim) + x);
+        if (kept > 0)
+          why += " (it would use " + Gpus(usage(q, dim) + x) + "; its queues keep " + Gpus(kept) +
+                 " of their guarantees from lending)";
+        return ResourceExhausted(why);
+      }
       if (borrower < 0) borrower = q;
     }
     growth = Taken(q, dim, held_after) - Taken(q, dim, held_before);
