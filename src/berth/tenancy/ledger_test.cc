@@ -234,7 +234,8 @@ TEST(QueueTreeTest, ChildrenGuaranteesFitTheParents) {
   auto c = MakeCluster("2x8:H100");
   auto t = QueueTree::Create({Q("p", "", Guarantee(8)), Q("c1", "p", Guarantee(5)), Q("c2", "p", Guarantee(4))}, c);
   ASSERT_FALSE(t.ok());
-  EXPECT_EQ(t.status().message(), "queue 'p' quota '*': guarantee: its children are guaranteed 9 GPUs, more than its 8");
+  EXPECT_EQ(t.status().message(),
+            "queue 'p' quota '*': guarantee: its children are guaranteed 9 GPUs, more than its 8");
   t = QueueTree::Create({Q("c1", "p", Guarantee(4)), Q("p", "", Guarantee(8)), Q("c2", "p", Guarantee(4))}, c);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(t->node(t->Find("c1")).parent, t->Find("p"));
