@@ -22,6 +22,7 @@
 #include "berth/server/http_server.h"
 #include "berth/server/service.h"
 #include "berth/store/store.h"
+#include "berth/tenancy/queue_yaml.h"
 #include "commands.h"
 
 namespace berth::apps {
@@ -38,6 +39,7 @@ struct ServeFlags {
   std::string cluster;
   std::string token_file;
   std::string policy = "topology";
+  std::string queues;  // queue tree YAML ("" = every tenant its own queue)
   bool virtual_nodes = false;
   double speedup = 1.0;
 };
@@ -128,6 +130,14 @@ int Serve(const ServeFlags& f) {
   opts.policy = f.policy;
   opts.virtual_nodes = f.virtual_nodes || demo;
   opts.speedup = f.speedup;
+  if (!f.queues.empty()) {
+    auto file = tenancy::ReadQueueFile(f.queues);
+    if (!file.ok()) return fail("queues", file.status());
+    auto tree = tenancy::BuildQueueTree(*file, f.queues, *cluster);
+    if (!tree.ok()) return fail("queues", tree.status());
+    opts.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree).value());
+    opts.usage_half_life = file->half_life;
+  }
   server::Service service(*cluster, **store, opts, log, metrics);
   {
     std::lock_guard<std::mutex> lock(ending.mu);
@@ -220,6 +230,8 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_flag("--virtual-nodes", flags->virtual_nodes, "simulate node agents that heartbeat and run jobs");
   cmd->add_option("--speedup", flags->speedup, "virtual nodes run a job for duration/N")->capture_default_str();
   cmd->add_option("--policy", flags->policy, "scheduling policy (see berth simulate)")->capture_default_str();
+  cmd->add_option("--queues", flags->queues,
+                  "queue tree YAML (docs/queues.md): quotas are enforced; default: every tenant its own queue");
   cmd->callback([flags, &run] { run = [flags] { return Serve(*flags); }; });
 }
 

@@ -8,9 +8,9 @@
 //   fairshare-backfill  fairshare plus reservation and backfill
 //
 // All are greedy passes (a job that cannot start does not block the next).
-// fairshare and fairshare-backfill name the `quota`, `preempt` and `backfill`
-// plugins: a build without them fails to instantiate these two policies (the
-// error names the missing plugin).
+// The `backfill` policy (FIFO with EASY backfill) is registered by the
+// backfill folder (backfill/register.h).
+#include "berth/plugins/backfill/register.h"
 #include "berth/plugins/builtin.h"
 
 namespace berth::plugins {
@@ -39,7 +39,11 @@ Profile OrderPreemptive(const std::string& name) {
 Profile FairShare(bool backfill) {
   Profile p = Base("fairshare");
   p.admit = {PluginRef{"quota"}};
-  if (backfill) p.admit.push_back(PluginRef{"backfill"});
+  p.filter.push_back(PluginRef{"quota"});
+  if (backfill) {
+    p.admit.push_back(PluginRef{"backfill"});
+    p.filter.push_back(PluginRef{"backfill"});
+  }
   p.reserve = {PluginRef{"quota"}};
   p.plan = {PluginRef{"topology"}};
   p.post_filter = {PluginRef{"preempt"}};
@@ -60,6 +64,7 @@ Status RegisterTenancyPolicies(framework::PolicyRegistry& r) {
       "weighted fair share with decayed usage over the queue tree, quotas with borrowing, reclaim by preemption"));
   BERTH_RETURN_IF_ERROR(r.Register("fairshare-backfill", FairShare(true),
                                    "fairshare plus a reservation for the blocked head job and backfill behind it"));
+  BERTH_RETURN_IF_ERROR(RegisterBackfillPolicies(r));
   return Status::Ok();
 }
 

@@ -47,12 +47,19 @@ Status Service::Start() {
   BERTH_RETURN_IF_ERROR(plugins::RegisterBuiltinPolicies(policies_));
   BERTH_ASSIGN_OR_RETURN(framework::Profile profile, policies_.Find(options_.policy));
   profile.name = options_.policy;
+  if (options_.queues) {  // quotas are enforced, not only accounted
+    for (auto* point : {&profile.admit, &profile.reserve})
+      if (std::none_of(point->begin(), point->end(), [](const auto& r) { return r.name == "quota"; }))
+        point->push_back(framework::PluginRef{"quota"});
+  }
   framework::PluginContext context;
   context.cluster = &cluster_;  // no workload known in advance in the service
   BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw,
                          framework::Framework::Create(profile, plugins_, context));
   scheduler::SchedulerOptions so;
   so.seed = options_.seed;
+  so.queues = options_.queues;
+  so.usage_half_life = options_.usage_half_life;
   sched_ = std::make_unique<scheduler::Scheduler>(cluster_, std::move(fw), std::move(so), clock_);
   phase_ = Phase::kAcquiring;
   BERTH_ASSIGN_OR_RETURN(fence_, store_.Acquire());
@@ -213,6 +220,10 @@ ApiResult Service::SubmitJob(const std::string& body) {
   if (!sub.ok()) return finish(ApiResult::Error(400, sub.status().message()));
   Status feasible = CheckFeasible(cluster_, sub->spec);
   if (!feasible.ok()) return finish(ApiResult::Error(422, "the job can never run here: " + feasible.message()));
+  if (options_.queues && !options_.queues->auto_leaves() && options_.queues->LeafFor(sub->spec) < 0)
+    return finish(ApiResult::Error(422, "tenant '" + sub->spec.tenant + "'" +
+                                            (sub->spec.queue.empty() ? "" : " (queue '" + sub->spec.queue + "')") +
+                                            " maps to no leaf queue, and the queue tree has no 'default' leaf"));
   if (!ready_) return finish(NotReady());
   const std::string key = sub->idempotency_key.empty() ? "name:" + sub->spec.name : sub->idempotency_key;
   const std::string fingerprint = SpecFingerprint(sub->spec);

@@ -54,6 +54,10 @@ struct ServiceOptions {
   TimeUs request_timeout = 30'000'000;        // longest wait for the loop or the store
   TimeUs extender_reservation_ttl = 600'000'000;  // unbound extender reservations expire
   uint64_t seed = 42;
+  // The queue tree (null: every tenant its own unconstrained queue). With a
+  // tree, the policy's profile gets the quota plugin if it lacks it.
+  std::shared_ptr<const tenancy::QueueTree> queues;
+  TimeUs usage_half_life = 0;  // decayed usage for fair share
 
   Status Validate() const;
 };

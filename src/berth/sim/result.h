@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace berth::sim {
@@ -100,6 +101,10 @@ struct PolicyResult {
   std::vector<TenantResult> tenants;
   int64_t preemptions = 0;
   double lost_gpu_hours = 0;
+
+  // The plugins' own figures (Plugin::Counters, e.g. "backfill.reservations"),
+  // by name; replay sums them over partitions (a name with "_max": the largest).
+  std::vector<std::pair<std::string, double>> plugin_counters;
 };
 
 }  // namespace berth::sim

@@ -123,6 +123,11 @@ std::string ResultsToJson(const SimulateOutput& out) {
       j["lost_gpu_hours"] = r.lost_gpu_hours;
       j["tenants"] = Tenants(r.tenants);
     }
+    if (!r.plugin_counters.empty()) {
+      nlohmann::json counters = nlohmann::json::object();
+      for (const auto& [name, value] : r.plugin_counters) counters[name] = value;
+      j["plugin_counters"] = std::move(counters);
+    }
     j["decision_log_hash"] = r.decision_log_hash;
     j["decisions"] = r.decisions;
     j["wall_seconds"] = r.wall_seconds;
