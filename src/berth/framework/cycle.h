@@ -70,8 +70,10 @@ struct RunningJob {
     if (interval <= 0 || now <= run_start) return run_start;
     return run_start + (now - run_start) / interval * interval;
   }
-  // GPU-seconds lost if evicted at `now`: GPUs x time since the last checkpoint.
+  // GPU-seconds lost if evicted at `now`: GPUs x time since the last checkpoint
+  // (0 while the run is still starting: no work done yet).
   double LostGpuSeconds(TimeUs now) const {
+    if (now <= run_start) return 0;
     return static_cast<double>(milli_gpu) / kMilliPerGpu * UsToSeconds(now - LastCheckpoint(now));
   }
 };

@@ -5,7 +5,7 @@
 namespace berth::plugins {
 
 Status RegisterTenancyPolicies(framework::PolicyRegistry& registry) {
-  (void)registry;
+  BERTH_RETURN_IF_ERROR(RegisterPreemptionPolicies(registry));
   return Status::Ok();
 }
 

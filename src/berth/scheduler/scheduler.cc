@@ -423,7 +423,7 @@ framework::Verdict Scheduler::TryPreempt(int32_t index, Verdict verdict, TimeUs 
   JobRecord& rec = jobs_[index];
   const framework::SchedulerView view = View(now);
   for (auto* pf : framework_->post_filter()) {
-    framework::PreemptContext ctx{rec.spec, rec.queue, verdict, view};
+    framework::PreemptContext ctx{rec.spec, rec.queue, verdict, view, rec.preempted_by};
     std::optional<framework::PreemptionPlan> plan = pf->PostFilter(ctx);
     if (!plan || plan->victims.empty()) continue;
     // Validate the whole plan before touching anything: every victim running.

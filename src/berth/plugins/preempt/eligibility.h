@@ -1,0 +1,107 @@
+// Who may be evicted to make room for a job, and what each eviction costs: the
+// rules shared by the `preempt` and `preempt-lowest-priority` post-filters, so
+// that the two differ only in how they choose among the same candidates.
+//
+// J is the job that could not be placed (leaf queue qJ, priority pJ); V is a
+// running job (leaf queue qV, priority pV). V is a candidate when
+//   guards:  V has run at least `min_runtime` in its current run, and V is not
+//            the job whose preemption last evicted J (a job evicted by X never
+//            evicts X: no A-evicts-B-evicts-A ping-pong);
+//   and      qV == qJ and pV < pJ (priority inside a queue),
+//   or       qV != qJ, qV is borrowing in J's dimension, and J has the reclaim
+//            right (qJ has a guarantee there and stays within it with J) or
+//            pV < pJ. Only borrowed capacity is taken from another queue:
+//            the evictions from qV may not exceed what qV borrowed (its
+//            budget), so no queue is ever pushed below its guarantee.
+// So a preemptor always ranks strictly above each of its victims in
+// (reclaim right, priority) order, with guarantees outranking priority across
+// queues, as in Kueue's reclaim and Volcano's reclaim action.
+//
+// J's dimension: the single GPU type that all its GPU groups accept when its
+// queue has a quota for that type, else all types together ("*"). Borrowing
+// is judged on the queues from qV up to, not including, the closest ancestor
+// it shares with qJ; queues there without a quota in that dimension do not
+// limit it, and when none has one, qV's guarantee is 0 (all it uses is
+// borrowed: e.g. the unconstrained per-tenant leaves of a run without
+// --queues, where only priority decides).
+//
+// Cost of evicting V: its GPUs x the time since its last checkpoint
+// (RunningJob::LostGpuSeconds at now).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "berth/framework/plugin.h"
+
+namespace berth::plugins::preempt {
+
+struct Candidate {
+  int32_t run = 0;       // index in view.running
+  double cost = 0;       // GPU-seconds lost if evicted now
+  int64_t dim_milli = 0; // milli-GPU it holds in J's dimension (what its eviction gives back to its queue)
+  int32_t path_begin = 0, path_len = 0;  // its queue's budget path (queues with a quota); 0: unlimited
+  bool by_priority = false;  // eligible through priority (else through reclaim)
+};
+
+class Eligibility {
+ public:
+  // Finds the candidates for ctx.job among ctx.view.running. Returns false
+  // (and no candidates) when nothing could be evicted for it at all.
+  bool Build(const framework::PreemptContext& ctx, TimeUs min_runtime);
+
+  std::span<const Candidate> candidates() const { return candidates_; }
+  // Candidate index of a running job, or -1.
+  int32_t CandidateOf(int32_t run) const { return run < static_cast<int32_t>(of_run_.size()) ? of_run_[run] : -1; }
+  bool reclaim() const { return reclaim_; }
+  int32_t dim() const { return dim_; }
+
+  // Budgets: whether candidate c can be evicted on top of what was taken, and
+  // taking / giving back its share. Reset() clears what was taken.
+  bool CanTake(const Candidate& c) const;
+  void Take(const Candidate& c, int64_t sign);
+  void Reset();
+
+  // "priority 10" or "priority 10, reclaim for queue q" (for plan reasons).
+  std::string Describe(const framework::PreemptContext& ctx) const;
+
+ private:
+  const tenancy::Ledger* ledger_ = nullptr;
+  int32_t dim_ = 0;
+  bool reclaim_ = false;
+  std::vector<Candidate> candidates_;
+  std::vector<int32_t> of_run_;       // per running index: candidate index or -1
+  std::vector<int32_t> paths_;        // queue ids, by candidate path ranges
+  std::vector<int64_t> taken_;        // per queue: milli evicted so far
+  std::vector<int32_t> taken_touched_;
+  std::vector<int32_t> path_of_queue_begin_, path_of_queue_len_;  // per queue, -1: not computed
+  std::vector<uint8_t> j_ancestor_;   // per queue: qJ or one of its ancestors
+};
+
+// The candidates' tasks indexed by node: for each node, (candidate,
+// placement) pairs, the tasks of one candidate adjacent.
+class CandidatesByNode {
+ public:
+  struct Entry {
+    int32_t cand;       // index in Eligibility::candidates()
+    int32_t placement;  // index in the candidate's placements
+  };
+  void Build(std::span<const framework::RunningJob> running, std::span<const Candidate> cands, int32_t nodes);
+  std::span<const Entry> On(int32_t node) const {
+    return {entries_.data() + begin_[node], static_cast<size_t>(begin_[node + 1] - begin_[node])};
+  }
+
+ private:
+  std::vector<int32_t> begin_;
+  std::vector<Entry> entries_;
+  std::vector<int32_t> fill_;
+};
+
+// The dimension J is judged in (see the file comment).
+int32_t JobDimension(const job::JobSpec& job, int32_t queue, const tenancy::Ledger& ledger);
+// J's milli-GPU in a dimension: every group's gang minimum x GPUs x share.
+int64_t JobMilli(const job::JobSpec& job);
+
+}  // namespace berth::plugins::preempt
