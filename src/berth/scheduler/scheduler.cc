@@ -87,6 +87,8 @@ void Scheduler::RunStarted(int32_t index, TimeUs now) {
   r.work_done = rec.work_done;
   for (const auto& p : rec.placements) r.milli_gpu += int64_t{std::popcount(p.alloc.gpu_mask)} * p.alloc.milli_per_gpu;
   r.preemptions = rec.preemptions;
+  r.priority = rec.spec.priority;
+  r.checkpoint_interval = rec.spec.checkpoint_interval;
   if (running_pos_.size() < jobs_.size()) running_pos_.resize(jobs_.size(), -1);
   running_pos_[index] = static_cast<int32_t>(running_jobs_.size());
   running_jobs_.push_back(r);

@@ -27,11 +27,27 @@ int64_t JobMilli(const job::JobSpec& job) {
   return milli;
 }
 
+// RunningJob::LostGpuSeconds without a 64-bit integer division (this runs
+// for every running job at every decision): the quotient from a double
+// division, corrected to the exact remainder.
+double LostGpuSeconds(const framework::RunningJob& v, TimeUs now) {
+  const TimeUs elapsed = now - v.run_start;
+  if (elapsed <= 0) return 0;
+  TimeUs age = elapsed;
+  if (v.checkpoint_interval > 0) {
+    const TimeUs interval = v.checkpoint_interval;
+    const auto q = static_cast<TimeUs>(static_cast<double>(elapsed) / static_cast<double>(interval));
+    age = elapsed - q * interval;
+    if (age < 0) age += interval;
+    if (age >= interval) age -= interval;
+  }
+  return static_cast<double>(v.milli_gpu) * static_cast<double>(age) * 1e-9;
+}
+
 bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime) {
   candidates_.clear();
   const auto& view = ctx.view;
   const auto& running = view.running;
-  of_run_.assign(running.size(), -1);
   ledger_ = &view.ledger;
   if (ctx.verdict.code == framework::VerdictCode::kUnresolvable || running.empty()) return false;
   const tenancy::QueueTree& tree = ledger_->tree();
@@ -52,7 +68,7 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
   taken_touched_.clear();
   // The budget path of queue q (queues with a quota in dim_ from q up to the
   // closest ancestor shared with qJ), cached; false when q lends nothing.
-  auto path_of = [&](int32_t q, int32_t& begin, int32_t& len) {
+  auto path_of = [&](int32_t q, int32_t& begin, int16_t& len) {
     if (path_of_queue_begin_[q] < 0) {
       path_of_queue_begin_[q] = static_cast<int32_t>(paths_.size());
       for (int32_t a = q; a >= 0 && !j_ancestor_[a]; a = tree.node(a).parent)
@@ -60,7 +76,7 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
       path_of_queue_len_[q] = static_cast<int32_t>(paths_.size()) - path_of_queue_begin_[q];
     }
     begin = path_of_queue_begin_[q];
-    len = path_of_queue_len_[q];
+    len = static_cast<int16_t>(path_of_queue_len_[q]);
     for (int32_t i = begin; i < begin + len; ++i)
       if (ledger_->borrowed(paths_[i], dim_) <= 0) return false;
     return true;
@@ -71,9 +87,8 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
   for (size_t r = 0; r < running.size(); ++r) {
     const framework::RunningJob& v = running[r];
     if (ctx.preempted_by.valid() && v.spec->id == ctx.preempted_by) continue;
-    if (v.spec->id == ctx.job.id) continue;
     if (view.now - v.start_time < min_runtime) continue;
-    const int32_t pv = v.spec->priority;
+    const int32_t pv = v.priority;
     Candidate c;
     c.run = static_cast<int32_t>(r);
     c.by_priority = pv < pj;
@@ -83,14 +98,14 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
       if (!reclaim_ && !c.by_priority) continue;
       if (!path_of(v.queue, c.path_begin, c.path_len)) continue;
     }
+    c.milli = static_cast<int32_t>(v.milli_gpu);
     if (all_types) {
-      c.dim_milli = v.milli_gpu;
+      c.dim_milli = c.milli;
     } else {
       for (const auto& p : v.placements)
         if (cluster.node(p.alloc.node).gpu_type.value() == dim_) c.dim_milli += p.alloc.total_milli();
     }
-    c.cost = v.LostGpuSeconds(view.now);
-    of_run_[r] = static_cast<int32_t>(candidates_.size());
+    c.cost = LostGpuSeconds(v, view.now);
     candidates_.push_back(c);
   }
   return !candidates_.empty();
@@ -117,18 +132,27 @@ void Eligibility::Reset() {
   taken_touched_.clear();
 }
 
-void CandidatesByNode::Build(std::span<const framework::RunningJob> running, std::span<const Candidate> cands,
-                             int32_t nodes) {
-  begin_.assign(nodes + 1, 0);
-  for (const Candidate& c : cands)
-    for (const auto& p : running[c.run].placements) ++begin_[p.alloc.node.value() + 1];
-  for (int32_t n = 0; n < nodes; ++n) begin_[n + 1] += begin_[n];
-  entries_.resize(begin_[nodes]);
-  fill_.assign(begin_.begin(), begin_.end() - 1);
-  for (int32_t c = 0; c < static_cast<int32_t>(cands.size()); ++c) {
+void CandidatesByNode::Build(const state::ClusterState& state, std::span<const framework::RunningJob> running,
+                             std::span<const Candidate> cands) {
+  const int32_t nodes = state.cluster().num_nodes();
+  begin_.resize(nodes + 1);
+  end_.resize(nodes);
+  int32_t at = 0;
+  for (int32_t n = 0; n < nodes; ++n) {
+    begin_[n] = end_[n] = at;
+    at += static_cast<int32_t>(state.tasks_on(NodeId(n)).size());
+  }
+  begin_[nodes] = at;
+  entries_.resize(at);
+  const auto count = static_cast<int32_t>(cands.size());
+  for (int32_t c = 0; c < count; ++c) {
+    // The placements live with each job's record: fetch a few jobs ahead.
+    if (c + 8 < count) __builtin_prefetch(running[cands[c + 8].run].placements.data());
     const auto& placements = running[cands[c].run].placements;
-    for (int32_t i = 0; i < static_cast<int32_t>(placements.size()); ++i)
-      entries_[fill_[placements[i].alloc.node.value()]++] = {c, i};
+    for (const auto& p : placements) {
+      const state::Allocation& a = p.alloc;
+      entries_[end_[a.node.value()]++] = {c, a.milli_per_gpu, a.gpu_mask, a.cpu_milli, a.memory_mib};
+    }
   }
 }
 

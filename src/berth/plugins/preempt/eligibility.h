@@ -29,6 +29,7 @@
 // (RunningJob::LostGpuSeconds at now).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -39,10 +40,12 @@
 namespace berth::plugins::preempt {
 
 struct Candidate {
-  int32_t run = 0;       // index in view.running
-  double cost = 0;       // GPU-seconds lost if evicted now
-  int64_t dim_milli = 0; // milli-GPU it holds in J's dimension (what its eviction gives back to its queue)
-  int32_t path_begin = 0, path_len = 0;  // its queue's budget path (queues with a quota); 0: unlimited
+  double cost = 0;        // GPU-seconds lost if evicted now
+  int32_t run = 0;        // index in view.running
+  int32_t dim_milli = 0;  // milli-GPU it holds in J's dimension (what its eviction gives back to its queue)
+  int32_t milli = 0;      // milli-GPU it holds in all
+  int32_t path_begin = 0;  // its queue's budget path (queues with a quota in J's dimension)
+  int16_t path_len = 0;    // 0: no budget
   bool by_priority = false;  // eligible through priority (else through reclaim)
 };
 
@@ -53,8 +56,6 @@ class Eligibility {
   bool Build(const framework::PreemptContext& ctx, TimeUs min_runtime);
 
   std::span<const Candidate> candidates() const { return candidates_; }
-  // Candidate index of a running job, or -1.
-  int32_t CandidateOf(int32_t run) const { return run < static_cast<int32_t>(of_run_.size()) ? of_run_[run] : -1; }
   bool reclaim() const { return reclaim_; }
   int32_t dim() const { return dim_; }
 
@@ -72,7 +73,6 @@ class Eligibility {
   int32_t dim_ = 0;
   bool reclaim_ = false;
   std::vector<Candidate> candidates_;
-  std::vector<int32_t> of_run_;       // per running index: candidate index or -1
   std::vector<int32_t> paths_;        // queue ids, by candidate path ranges
   std::vector<int64_t> taken_;        // per queue: milli evicted so far
   std::vector<int32_t> taken_touched_;
@@ -84,23 +84,32 @@ class Eligibility {
 // placement) pairs, the tasks of one candidate adjacent.
 class CandidatesByNode {
  public:
-  struct Entry {
-    int32_t cand;       // index in Eligibility::candidates()
-    int32_t placement;  // index in the candidate's placements
+  struct Entry {  // one task of a candidate, copied for sequential scans
+    int32_t cand;  // index in Eligibility::candidates()
+    MilliGpu milli_per_gpu;
+    uint64_t gpu_mask;
+    MilliCpu cpu;
+    MiB mem;
+    int64_t milli() const { return int64_t{std::popcount(gpu_mask)} * milli_per_gpu; }
   };
-  void Build(std::span<const framework::RunningJob> running, std::span<const Candidate> cands, int32_t nodes);
+  void Build(const state::ClusterState& state, std::span<const framework::RunningJob> running,
+             std::span<const Candidate> cands);
   std::span<const Entry> On(int32_t node) const {
-    return {entries_.data() + begin_[node], static_cast<size_t>(begin_[node + 1] - begin_[node])};
+    return {entries_.data() + begin_[node], static_cast<size_t>(end_[node] - begin_[node])};
   }
 
  private:
+  // Node n's room is sized by its task count in the state (one pass over the
+  // candidates' placements instead of two): entries_[begin_[n], end_[n]).
   std::vector<int32_t> begin_;
+  std::vector<int32_t> end_;
   std::vector<Entry> entries_;
-  std::vector<int32_t> fill_;
 };
 
 // The dimension J is judged in (see the file comment).
 int32_t JobDimension(const job::JobSpec& job, int32_t queue, const tenancy::Ledger& ledger);
+// RunningJob::LostGpuSeconds, computed faster (same value up to rounding).
+double LostGpuSeconds(const framework::RunningJob& v, TimeUs now);
 // J's milli-GPU in a dimension: every group's gang minimum x GPUs x share.
 int64_t JobMilli(const job::JobSpec& job);
 

@@ -31,7 +31,7 @@ bool LowestPriorityFirst::NodePick(int32_t node, const TaskShape& shape, Eligibi
     while (end < on.size() && on[end].cand == c) ++end;
     if (!selected_[c]) {
       const auto& v = running[cands[c].run];
-      groups_.push_back({v.spec->priority, v.start_time, v.spec->id.value(), c, e, end});
+      groups_.push_back({v.priority, v.start_time, v.spec->id.value(), c, e, end});
     }
     e = end;
   }
@@ -53,10 +53,10 @@ bool LowestPriorityFirst::NodePick(int32_t node, const TaskShape& shape, Eligibi
     elig.Take(c, +1);
     out.victims.push_back(g.cand);
     for (size_t e = g.begin; e < g.end; ++e) {
-      const auto& a = running[c.run].placements[on[e].placement].alloc;
+      const auto& a = on[e];
       for (uint64_t m = a.gpu_mask; m; m &= m - 1) milli[std::countr_zero(m)] += a.milli_per_gpu;
-      cpu += a.cpu_milli;
-      mem += a.memory_mib;
+      cpu += a.cpu;
+      mem += a.mem;
     }
     if (room_.SlotsWith(n, shape, room_.MaskWithExtra(n, milli.data()), cpu, mem) >= 1) {
       fits = true;
@@ -69,11 +69,11 @@ bool LowestPriorityFirst::NodePick(int32_t node, const TaskShape& shape, Eligibi
   out.top_priority = INT32_MIN;
   for (int32_t c : out.victims) {
     const auto& v = running[cands[c].run];
-    out.priority_sum += v.spec->priority;
-    if (v.spec->priority > out.top_priority) {
-      out.top_priority = v.spec->priority;
+    out.priority_sum += v.priority;
+    if (v.priority > out.top_priority) {
+      out.top_priority = v.priority;
       out.top_start = v.start_time;
-    } else if (v.spec->priority == out.top_priority) {
+    } else if (v.priority == out.top_priority) {
       out.top_start = std::min(out.top_start, v.start_time);
     }
   }
@@ -88,7 +88,7 @@ std::optional<std::vector<int32_t>> LowestPriorityFirst::Find(const framework::P
   room_.Attach(state);
   elig.Reset();
   const auto cands = elig.candidates();
-  by_node_.Build(ctx.view.running, cands, nodes);
+  by_node_.Build(state, ctx.view.running, cands);
   selected_.assign(cands.size(), 0);
   std::vector<int32_t> chosen;
   Pick best, pick;

@@ -46,6 +46,11 @@ class PreemptHarness {
     auto c = cluster::ParseClusterSpec(spec);
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     cluster_ = std::make_unique<cluster::Cluster>(std::move(c).value());
+    sched_.reset();
+    plugins_ = {};
+    policies_ = {};
+    names_.clear();
+    next_id_ = 0;
     ASSERT_TRUE(RegisterBuiltinPlugins(plugins_).ok());
     ASSERT_TRUE(RegisterBuiltinPolicies(policies_).ok());
     auto p = policies_.Find(policy);

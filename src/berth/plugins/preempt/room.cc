@@ -86,6 +86,17 @@ void Room::Evict(const framework::RunningJob& v, int sign, int32_t begin, int32_
     Touch(n);
     if (changed) changed->push_back(n);
     const NodeId node(n);
+    cpu_[n] += sign * p.alloc.cpu_milli;
+    mem_[n] += sign * p.alloc.memory_mib;
+    if (p.alloc.milli_per_gpu == kMilliPerGpu) {
+      // A whole-GPU task holds its GPUs alone: they are free exactly while it is evicted.
+      if (sign > 0) {
+        extra_mask_[n] |= p.alloc.gpu_mask;
+      } else {
+        extra_mask_[n] &= ~p.alloc.gpu_mask;
+      }
+      continue;
+    }
     const int32_t first = state_->cluster().node(node).first_gpu;
     const uint64_t whole = state_->full_free_mask(node);
     for (uint64_t m = p.alloc.gpu_mask; m; m &= m - 1) {
@@ -99,8 +110,6 @@ void Room::Evict(const framework::RunningJob& v, int sign, int32_t begin, int32_
         extra_mask_[n] &= ~bit;
       }
     }
-    cpu_[n] += sign * p.alloc.cpu_milli;
-    mem_[n] += sign * p.alloc.memory_mib;
   }
 }
 

@@ -62,8 +62,6 @@ class Room {
   // GPUs of n that become whole and free if, on top of the current room,
   // `milli[g]` more milli-GPU is given back on GPU g (g < gpu_count).
   uint64_t MaskWithExtra(NodeId n, const int32_t* milli) const;
-  // Milli-GPU given back so far on GPU g of node n.
-  int32_t FreedMilli(NodeId n, int g) const { return freed_milli_[state_->cluster().node(n).first_gpu + g]; }
 
   // Whether the nodes in [begin, end) hold every shape's tasks now (greedy:
   // node by node, shapes with the most GPUs first; exact for one shape).
@@ -79,7 +77,7 @@ class Room {
  private:
   void Touch(int32_t n);
   const state::ClusterState* state_ = nullptr;
-  std::vector<int32_t> freed_milli_;  // per GPU (global index)
+  std::vector<int32_t> freed_milli_;  // per GPU (global index): shares given back
   std::vector<uint64_t> extra_mask_;  // per node: GPUs made whole and free by evictions
   std::vector<uint64_t> reserved_mask_;
   std::vector<MilliCpu> cpu_;         // per node: freed - reserved

@@ -27,13 +27,15 @@ void VictimSearch::Index(const framework::PreemptContext& ctx, const GangNeed& n
   const auto cands = elig.candidates();
   const auto& running = ctx.view.running;
 
-  by_node_.Build(running, cands, nodes);
+  by_node_.Build(state, running, cands);
 
   // Slots of the widest shape per node now, and with every candidate gone.
   base_slots_.resize(nodes);
   max_slots_.resize(nodes);
   base_prefix_.assign(nodes + 1, 0);
   max_prefix_.assign(nodes + 1, 0);
+  bound_begin_.assign(nodes + 1, 0);
+  bound_.clear();
   std::array<int32_t, cluster::kMaxGpusPerNode> milli{};
   for (int32_t n = 0; n < nodes; ++n) {
     const NodeId node(n);
@@ -41,18 +43,26 @@ void VictimSearch::Index(const framework::PreemptContext& ctx, const GangNeed& n
     max_slots_[n] = base_slots_[n];
     const auto on = by_node_.On(n);
     if (!on.empty() && state.up(node)) {
-      const int32_t gpus = cluster.node(node).gpu_count;
-      std::fill_n(milli.begin(), gpus, 0);
+      uint64_t whole = 0;  // GPUs of whole-GPU tasks: free once they go
+      bool shares = false;
       MilliCpu cpu = 0;
       MiB mem = 0;
-      for (const auto& entry : on) {
-        const auto& a = running[cands[entry.cand].run].placements[entry.placement].alloc;
-        for (uint64_t m = a.gpu_mask; m; m &= m - 1) milli[std::countr_zero(m)] += a.milli_per_gpu;
-        cpu += a.cpu_milli;
-        mem += a.memory_mib;
+      for (const auto& a : on) {
+        if (a.milli_per_gpu == kMilliPerGpu) {
+          whole |= a.gpu_mask;
+        } else {
+          if (!shares) std::fill_n(milli.begin(), cluster.node(node).gpu_count, 0);
+          shares = true;
+          for (uint64_t m = a.gpu_mask; m; m &= m - 1) milli[std::countr_zero(m)] += a.milli_per_gpu;
+        }
+        cpu += a.cpu;
+        mem += a.mem;
       }
-      max_slots_[n] = room_.SlotsWith(node, primary_, room_.MaskWithExtra(node, milli.data()), cpu, mem);
+      if (shares) whole |= room_.MaskWithExtra(node, milli.data());
+      max_slots_[n] = room_.SlotsWith(node, primary_, whole, cpu, mem);
+      if (max_slots_[n] > base_slots_[n]) NodeBounds(n, on);
     }
+    bound_begin_[n + 1] = static_cast<int32_t>(bound_.size());
     base_prefix_[n + 1] = base_prefix_[n] + base_slots_[n];
     max_prefix_[n + 1] = max_prefix_[n] + max_slots_[n];
   }
@@ -60,6 +70,60 @@ void VictimSearch::Index(const framework::PreemptContext& ctx, const GangNeed& n
   version_.resize(nodes, 0);
   stamp_.resize(nodes, 0);
   selected_.assign(cands.size(), 0);
+}
+
+void VictimSearch::NodeBounds(int32_t n, std::span<const CandidatesByNode::Entry> on) {
+  if (primary_.gpus == 0) {  // CPU-only tasks: no GPU bound
+    for (int32_t s = base_slots_[n]; s < max_slots_[n]; ++s) bound_.push_back(0);
+    return;
+  }
+  // Each candidate's cost spread over the milli-GPU it holds anywhere.
+  const auto cands = elig_->candidates();
+  shares_.clear();
+  for (size_t e = 0; e < on.size();) {
+    const int32_t c = on[e].cand;
+    int64_t held = 0;
+    for (; e < on.size() && on[e].cand == c; ++e) held += on[e].milli();
+    const int64_t total = cands[c].milli;
+    if (held > 0 && total > 0) shares_.push_back({cands[c].cost / static_cast<double>(total), held});
+  }
+  // A handful per node: insertion sort.
+  for (size_t i = 1; i < shares_.size(); ++i)
+    for (size_t k = i; k > 0 && shares_[k].per_milli < shares_[k - 1].per_milli; --k) std::swap(shares_[k], shares_[k - 1]);
+  // f(d): the least cost of giving back d milli-GPU on the node, fractionally.
+  size_t i = 0;
+  int64_t used_in_i = 0, given = 0;
+  double cost = 0;
+  auto f = [&](int64_t d) {
+    while (given < d && i < shares_.size()) {
+      const int64_t take = std::min(d - given, shares_[i].milli - used_in_i);
+      cost += static_cast<double>(take) * shares_[i].per_milli;
+      given += take;
+      used_in_i += take;
+      if (used_in_i == shares_[i].milli) {
+        ++i;
+        used_in_i = 0;
+      }
+    }
+    return cost;
+  };
+  const int64_t free = std::popcount(room_.FreeMask(NodeId(n)));
+  double prev = 0;
+  for (int32_t s = base_slots_[n] + 1; s <= max_slots_[n]; ++s) {
+    const double now = f(std::max<int64_t>(0, int64_t{s} * primary_.gpus - free) * kMilliPerGpu);
+    bound_.push_back(now - prev);
+    prev = now;
+  }
+}
+
+double VictimSearch::DomainBound(int32_t begin, int32_t end, int64_t missing) {
+  if (missing <= 0) return 0;
+  bound_scratch_.assign(bound_.begin() + bound_begin_[begin], bound_.begin() + bound_begin_[end]);
+  if (static_cast<int64_t>(bound_scratch_.size()) < missing) return 0;  // cannot say
+  std::nth_element(bound_scratch_.begin(), bound_scratch_.begin() + (missing - 1), bound_scratch_.end());
+  double sum = 0;
+  for (int64_t k = 0; k < missing; ++k) sum += bound_scratch_[k];
+  return sum;
 }
 
 std::optional<VictimSet> VictimSearch::Find(const framework::PreemptContext& ctx, const GangNeed& need,
@@ -71,18 +135,31 @@ std::optional<VictimSet> VictimSearch::Find(const framework::PreemptContext& ctx
   for (int l = cluster::kNumLevels - 1; l >= cap; --l) {
     const auto level = static_cast<cluster::Level>(l);
     if (need.gpus > cluster.max_domain_gpus(level)) continue;
-    std::optional<VictimSet> best;
+    // The domains that could hold the gang, cheapest bound first.
+    ranked_.clear();
     for (DomainId d : cluster.domains_at(level)) {
       const cluster::Domain& dom = cluster.domain(d);
       const int32_t b = dom.begin.value(), e = dom.end.value();
       if (max_prefix_[e] - max_prefix_[b] < primary_.count) continue;
-      if (single && base_prefix_[e] - base_prefix_[b] >= primary_.count) continue;  // fits already: not for want of room
-      std::optional<VictimSet> r = SearchDomain(need, elig, b, e);
-      if (!r) continue;
-      if (!best || r->cost < best->cost || (r->cost == best->cost && r->victims.size() < best->victims.size())) {
-        r->domain = d;
-        r->level = level;
-        best = std::move(r);
+      const int64_t missing = primary_.count - (base_prefix_[e] - base_prefix_[b]);
+      if (single && missing <= 0) continue;  // fits already: not for want of room
+      ranked_.push_back({DomainBound(b, e, missing), d.value()});
+    }
+    std::sort(ranked_.begin(), ranked_.end(), [](const Ranked& a, const Ranked& b) {
+      return a.bound != b.bound ? a.bound < b.bound : a.domain < b.domain;
+    });
+    std::optional<VictimSet> best;
+    for (const Ranked& r : ranked_) {
+      if (best && r.bound > best->cost * (1 + 1e-9) + 1e-9) break;  // no later domain can beat it
+      const cluster::Domain& dom = cluster.domain(DomainId(r.domain));
+      std::optional<VictimSet> set = SearchDomain(need, elig, dom.begin.value(), dom.end.value());
+      if (!set) continue;
+      if (!best || set->cost < best->cost ||
+          (set->cost == best->cost && (set->victims.size() < best->victims.size() ||
+                                       (set->victims.size() == best->victims.size() && r.domain < best->domain.value())))) {
+        set->domain = DomainId(r.domain);
+        set->level = level;
+        best = std::move(set);
       }
     }
     if (best) return best;
@@ -128,8 +205,7 @@ std::optional<VictimSearch::Option> VictimSearch::BestOption(int32_t node, int64
     const int32_t c = on[e].cand;
     size_t end = e;
     int64_t held = 0;
-    for (; end < on.size() && on[end].cand == c; ++end)
-      held += running[cands[c].run].placements[on[end].placement].alloc.total_milli();
+    for (; end < on.size() && on[end].cand == c; ++end) held += on[end].milli();
     if (!selected_[c] && elig.CanTake(cands[c]))
       groups_.push_back({cands[c].cost / static_cast<double>(std::max<int64_t>(held, 1)),
                          running[cands[c].run].spec->id.value(), c, e, end});

@@ -8,6 +8,14 @@
 // best set of the level wins: least cost, then fewest victims, then the
 // lowest domain id. The first level with any set ends the search.
 //
+// Domains are searched in order of a lower bound on their cost, and the
+// search of a level stops at the first domain whose bound exceeds the best
+// set found (so it returns what searching every domain would). The bound: a
+// victim's cost is shared among its GPUs; freeing the GPUs a node lacks for
+// its s-th slot costs at least its cheapest GPU shares (fractionally, CPU and
+// memory ignored); the domain's bound is the sum of the cheapest such slot
+// increments over its nodes, as many as it lacks slots.
+//
 // In one domain (greedy, then prune):
 //   1. per node, the best "option": its candidates in order of cost per
 //      milli-GPU they hold there, taking the prefix with the least cost per
@@ -65,6 +73,10 @@ class VictimSearch {
   static bool Worse(const Option& a, const Option& b);  // heap order: a after b
 
   void Index(const framework::PreemptContext& ctx, const GangNeed& need, const Eligibility& elig);
+  // Slot-cost bounds of node n (entries `on`), appended to bound_.
+  void NodeBounds(int32_t n, std::span<const CandidatesByNode::Entry> on);
+  // The domain's cost bound: the cheapest `missing` slot bounds in [begin, end).
+  double DomainBound(int32_t begin, int32_t end, int64_t missing);
   std::optional<VictimSet> SearchDomain(const GangNeed& need, Eligibility& elig, int32_t begin, int32_t end);
   std::optional<Option> BestOption(int32_t node, int64_t missing, Eligibility& elig);
   bool Done(const GangNeed& need, int32_t begin, int32_t end) const;
@@ -77,6 +89,21 @@ class VictimSearch {
   CandidatesByNode by_node_;
   std::vector<int32_t> base_slots_, max_slots_, cur_slots_;
   std::vector<int64_t> base_prefix_, max_prefix_;
+  // Lower bounds of the cost of each further slot per node (increasing), by
+  // node: bound_[bound_begin_[n], bound_begin_[n + 1]).
+  std::vector<int32_t> bound_begin_;
+  std::vector<double> bound_;
+  std::vector<double> bound_scratch_;
+  struct Share {
+    double per_milli;
+    int64_t milli;
+  };
+  std::vector<Share> shares_;
+  struct Ranked {
+    double bound;
+    int32_t domain;
+  };
+  std::vector<Ranked> ranked_;
   std::vector<uint32_t> version_;
   std::vector<uint8_t> selected_;  // per candidate
   std::vector<int32_t> chosen_;    // candidates chosen in this domain
