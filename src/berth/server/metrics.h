@@ -39,6 +39,7 @@ struct Metrics {
   std::atomic<uint64_t> decisions{0};          // jobs placed
   std::atomic<uint64_t> jobs_finished{0};
   std::atomic<uint64_t> jobs_requeued{0};
+  std::atomic<uint64_t> preemptions{0};        // jobs evicted for others by the scheduler
   std::atomic<uint64_t> scheduling_passes{0};
   std::atomic<uint64_t> node_failures{0};
   std::atomic<uint64_t> store_commits{0};

@@ -337,6 +337,14 @@ void Service::SchedulePass() {
     AppendRecord({store::RecordKind::kJobStarted, id, e.started_at, "", EncodePlacements(cluster_, e.placements)},
                  [this, id, gen](const Status& s) { Post([this, id, gen, s] { OnStartDurable(id, gen, s); }); });
   }
+  // Jobs evicted by preemption during the pass (the scheduler requeued them).
+  for (JobId jid : sched_->preempted_in_last_pass()) {
+    auto it = jobs_.find(jid.value());
+    if (it == jobs_.end() || it->second.state != JobState::kRunning) continue;
+    const scheduler::JobRecord* rec = sched_->Find(jid);
+    ++metrics_.preemptions;
+    Requeued(it->second, "preempted by job " + std::to_string(rec->preempted_by.value()));
+  }
   // Jobs the scheduler gave up on (can never fit).
   std::vector<int64_t> failed;
   for (int64_t id : pending_) {
@@ -463,6 +471,10 @@ void Service::Requeue(JobEntry& e, const std::string& reason) {
     log_.Error("requeue_failed", {{"job", e.id}, {"error", s.message()}});
     return;
   }
+  Requeued(e, reason);
+}
+
+void Service::Requeued(JobEntry& e, const std::string& reason) {
   if (vnodes_) vnodes_->Kill(e.id);
   running_.erase(e.id);
   pending_.insert(e.id);

@@ -153,6 +153,8 @@ class Service final : private VirtualNodes::Sink {
   void CheckHeartbeats();
   void NodeDown(NodeId node, const std::string& reason);
   void Requeue(JobEntry& e, const std::string& reason);
+  // Bookkeeping of a job the scheduler already sent back to the queue.
+  void Requeued(JobEntry& e, const std::string& reason);
   void LaunchOnAgents(const JobEntry& e);
   void AppendRecord(store::Record rec, std::function<void(const Status&)> then = nullptr);
   void OnStoreError(const Status& s);

@@ -205,7 +205,8 @@ std::string Service::MetricsText() {
   counter("berth_jobs_rejected_total", "Submissions refused as invalid (4xx).", metrics_.jobs_rejected);
   counter("berth_decisions_total", "Jobs placed by the scheduler (rate() gives decisions/s).", metrics_.decisions);
   counter("berth_jobs_finished_total", "Jobs that ran to completion.", metrics_.jobs_finished);
-  counter("berth_jobs_requeued_total", "Running jobs sent back to the queue (node failures).", metrics_.jobs_requeued);
+  counter("berth_jobs_requeued_total", "Running jobs sent back to the queue (node failures, preemption).", metrics_.jobs_requeued);
+  counter("berth_preemptions_total", "Running jobs evicted by preemption for another job.", metrics_.preemptions);
   counter("berth_scheduling_passes_total", "Scheduling passes over the pending queue.", metrics_.scheduling_passes);
   counter("berth_node_failures_total", "Nodes declared down.", metrics_.node_failures);
   counter("berth_store_commits_total", "Store transactions committed.", metrics_.store_commits);

@@ -118,6 +118,7 @@ ScenarioRunner::ScenarioRunner() {
   if (!s.ok()) std::cerr << "scenario runner: " << s.ToString() << "\n";
   RegisterScenarioCommands(*this);
   RegisterScenarioExpectations(*this);
+  RegisterScenarioQueueCommands(*this);
 }
 
 ScenarioRunner::~ScenarioRunner() = default;
@@ -227,10 +228,11 @@ StatusOr<scheduler::Scheduler*> ScenarioRunner::Sched() {
   if (sched_) return sched_.get();
   if (!cluster_) return FailedPrecondition("no cluster yet (start the script with: cluster SPEC|FILE)");
   BERTH_ASSIGN_OR_RETURN(framework::Profile profile, policies_.Find(policy_));
-  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw, framework::Framework::Create(profile, plugins_));
   scheduler::SchedulerOptions o;
   o.seed = seed_;
   o.check_indexes = true;  // every Apply is verified against a recomputation
+  for (const SetupHook& hook : setup_hooks_) BERTH_RETURN_IF_ERROR(hook(*this, profile, o));
+  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw, framework::Framework::Create(profile, plugins_));
   sched_ = std::make_unique<scheduler::Scheduler>(*cluster_, std::move(fw), std::move(o), clock_);
   return sched_.get();
 }

@@ -82,6 +82,10 @@ class ScenarioRunner {
 
   void AddCommand(std::string name, Handler handler) { commands_[std::move(name)] = std::move(handler); }
   void AddExpectation(std::string name, Handler handler) { expectations_[std::move(name)] = std::move(handler); }
+  // Called in order when the scheduler is created: may change the policy's
+  // profile and the scheduler's options (queues, preemption, extra plugins).
+  using SetupHook = std::function<Status(ScenarioRunner&, framework::Profile&, scheduler::SchedulerOptions&)>;
+  void AddSetupHook(SetupHook hook) { setup_hooks_.push_back(std::move(hook)); }
 
   // Runs a script. The first failing line ends it with "name:line: text: why".
   Status RunFile(const std::string& path);
@@ -124,6 +128,7 @@ class ScenarioRunner {
 
   std::map<std::string, Handler, std::less<>> commands_;
   std::map<std::string, Handler, std::less<>> expectations_;
+  std::vector<SetupHook> setup_hooks_;
   std::string base_dir_;
   std::ostream* out_ = nullptr;
 
@@ -143,5 +148,9 @@ class ScenarioRunner {
 // The built-in commands (scenario_commands.cc) and expectations (scenario_expect.cc).
 void RegisterScenarioCommands(ScenarioRunner& runner);
 void RegisterScenarioExpectations(ScenarioRunner& runner);
+// Queues, quotas, scheduler options, extra plugins and preemption checks
+// (scenario_queues.cc); registered after the built-ins, so its `expect
+// preempted` replaces the job-state check of that name.
+void RegisterScenarioQueueCommands(ScenarioRunner& runner);
 
 }  // namespace berth::testing

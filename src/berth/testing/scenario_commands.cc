@@ -61,7 +61,7 @@ Status Advance(Runner& r, Args& a) {
 }
 
 // submit job=NAME [job keys] [group keys] [group=NAME group keys]...
-//   job keys:   priority, duration, limit, at, tenant, queue, class
+//   job keys:   priority, duration, limit, at, checkpoint, tenant, queue, class
 //   group keys: count, min, gpus, milli, cpu (cores), mem (GiB), type
 // Group keys before any group= form the group "main"; each group= starts a group.
 Status Submit(Runner& r, Args& a) {
@@ -107,9 +107,12 @@ Status Submit(Runner& r, Args& a) {
     } else if (k == "priority") {
       BERTH_ASSIGN_OR_RETURN(int64_t v, num(INT32_MIN, INT32_MAX));
       spec.priority = static_cast<int32_t>(v);
-    } else if (k == "duration" || k == "limit" || k == "at") {
+    } else if (k == "duration" || k == "limit" || k == "at" || k == "checkpoint") {
       BERTH_ASSIGN_OR_RETURN(TimeUs t, ParseScenarioTime(p.value));
-      (k == "duration" ? spec.duration : k == "limit" ? spec.runtime_limit : spec.submit_time) = t;
+      (k == "duration" ? spec.duration
+       : k == "limit"  ? spec.runtime_limit
+       : k == "at"     ? spec.submit_time
+                       : spec.checkpoint_interval) = t;
     } else if (k == "tenant") {
       spec.tenant = p.value;
     } else if (k == "queue") {

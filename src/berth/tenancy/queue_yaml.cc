@@ -1,0 +1,237 @@
+// Reading queue trees from YAML. All yaml-cpp throws are caught in this file.
+#include "berth/tenancy/queue_yaml.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "berth/common/csv.h"
+
+namespace berth::tenancy {
+namespace {
+
+constexpr double kMaxGpus = 1e9;  // a sanity bound on quota figures
+
+class Parser {
+ public:
+  explicit Parser(std::string file) : file_(std::move(file)) {}
+
+  StatusOr<QueueFile> Top(const YAML::Node& root);
+
+ private:
+  Status Error(const YAML::Node& at, const std::string& path, const std::string& msg) const {
+    std::string where = file_;
+    if (at.IsDefined()) where += ":" + std::to_string(at.Mark().line + 1);
+    where += ": ";
+    if (!path.empty()) where += path + ": ";
+    return InvalidArgument(where + msg);
+  }
+  Status CheckKeys(const YAML::Node& map, const std::string& path, std::initializer_list<const char*> allowed) const;
+  StatusOr<std::string> Scalar(const YAML::Node& v, const std::string& path) const;
+  StatusOr<int64_t> Gpus(const YAML::Node& v, const std::string& path) const;
+  Status Queue(const YAML::Node& e, const std::string& path, QueueFile& out);
+
+  std::string file_;
+};
+
+Status Parser::CheckKeys(const YAML::Node& map, const std::string& path,
+                         std::initializer_list<const char*> allowed) const {
+  if (!map.IsMap()) return Error(map, path, "expected a map of keys");
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    bool ok = false;
+    std::string list;
+    for (const char* a : allowed) {
+      ok = ok || key == a;
+      list += (list.empty() ? "" : ", ") + std::string(a);
+    }
+    if (!ok) return Error(it->first, path.empty() ? key : path + "." + key, "unknown key (expected one of: " + list + ")");
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::string> Parser::Scalar(const YAML::Node& v, const std::string& path) const {
+  if (!v.IsScalar()) return Error(v, path, "expected a single value");
+  if (v.Scalar().empty()) return Error(v, path, "empty value");
+  return v.Scalar();
+}
+
+StatusOr<int64_t> Parser::Gpus(const YAML::Node& v, const std::string& path) const {
+  BERTH_ASSIGN_OR_RETURN(std::string text, Scalar(v, path));
+  double gpus = 0;
+  if (!ParseDouble(text, gpus).ok() || !std::isfinite(gpus))
+    return Error(v, path, "expected a number of GPUs, got '" + text + "'");
+  if (gpus < 0) return Error(v, path, "must not be negative");
+  if (gpus > kMaxGpus) return Error(v, path, "too large");
+  const double milli = gpus * kMilliPerGpu;
+  if (std::abs(milli - std::round(milli)) > 1e-6)
+    return Error(v, path, "at most three decimals (a thousandth of a GPU), got '" + text + "'");
+  return static_cast<int64_t>(std::llround(milli));
+}
+
+Status Parser::Queue(const YAML::Node& e, const std::string& p, QueueFile& out) {
+  BERTH_RETURN_IF_ERROR(CheckKeys(e, p, {"name", "parent", "weight", "quotas", "tenants"}));
+  QueueSpec spec;
+  if (!e["name"] || e["name"].IsNull()) return Error(e, p + ".name", "missing");
+  BERTH_ASSIGN_OR_RETURN(spec.name, Scalar(e["name"], p + ".name"));
+  if (spec.name == "*") return Error(e["name"], p + ".name", "'*' is reserved (it means all GPU types)");
+  for (const auto& q : out.queues)
+    if (q.name == spec.name) return Error(e["name"], p + ".name", "queue '" + spec.name + "' defined twice");
+  if (const YAML::Node parent = e["parent"]; parent && !parent.IsNull()) {
+    BERTH_ASSIGN_OR_RETURN(spec.parent, Scalar(parent, p + ".parent"));
+  }
+  if (spec.parent == spec.name) return Error(e["parent"], p + ".parent", "a queue cannot be its own parent");
+  if (const YAML::Node w = e["weight"]; w && !w.IsNull()) {
+    BERTH_ASSIGN_OR_RETURN(std::string text, Scalar(w, p + ".weight"));
+    if (!ParseDouble(text, spec.weight).ok() || !std::isfinite(spec.weight))
+      return Error(w, p + ".weight", "expected a number, got '" + text + "'");
+    if (spec.weight <= 0) return Error(w, p + ".weight", "must be positive");
+  }
+  if (const YAML::Node quotas = e["quotas"]; quotas && !quotas.IsNull()) {
+    if (!quotas.IsMap()) return Error(quotas, p + ".quotas", "expected a map of GPU type (or \"*\") -> quota");
+    for (auto it = quotas.begin(); it != quotas.end(); ++it) {
+      const std::string type = it->first.Scalar();
+      const std::string qp = p + ".quotas." + type;
+      if (type.empty()) return Error(it->first, qp, "empty GPU type (use \"*\" for all types)");
+      if (spec.quotas.count(type)) return Error(it->first, qp, "quota given twice");
+      BERTH_RETURN_IF_ERROR(CheckKeys(it->second, qp, {"guarantee", "limit", "borrow_limit", "lend_limit"}));
+      Quota q;
+      const struct {
+        const char* key;
+        int64_t* field;
+      } fields[] = {{"guarantee", &q.guarantee}, {"limit", &q.limit}, {"borrow_limit", &q.borrow_limit},
+                    {"lend_limit", &q.lend_limit}};
+      for (const auto& f : fields) {
+        const YAML::Node v = it->second[f.key];
+        if (!v || v.IsNull()) continue;
+        BERTH_ASSIGN_OR_RETURN(*f.field, Gpus(v, qp + "." + f.key));
+      }
+      if (q.limit != kUnlimited && q.limit < q.guarantee)
+        return Error(it->second["limit"], qp + ".limit", "is below the guarantee");
+      spec.quotas.emplace(type, q);
+      out.quota_lines.resize(out.queues.size() + 1);
+      out.quota_lines.back()[type] = it->first.Mark().line + 1;
+    }
+  }
+  if (const YAML::Node tenants = e["tenants"]; tenants && !tenants.IsNull()) {
+    if (!tenants.IsSequence()) return Error(tenants, p + ".tenants", "expected a list of tenant names");
+    for (size_t i = 0; i < tenants.size(); ++i) {
+      BERTH_ASSIGN_OR_RETURN(std::string t, Scalar(tenants[i], p + ".tenants[" + std::to_string(i) + "]"));
+      spec.tenants.push_back(std::move(t));
+    }
+  }
+  out.quota_lines.resize(out.queues.size() + 1);
+  out.lines.push_back(e.Mark().line + 1);
+  out.queues.push_back(std::move(spec));
+  return Status::Ok();
+}
+
+StatusOr<QueueFile> Parser::Top(const YAML::Node& root) {
+  if (!root.IsDefined() || root.IsNull()) return InvalidArgument(file_ + ":1: empty queue file (expected queues:)");
+  BERTH_RETURN_IF_ERROR(CheckKeys(root, "", {"half_life", "queues"}));
+  QueueFile out;
+  if (const YAML::Node h = root["half_life"]; h && !h.IsNull()) {
+    BERTH_ASSIGN_OR_RETURN(std::string text, Scalar(h, "half_life"));
+    StatusOr<TimeUs> t = ParseQueueDuration(text);
+    if (!t.ok()) return Error(h, "half_life", t.status().message());
+    out.half_life = *t;
+    out.has_half_life = true;
+  }
+  const YAML::Node queues = root["queues"];
+  if (!queues || queues.IsNull()) return Error(root, "queues", "missing");
+  if (!queues.IsSequence()) return Error(queues, "queues", "expected a list of queues");
+  if (queues.size() == 0) return Error(queues, "queues", "empty list");
+  for (size_t i = 0; i < queues.size(); ++i)
+    BERTH_RETURN_IF_ERROR(Queue(queues[i], "queues[" + std::to_string(i) + "]", out));
+  // Parents must be defined (anywhere in the file).
+  std::set<std::string> names;
+  for (const auto& q : out.queues) names.insert(q.name);
+  for (size_t i = 0; i < out.queues.size(); ++i) {
+    const QueueSpec& q = out.queues[i];
+    if (!q.parent.empty() && !names.count(q.parent))
+      return Error(queues[i]["parent"], "queues[" + std::to_string(i) + "].parent",
+                   "queue '" + q.parent + "' is not defined");
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<TimeUs> ParseQueueDuration(std::string_view text) {
+  double scale = 1;
+  std::string_view number = text;
+  if (!text.empty()) {
+    switch (text.back()) {
+      case 's': scale = 1; number.remove_suffix(1); break;
+      case 'm': scale = 60; number.remove_suffix(1); break;
+      case 'h': scale = 3600; number.remove_suffix(1); break;
+      case 'd': scale = 86400; number.remove_suffix(1); break;
+      default: break;
+    }
+  }
+  double v = 0;
+  if (number.empty() || !ParseDouble(number, v).ok() || !std::isfinite(v) || v < 0 || v * scale > 1e12)
+    return InvalidArgument("expected a duration such as 90s, 30m, 6h or 2d, got '" + std::string(text) + "'");
+  return SecondsToUs(v * scale);
+}
+
+StatusOr<QueueFile> ParseQueueYaml(std::string_view text, std::string_view source_name) {
+  const std::string file(source_name);
+  try {
+    YAML::Node root = YAML::Load(std::string(text));
+    Parser parser(file);
+    return parser.Top(root);
+  } catch (const YAML::Exception& e) {
+    std::string where = file;
+    if (!e.mark.is_null()) where += ":" + std::to_string(e.mark.line + 1);
+    return InvalidArgument(where + ": YAML: " + e.msg);
+  }
+}
+
+StatusOr<QueueFile> ReadQueueFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(path + ": cannot open queue file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseQueueYaml(text.str(), path);
+}
+
+StatusOr<QueueTree> BuildQueueTree(const QueueFile& file, std::string_view source_name,
+                                   const cluster::Cluster& cluster) {
+  const std::string name(source_name);
+  // GPU types first: they have a line of their own.
+  for (size_t i = 0; i < file.queues.size(); ++i) {
+    for (const auto& [type, q] : file.queues[i].quotas) {
+      if (type == "*" || cluster.FindGpuType(type)) continue;
+      int line = i < file.lines.size() ? file.lines[i] : 0;
+      if (i < file.quota_lines.size()) {
+        auto it = file.quota_lines[i].find(type);
+        if (it != file.quota_lines[i].end()) line = it->second;
+      }
+      std::string known;
+      for (const auto& t : cluster.gpu_types()) known += (known.empty() ? "" : ", ") + t.name;
+      return InvalidArgument(name + ":" + std::to_string(line) + ": queues[" + std::to_string(i) + "].quotas." + type +
+                             ": the cluster has no GPU type '" + type + "' (it has: " + known + "; or use \"*\")");
+    }
+  }
+  StatusOr<QueueTree> tree = QueueTree::Create(file.queues, cluster);
+  if (tree.ok()) return tree;
+  // Create names the queue ("queue 'x': ..."): point at its line.
+  const std::string& msg = tree.status().message();
+  for (size_t i = 0; i < file.queues.size() && i < file.lines.size(); ++i) {
+    if (msg.rfind("queue '" + file.queues[i].name + "'", 0) == 0)
+      return InvalidArgument(name + ":" + std::to_string(file.lines[i]) + ": " + msg);
+  }
+  return InvalidArgument(name + ": " + msg);
+}
+
+StatusOr<QueueTree> LoadQueueTree(const std::string& path, const cluster::Cluster& cluster) {
+  BERTH_ASSIGN_OR_RETURN(QueueFile file, ReadQueueFile(path));
+  return BuildQueueTree(file, path, cluster);
+}
+
+}  // namespace berth::tenancy

@@ -1,0 +1,57 @@
+// Queue trees from YAML files (format: docs/queues.md). Quantities are GPUs
+// (fractions allowed) in the file and milli-GPU in memory.
+//
+//   half_life: 6h
+//   queues:
+//     - name: research
+//       weight: 2
+//       quotas:
+//         "*":  {guarantee: 512, limit: 1024, borrow_limit: 256, lend_limit: 128}
+//         H100: {guarantee: 256}
+//     - name: research-nlp
+//       parent: research
+//       tenants: [alice, "vc-6214e9"]
+//
+//   StatusOr<QueueTree> t = LoadQueueTree("queues.yaml", cluster);
+//   // "queues.yaml:7: queues[0].quotas.H200: the cluster has no GPU type 'H200'"
+//
+// yaml-cpp reports trouble by throwing; every throw is caught here and becomes
+// a Status naming the file and line. Errors name the file, line and field.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "berth/cluster/cluster.h"
+#include "berth/common/quantity.h"
+#include "berth/common/status.h"
+#include "berth/tenancy/queue_tree.h"
+
+namespace berth::tenancy {
+
+// A queue file as written, before it is resolved against a cluster.
+struct QueueFile {
+  TimeUs half_life = 0;  // 0 when the file gives none
+  bool has_half_life = false;
+  std::vector<QueueSpec> queues;
+  std::vector<int> lines;  // 1-based line of each queue's entry (for errors)
+  std::vector<std::map<std::string, int>> quota_lines;  // per queue: GPU type -> line
+};
+
+// Parses the text (`source_name` is used in errors). Checks syntax, keys,
+// quantities, duplicate names and that parents are defined.
+StatusOr<QueueFile> ParseQueueYaml(std::string_view text, std::string_view source_name);
+StatusOr<QueueFile> ReadQueueFile(const std::string& path);
+// The tree of a parsed file against a cluster: GPU type names must be known to
+// it. Errors name the file and the queue's line.
+StatusOr<QueueTree> BuildQueueTree(const QueueFile& file, std::string_view source_name,
+                                   const cluster::Cluster& cluster);
+// ReadQueueFile + BuildQueueTree.
+StatusOr<QueueTree> LoadQueueTree(const std::string& path, const cluster::Cluster& cluster);
+
+// A duration: "90s", "30m", "6h", "1.5d" or a plain number of seconds.
+StatusOr<TimeUs> ParseQueueDuration(std::string_view text);
+
+}  // namespace berth::tenancy
