@@ -58,6 +58,10 @@ struct ReplayOptions {
   int64_t progress_every = 8192;
   // Placement-dependent runtime stretch (off by default: see runtime_model.h).
   RuntimeModel runtime;
+  // Preemption: the grace evictees get and the restore cost of a resumed run
+  // (SchedulerOptions::preemption_grace, restore_cost).
+  TimeUs preemption_grace = 0;
+  TimeUs restore_cost = 0;
 
   Status Validate() const;
 };

@@ -61,6 +61,11 @@ struct PolicyResult {
   std::vector<double> jcts_s;  // finished jobs' JCTs, for the CDF (replay: at most 2,000 evenly spaced order statistics)
 
   std::vector<PlacementRow> placements;  // fgd mode: one row per arrival
+
+  // Preemption (replay): evictions, and the work they lost in GPU-hours (per
+  // eviction: the victim's GPUs x the time since its last checkpoint).
+  int64_t preemptions = 0;
+  double gpu_hours_lost = 0;
 };
 
 }  // namespace berth::sim

@@ -91,6 +91,8 @@ std::string ResultsToJson(const SimulateOutput& out) {
       j["fragmentation_ratio"] = r.fragmentation_ratio;
       j["fragmented_gpu_share"] = r.fragmented_gpu_share;
     }
+    j["preemptions"] = r.preemptions;
+    j["gpu_hours_lost"] = r.gpu_hours_lost;
     j["decision_log_hash"] = r.decision_log_hash;
     j["decisions"] = r.decisions;
     j["wall_seconds"] = r.wall_seconds;
