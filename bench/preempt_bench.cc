@@ -12,7 +12,7 @@
 // The running jobs (seed 7): every node's 8 GPUs are cut into tasks by one of
 // nine patterns ([8], [4,4], [2,2,4], [2,2,2,2], [1,1,2,4], [1,1,2,2,2],
 // [1,1,1,1,2,2], [1,1,1,1,1,1,2], [1 x 8]); a third of the whole-node tasks
-// start a gang that takes the next 1..5 nodes of its leaf whole: 4 tasks per
+// start a gang that takes the next 1..8 nodes of its leaf whole: 4 tasks per
 // node on average. Priorities 0 / 5 /
 // 10 with probability 0.5 / 0.3 / 0.2; started 1..48 h ago; checkpoint every
 // 30 min, 1 h or 2 h, or never (a quarter each).
@@ -82,7 +82,7 @@ std::unique_ptr<scheduler::Scheduler> Fill(const cluster::Cluster& c, const std:
     if (pattern.size() == 1 && rng.Uniform(3) == 0) {
       // A gang of whole nodes inside this node's leaf.
       const int32_t leaf_end = c.domain(c.node(NodeId(n)).domain[static_cast<int>(cluster::Level::kLeaf)]).end.value();
-      const int32_t k = std::min<int32_t>(2 + static_cast<int32_t>(rng.Uniform(5)), leaf_end - n);
+      const int32_t k = std::min<int32_t>(2 + static_cast<int32_t>(rng.Uniform(8)), leaf_end - n);
       std::vector<std::pair<int32_t, uint64_t>> where;
       for (int32_t i = 0; i < k; ++i) where.push_back({n + i, 0xff});
       start(where, 8);

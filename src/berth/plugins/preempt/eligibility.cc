@@ -84,7 +84,10 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
 
   const cluster::Cluster& cluster = view.state.cluster();
   const bool all_types = dim_ == ledger_->all_types_dim();
+  by_node_.Reset(view.state);
   for (size_t r = 0; r < running.size(); ++r) {
+    // The placements live with each job's record: fetch a few jobs ahead.
+    if (r + 8 < running.size()) __builtin_prefetch(running[r + 8].placements.data());
     const framework::RunningJob& v = running[r];
     if (ctx.preempted_by.valid() && v.spec->id == ctx.preempted_by) continue;
     if (view.now - v.start_time < min_runtime) continue;
@@ -106,6 +109,7 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
         if (cluster.node(p.alloc.node).gpu_type.value() == dim_) c.dim_milli += p.alloc.total_milli();
     }
     c.cost = LostGpuSeconds(v, view.now);
+    by_node_.Add(static_cast<int32_t>(candidates_.size()), v.placements);
     candidates_.push_back(c);
   }
   return !candidates_.empty();
@@ -132,8 +136,7 @@ void Eligibility::Reset() {
   taken_touched_.clear();
 }
 
-void CandidatesByNode::Build(const state::ClusterState& state, std::span<const framework::RunningJob> running,
-                             std::span<const Candidate> cands) {
+void CandidatesByNode::Reset(const state::ClusterState& state) {
   const int32_t nodes = state.cluster().num_nodes();
   begin_.resize(nodes + 1);
   end_.resize(nodes);
@@ -144,16 +147,6 @@ void CandidatesByNode::Build(const state::ClusterState& state, std::span<const f
   }
   begin_[nodes] = at;
   entries_.resize(at);
-  const auto count = static_cast<int32_t>(cands.size());
-  for (int32_t c = 0; c < count; ++c) {
-    // The placements live with each job's record: fetch a few jobs ahead.
-    if (c + 8 < count) __builtin_prefetch(running[cands[c + 8].run].placements.data());
-    const auto& placements = running[cands[c].run].placements;
-    for (const auto& p : placements) {
-      const state::Allocation& a = p.alloc;
-      entries_[end_[a.node.value()]++] = {c, a.milli_per_gpu, a.gpu_mask, a.cpu_milli, a.memory_mib};
-    }
-  }
 }
 
 std::string Eligibility::Describe(const framework::PreemptContext& ctx) const {

@@ -49,13 +49,50 @@ struct Candidate {
   bool by_priority = false;  // eligible through priority (else through reclaim)
 };
 
+// The candidates' tasks indexed by node: for each node, (candidate,
+// placement) pairs, the tasks of one candidate adjacent.
+class CandidatesByNode {
+ public:
+  struct Entry {  // one task of a candidate, copied for sequential scans
+    int32_t cand;  // index in Eligibility::candidates()
+    MilliGpu milli_per_gpu;
+    uint64_t gpu_mask;
+    MilliCpu cpu;
+    MiB mem;
+    int64_t milli() const { return int64_t{std::popcount(gpu_mask)} * milli_per_gpu; }
+  };
+  // Sizes each node's room by its task count in the state.
+  void Reset(const state::ClusterState& state);
+  // Appends candidate `cand`'s tasks.
+  void Add(int32_t cand, std::span<const framework::TaskPlacement> placements) {
+    for (const auto& p : placements) {
+      const state::Allocation& a = p.alloc;
+      entries_[end_[a.node.value()]++] = {cand, a.milli_per_gpu, a.gpu_mask, a.cpu_milli, a.memory_mib};
+    }
+  }
+  std::span<const Entry> On(int32_t node) const {
+    return {entries_.data() + begin_[node], static_cast<size_t>(end_[node] - begin_[node])};
+  }
+
+ private:
+  // Node n's room is sized by its task count in the state (one pass over the
+  // candidates' placements instead of two): entries_[begin_[n], end_[n]).
+  std::vector<int32_t> begin_;
+  std::vector<int32_t> end_;
+  std::vector<Entry> entries_;
+};
+
+// The dimension J is judged in (see the file comment).
+int32_t JobDimension(const job::JobSpec& job, int32_t queue, const tenancy::Ledger& ledger);
 class Eligibility {
  public:
-  // Finds the candidates for ctx.job among ctx.view.running. Returns false
-  // (and no candidates) when nothing could be evicted for it at all.
+  // Finds the candidates for ctx.job among ctx.view.running, and indexes
+  // their tasks by node. Returns false (and no candidates) when nothing could
+  // be evicted for it at all.
   bool Build(const framework::PreemptContext& ctx, TimeUs min_runtime);
 
   std::span<const Candidate> candidates() const { return candidates_; }
+  const CandidatesByNode& by_node() const { return by_node_; }
   bool reclaim() const { return reclaim_; }
   int32_t dim() const { return dim_; }
 
@@ -73,6 +110,7 @@ class Eligibility {
   int32_t dim_ = 0;
   bool reclaim_ = false;
   std::vector<Candidate> candidates_;
+  CandidatesByNode by_node_;
   std::vector<int32_t> paths_;        // queue ids, by candidate path ranges
   std::vector<int64_t> taken_;        // per queue: milli evicted so far
   std::vector<int32_t> taken_touched_;
@@ -80,34 +118,6 @@ class Eligibility {
   std::vector<uint8_t> j_ancestor_;   // per queue: qJ or one of its ancestors
 };
 
-// The candidates' tasks indexed by node: for each node, (candidate,
-// placement) pairs, the tasks of one candidate adjacent.
-class CandidatesByNode {
- public:
-  struct Entry {  // one task of a candidate, copied for sequential scans
-    int32_t cand;  // index in Eligibility::candidates()
-    MilliGpu milli_per_gpu;
-    uint64_t gpu_mask;
-    MilliCpu cpu;
-    MiB mem;
-    int64_t milli() const { return int64_t{std::popcount(gpu_mask)} * milli_per_gpu; }
-  };
-  void Build(const state::ClusterState& state, std::span<const framework::RunningJob> running,
-             std::span<const Candidate> cands);
-  std::span<const Entry> On(int32_t node) const {
-    return {entries_.data() + begin_[node], static_cast<size_t>(end_[node] - begin_[node])};
-  }
-
- private:
-  // Node n's room is sized by its task count in the state (one pass over the
-  // candidates' placements instead of two): entries_[begin_[n], end_[n]).
-  std::vector<int32_t> begin_;
-  std::vector<int32_t> end_;
-  std::vector<Entry> entries_;
-};
-
-// The dimension J is judged in (see the file comment).
-int32_t JobDimension(const job::JobSpec& job, int32_t queue, const tenancy::Ledger& ledger);
 // RunningJob::LostGpuSeconds, computed faster (same value up to rounding).
 double LostGpuSeconds(const framework::RunningJob& v, TimeUs now);
 // J's milli-GPU in a dimension: every group's gang minimum x GPUs x share.

@@ -16,7 +16,7 @@ bool LowestPriorityFirst::Better(const Pick& a, const Pick& b) {
 }
 
 bool LowestPriorityFirst::NodePick(int32_t node, const TaskShape& shape, Eligibility& elig, Pick& out) {
-  const auto on = by_node_.On(node);
+  const auto on = elig.by_node().On(node);
   if (on.empty()) return false;
   const NodeId n(node);
   if (!view_->state.up(n)) return false;
@@ -88,7 +88,6 @@ std::optional<std::vector<int32_t>> LowestPriorityFirst::Find(const framework::P
   room_.Attach(state);
   elig.Reset();
   const auto cands = elig.candidates();
-  by_node_.Build(state, ctx.view.running, cands);
   selected_.assign(cands.size(), 0);
   std::vector<int32_t> chosen;
   Pick best, pick;

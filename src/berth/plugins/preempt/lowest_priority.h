@@ -47,7 +47,6 @@ class LowestPriorityFirst {
 
   const framework::SchedulerView* view_ = nullptr;
   Room room_;
-  CandidatesByNode by_node_;
   std::vector<uint8_t> selected_;
   struct Group {
     int32_t priority;

@@ -27,7 +27,6 @@ void VictimSearch::Index(const framework::PreemptContext& ctx, const GangNeed& n
   const auto cands = elig.candidates();
   const auto& running = ctx.view.running;
 
-  by_node_.Build(state, running, cands);
 
   // Slots of the widest shape per node now, and with every candidate gone.
   base_slots_.resize(nodes);
@@ -41,7 +40,7 @@ void VictimSearch::Index(const framework::PreemptContext& ctx, const GangNeed& n
     const NodeId node(n);
     base_slots_[n] = room_.Slots(node, primary_);
     max_slots_[n] = base_slots_[n];
-    const auto on = by_node_.On(n);
+    const auto on = elig_->by_node().On(n);
     if (!on.empty() && state.up(node)) {
       uint64_t whole = 0;  // GPUs of whole-GPU tasks: free once they go
       bool shares = false;
@@ -200,7 +199,7 @@ std::optional<VictimSearch::Option> VictimSearch::BestOption(int32_t node, int64
   const auto cands = elig.candidates();
   const auto& running = view_->running;
   groups_.clear();
-  const auto on = by_node_.On(node);
+  const auto on = elig_->by_node().On(node);
   for (size_t e = 0; e < on.size();) {
     const int32_t c = on[e].cand;
     size_t end = e;

@@ -86,7 +86,6 @@ class VictimSearch {
   const Eligibility* elig_ = nullptr;
   TaskShape primary_;
   Room room_;
-  CandidatesByNode by_node_;
   std::vector<int32_t> base_slots_, max_slots_, cur_slots_;
   std::vector<int64_t> base_prefix_, max_prefix_;
   // Lower bounds of the cost of each further slot per node (increasing), by
@@ -120,7 +119,7 @@ class VictimSearch {
     double key;
     int64_t id;
     int32_t cand;
-    size_t begin, end;  // its entries in by_node_.On(node)
+    size_t begin, end;  // its entries in by_node().On(node)
   };
   std::vector<Group> groups_;
 };
