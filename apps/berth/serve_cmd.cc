@@ -1,20 +1,37 @@
 // `berth serve`: the scheduling core as a daemon (HTTP API, durable store,
 // optional virtual nodes). With no flags: the embedded store in ./berth-data/
 // and a small demo cluster of virtual nodes.
+//
+// With --store etcd:...: one of several replicas. It serves HTTP at once (as
+// a standby: 503 naming the leader), campaigns for the store's term, and
+// leads once it wins and has loaded the state. When it loses the term it
+// stops deciding at once and exits with status 3 (kExitSteppedDown); a
+// supervisor restarts it, and it rejoins as a standby.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <csignal>
+#include <ctime>
 #include <fstream>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
 #include "berth/cluster/loaders.h"
 #include "berth/server/http_server.h"
 #include "berth/server/service.h"
 #include "berth/store/store.h"
+#include "berth/tenancy/queue_yaml.h"
 #include "commands.h"
 
 namespace berth::apps {
 namespace {
 
 constexpr const char* kDemoCluster = "4x8:H100/leaf=2";
+constexpr int kExitSteppedDown = 3;
+// After losing its term the process has this long to stop in order.
+constexpr int kStepDownGraceSeconds = 10;
 
 struct ServeFlags {
   std::string listen = "127.0.0.1:7450";
@@ -22,6 +39,7 @@ struct ServeFlags {
   std::string cluster;
   std::string token_file;
   std::string policy = "topology";
+  std::string queues;  // queue tree YAML ("" = every tenant its own queue)
   bool virtual_nodes = false;
   double speedup = 1.0;
 };
@@ -36,6 +54,28 @@ StatusOr<std::string> ReadToken(const std::string& path) {
   if (token.find_first_of(" \t\r\n") != std::string::npos) return InvalidArgument("--token-file " + path + ": the token has whitespace inside");
   return token;
 }
+
+// How this replica announces itself to the others while it leads.
+std::string Announcement(const std::string& host, int port) {
+  char name[256] = {0};
+  if (::gethostname(name, sizeof name - 1) != 0) name[0] = '\0';
+  const bool any = host.empty() || host == "0.0.0.0" || host == "::";
+  const std::string shown = any ? std::string(name) : host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  return nlohmann::json({{"id", std::string(name) + ":" + std::to_string(::getpid())},
+                         {"address", "http://" + shown + ":" + std::to_string(port)}})
+      .dump();
+}
+
+// What ends the wait of the main thread (besides a signal), written by store
+// and starter threads.
+struct Ending {
+  std::mutex mu;
+  server::Service* service = nullptr;
+  std::atomic<bool> lost{false};   // the store's term was lost
+  std::atomic<bool> start_done{false};
+  Status start_status;
+  std::string lost_reason;
+};
 
 int Serve(const ServeFlags& f) {
   // Block the stop signals in every thread; the main thread waits for them.
@@ -68,7 +108,15 @@ int Serve(const ServeFlags& f) {
   }
 
   server::Metrics metrics;
+  Ending ending;
+  const bool replicated = f.store.rfind("etcd:", 0) == 0;
   store::StoreOptions so;
+  so.on_lost = [&ending](const Status& why) {
+    std::lock_guard<std::mutex> lock(ending.mu);
+    if (ending.service) ending.service->StepDown(why.message());
+    ending.lost_reason = why.message();
+    ending.lost = true;
+  };
   so.on_commit = [&metrics](const store::CommitInfo& c) {
     ++metrics.store_commits;
     metrics.store_records += c.records;
@@ -82,23 +130,91 @@ int Serve(const ServeFlags& f) {
   opts.policy = f.policy;
   opts.virtual_nodes = f.virtual_nodes || demo;
   opts.speedup = f.speedup;
+  if (!f.queues.empty()) {
+    auto file = tenancy::ReadQueueFile(f.queues);
+    if (!file.ok()) return fail("queues", file.status());
+    auto tree = tenancy::BuildQueueTree(*file, f.queues, *cluster);
+    if (!tree.ok()) return fail("queues", tree.status());
+    opts.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree).value());
+    opts.usage_half_life = file->half_life;
+  }
   server::Service service(*cluster, **store, opts, log, metrics);
+  {
+    std::lock_guard<std::mutex> lock(ending.mu);
+    ending.service = &service;
+  }
   server::HttpServer http_server(service, metrics, log, http);
   Status s = http_server.Bind();
   if (!s.ok()) return fail("listen", s);
-  s = service.Start();
-  if (!s.ok()) return fail("recovery", s);
-  http_server.Start();
-  log.Info("listening", {{"host", http.host}, {"port", http_server.port()}, {"cluster", cluster->Summary()},
-                         {"demo_cluster", demo}, {"auth", !http.token.empty()}});
+  std::thread starter;
+  if (replicated) {
+    // Serve at once (a standby answers 503 naming the leader), then campaign.
+    (*store)->Announce(Announcement(http.host, http_server.port()));
+    http_server.Start();
+    log.Info("listening", {{"host", http.host}, {"port", http_server.port()}, {"cluster", cluster->Summary()},
+                           {"demo_cluster", demo}, {"auth", !http.token.empty()}, {"role", "standby"}});
+    log.Info("campaigning", {{"store", (*store)->Describe()}});
+    starter = std::thread([&] {
+      Status st = service.Start();
+      std::lock_guard<std::mutex> lock(ending.mu);
+      ending.start_status = st;
+      ending.start_done = true;
+    });
+  } else {
+    s = service.Start();
+    if (!s.ok()) return fail("recovery", s);
+    http_server.Start();
+    log.Info("listening", {{"host", http.host}, {"port", http_server.port()}, {"cluster", cluster->Summary()},
+                           {"demo_cluster", demo}, {"auth", !http.token.empty()}});
+  }
 
+  // Wait for a stop signal, the loss of the term, or a failed start.
   int sig = 0;
-  sigwait(&stop_signals, &sig);
-  log.Info("stopping", {{"signal", sig}});
+  int code = 0;
+  const timespec tick{0, 100'000'000};
+  for (;;) {
+    siginfo_t info;
+    const int got = sigtimedwait(&stop_signals, &info, &tick);
+    if (got > 0) {
+      sig = got;
+      break;
+    }
+    if (ending.lost) break;
+    if (ending.start_done) {
+      std::lock_guard<std::mutex> lock(ending.mu);
+      if (!ending.start_status.ok()) break;
+    }
+  }
+  if (sig) {
+    log.Info("stopping", {{"signal", sig}});
+  } else if (ending.lost) {
+    code = kExitSteppedDown;
+    {
+      std::lock_guard<std::mutex> lock(ending.mu);
+      log.Error("stepping_down", {{"reason", ending.lost_reason}, {"exit_status", code},
+                                  {"hint", "restart this process: it rejoins as a standby"}});
+    }
+    // Stopping in order waits for in-flight requests; never for long.
+    std::thread([code] {
+      std::this_thread::sleep_for(std::chrono::seconds(kStepDownGraceSeconds));
+      std::_Exit(code);
+    }).detach();
+  } else {
+    std::lock_guard<std::mutex> lock(ending.mu);
+    log.Error("startup_failed", {{"what", "recovery"}, {"error", ending.start_status.message()}});
+    std::cerr << "berth serve: " << ending.start_status.message() << "\n";
+    code = 1;
+  }
+  (*store)->Interrupt();  // a standby stops campaigning
+  if (starter.joinable()) starter.join();
   http_server.Stop();
   service.Stop();
-  log.Info("stopped");
-  return 0;
+  {
+    std::lock_guard<std::mutex> lock(ending.mu);
+    ending.service = nullptr;
+  }
+  log.Info("stopped", {{"exit_status", code}});
+  return code;
 }
 
 }  // namespace
@@ -114,6 +230,8 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_flag("--virtual-nodes", flags->virtual_nodes, "simulate node agents that heartbeat and run jobs");
   cmd->add_option("--speedup", flags->speedup, "virtual nodes run a job for duration/N")->capture_default_str();
   cmd->add_option("--policy", flags->policy, "scheduling policy (see berth simulate)")->capture_default_str();
+  cmd->add_option("--queues", flags->queues,
+                  "queue tree YAML (docs/queues.md): quotas are enforced; default: every tenant its own queue");
   cmd->callback([flags, &run] { run = [flags] { return Serve(*flags); }; });
 }
 

@@ -101,7 +101,15 @@ void HttpServer::Routes() {
     if (!authorized(req, res)) return;
     Send(res, service_.SubmitJob(req.body));
   });
-  s.Get("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
+  // Reads need the state: a standby (or a process still loading) has none.
+  auto loaded = [this](httplib::Response& res) {
+    if (service_.started()) return true;
+    Send(res, service_.NotReady());
+    return false;
+  };
+
+  s.Get("/v1/jobs", [this, loaded](const httplib::Request& req, httplib::Response& res) {
+    if (!loaded(res)) return;
     int64_t after = -1, limit = 1000;
     if (req.has_param("after")) {
       auto v = ParseId(req.get_param_value("after"));
@@ -115,22 +123,28 @@ void HttpServer::Routes() {
     }
     Send(res, service_.ListJobs(req.get_param_value("state"), after, limit));
   });
-  s.Get(R"(/v1/jobs/([^/]+)/why)", [this, with_id](const httplib::Request& req, httplib::Response& res) {
+  s.Get(R"(/v1/jobs/([^/]+)/why)", [this, with_id, loaded](const httplib::Request& req, httplib::Response& res) {
+    if (!loaded(res)) return;
     with_id(req, res, [this](int64_t id) { return service_.WhyJob(id); });
   });
-  s.Get(R"(/v1/jobs/([^/]+))", [this, with_id](const httplib::Request& req, httplib::Response& res) {
+  s.Get(R"(/v1/jobs/([^/]+))", [this, with_id, loaded](const httplib::Request& req, httplib::Response& res) {
+    if (!loaded(res)) return;
     with_id(req, res, [this](int64_t id) { return service_.GetJob(id); });
   });
   s.Delete(R"(/v1/jobs/([^/]+))", [this, authorized, with_id](const httplib::Request& req, httplib::Response& res) {
     if (!authorized(req, res)) return;
     with_id(req, res, [this](int64_t id) { return service_.CancelJob(id); });
   });
-  s.Get("/v1/queues", [this](const httplib::Request&, httplib::Response& res) { Send(res, service_.Queues()); });
-  s.Get("/v1/nodes", [this](const httplib::Request&, httplib::Response& res) { Send(res, service_.Nodes()); });
+  s.Get("/v1/queues", [this, loaded](const httplib::Request&, httplib::Response& res) {
+    if (loaded(res)) Send(res, service_.Queues());
+  });
+  s.Get("/v1/nodes", [this, loaded](const httplib::Request&, httplib::Response& res) {
+    if (loaded(res)) Send(res, service_.Nodes());
+  });
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { Send(res, {200, {{"status", "ok"}}}); });
   s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
     if (service_.ready()) return Send(res, {200, {{"status", "ready"}}});
-    Send(res, {503, {{"status", "not ready"}, {"error", "not the leader, or state not loaded"}}});
+    Send(res, service_.NotReady());
   });
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(service_.MetricsText(), "text/plain; version=0.0.4");
@@ -170,7 +184,8 @@ void HttpServer::Routes() {
     ++metrics_.http_requests;
     if (res.status >= 400) {
       ++metrics_.http_errors;
-      if (res.status >= 500)
+      // A standby's readyz is 503 by design: probes would flood the log.
+      if (res.status >= 500 && req.path != "/readyz")
         log_.Warn("http_error", {{"method", req.method}, {"path", req.path}, {"status", res.status}, {"body", res.body}});
     }
   });

@@ -6,7 +6,9 @@
 //   GET    /v1/queues, /v1/nodes, /healthz, /readyz, /metrics
 //   POST   /v1/extender/{filter,prioritize,preempt,bind}  Kubernetes extender
 // Errors are JSON {"error": "..."} with a 4xx/5xx status; a handler that
-// throws answers 500, never crashes the process.
+// throws answers 500, never crashes the process. A replica that does not lead
+// (standby, loading, stepped down) answers writes, /readyz and the /v1 reads
+// 503 with its role and, when known, the leader (Service::NotReady).
 #pragma once
 
 #include <memory>

@@ -47,14 +47,23 @@ Status Service::Start() {
   BERTH_RETURN_IF_ERROR(plugins::RegisterBuiltinPolicies(policies_));
   BERTH_ASSIGN_OR_RETURN(framework::Profile profile, policies_.Find(options_.policy));
   profile.name = options_.policy;
+  if (options_.queues) {  // quotas are enforced, not only accounted
+    for (auto* point : {&profile.admit, &profile.reserve})
+      if (std::none_of(point->begin(), point->end(), [](const auto& r) { return r.name == "quota"; }))
+        point->push_back(framework::PluginRef{"quota"});
+  }
   framework::PluginContext context;
   context.cluster = &cluster_;  // no workload known in advance in the service
   BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw,
                          framework::Framework::Create(profile, plugins_, context));
   scheduler::SchedulerOptions so;
   so.seed = options_.seed;
+  so.queues = options_.queues;
+  so.usage_half_life = options_.usage_half_life;
   sched_ = std::make_unique<scheduler::Scheduler>(cluster_, std::move(fw), std::move(so), clock_);
+  phase_ = Phase::kAcquiring;
   BERTH_ASSIGN_OR_RETURN(fence_, store_.Acquire());
+  phase_ = Phase::kLoading;
   BERTH_RETURN_IF_ERROR(Recover());
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -70,6 +79,9 @@ Status Service::Start() {
     });
     vnodes_->Start();
   }
+  Phase loading = Phase::kLoading;
+  if (!phase_.compare_exchange_strong(loading, Phase::kLeading))
+    return FailedPrecondition("the store's term was lost while loading");  // StepDown() came first
   ready_ = true;
   log_.Info("ready", {{"store", store_.Describe()}, {"term", fence_.term}, {"policy", options_.policy},
                       {"nodes", cluster_.num_nodes()}, {"gpus", cluster_.total_gpus()},
@@ -147,10 +159,52 @@ void Service::AppendRecord(store::Record rec, std::function<void(const Status&)>
 void Service::OnStoreError(const Status& s) {
   if (s.code() == StatusCode::kFailedPrecondition && ready_) {
     ready_ = false;
+    phase_ = Phase::kSteppedDown;
     log_.Error("fenced_out", {{"error", s.message()}});
   } else {
     log_.Error("store_error", {{"error", s.message()}});
   }
+}
+
+void Service::StepDown(const std::string& reason) {
+  const Phase was = phase_.exchange(Phase::kSteppedDown);
+  ready_ = false;
+  if (was != Phase::kSteppedDown) log_.Error("stepped_down", {{"reason", reason}, {"term", fence_.term}});
+}
+
+ApiResult Service::NotReady() const {
+  json body = {{"status", "not ready"}};
+  const std::string leader = store_.Leader();
+  json who = json::parse(leader, nullptr, false);  // replicas announce themselves as JSON
+  if (who.is_discarded()) who = leader;
+  std::string where;
+  if (who.is_object() && who.contains("address") && who["address"].is_string())
+    where = who["address"].get<std::string>();
+  else if (!leader.empty())
+    where = leader;
+  switch (phase_.load()) {
+    case Phase::kIdle:
+      body["role"] = "starting";
+      body["error"] = "not started";
+      break;
+    case Phase::kAcquiring:
+      body["role"] = "standby";
+      body["error"] = where.empty() ? "standby: not the leader, and no leader is known yet; retry"
+                                    : "standby: not the leader; the leader is " + where;
+      break;
+    case Phase::kLoading:
+      body["role"] = "loading";
+      body["error"] = "elected, loading the state from the store; retry";
+      break;
+    case Phase::kLeading:
+    case Phase::kSteppedDown:
+      body["role"] = "stepped_down";
+      body["error"] = "stepped down: this process no longer holds the store's term" +
+                      (where.empty() ? std::string() : "; the leader is " + where);
+      break;
+  }
+  if (!leader.empty() && phase_.load() != Phase::kLoading) body["leader"] = who;
+  return {503, body};
 }
 
 // ---------------------------------------------------------------- submissions
@@ -166,7 +220,7 @@ ApiResult Service::SubmitJob(const std::string& body) {
   if (!sub.ok()) return finish(ApiResult::Error(400, sub.status().message()));
   Status feasible = CheckFeasible(cluster_, sub->spec);
   if (!feasible.ok()) return finish(ApiResult::Error(422, "the job can never run here: " + feasible.message()));
-  if (!ready_) return finish(ApiResult::Error(503, "not ready (not the leader, or state not loaded)"));
+  if (!ready_) return finish(NotReady());
   const std::string key = sub->idempotency_key.empty() ? "name:" + sub->spec.name : sub->idempotency_key;
   const std::string fingerprint = SpecFingerprint(sub->spec);
 
@@ -226,6 +280,7 @@ ApiResult Service::SubmitJob(const std::string& body) {
     return a;
   });
   if (!adm) return finish(ApiResult::Error(503, "the scheduling loop did not answer in time"));
+  if (adm->code == 503) return finish(NotReady());
   if (adm->code) return finish(ApiResult{adm->code, {{"error", adm->error}, {"id", adm->id}}});
   if (adm->accepted.wait_for(std::chrono::microseconds(options_.request_timeout)) != std::future_status::ready)
     return finish(ApiResult::Error(503, "the store did not make the job durable in time; retry with the same key"));
@@ -262,7 +317,7 @@ void Service::OnAccepted(int64_t id, const Status& s) {
 // ------------------------------------------------------------------- cancels
 
 ApiResult Service::CancelJob(int64_t id) {
-  if (!ready_) return ApiResult::Error(503, "not ready");
+  if (!ready_) return NotReady();
   struct Out {
     ApiResult result;
     std::shared_future<Status> durable;

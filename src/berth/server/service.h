@@ -54,6 +54,10 @@ struct ServiceOptions {
   TimeUs request_timeout = 30'000'000;        // longest wait for the loop or the store
   TimeUs extender_reservation_ttl = 600'000'000;  // unbound extender reservations expire
   uint64_t seed = 42;
+  // The queue tree (null: every tenant its own unconstrained queue). With a
+  // tree, the policy's profile gets the quota plugin if it lacks it.
+  std::shared_ptr<const tenancy::QueueTree> queues;
+  TimeUs usage_half_life = 0;  // decayed usage for fair share
 
   Status Validate() const;
 };
@@ -72,13 +76,23 @@ class Service final : private VirtualNodes::Sink {
   ~Service() override;
 
   // Takes a term from the store, rebuilds state from its records, starts the
-  // scheduling thread (and the virtual nodes). Then ready() is true.
+  // scheduling thread (and the virtual nodes). Then ready() is true. With a
+  // replicated store, taking the term waits while another process leads
+  // (a standby); Store::Interrupt() ends the wait (kUnavailable).
   Status Start();
   // Stops the threads; queued work that was not run fails.
   void Stop();
   // Ready: writing rights held and state loaded (readyz). Goes false when the
-  // store fences this writer out.
+  // store fences this writer out, or on StepDown().
   bool ready() const { return ready_.load(); }
+  // True once Start() has loaded the state (reads are served from then on).
+  bool started() const { return phase_.load() >= Phase::kLeading; }
+  // This process lost its term (replicated stores): stop deciding and
+  // accepting at once. Any thread; idempotent.
+  void StepDown(const std::string& reason);
+  // The 503 answer while not ready: what this process is doing (standby,
+  // loading, stepped down) and who leads when the store knows.
+  ApiResult NotReady() const;
 
   // --- the API ---
   ApiResult SubmitJob(const std::string& body);
@@ -174,6 +188,8 @@ class Service final : private VirtualNodes::Sink {
   std::unique_ptr<VirtualNodes> vnodes_;
   store::Fence fence_;
   std::atomic<bool> ready_{false};
+  enum class Phase { kIdle, kAcquiring, kLoading, kLeading, kSteppedDown };
+  std::atomic<Phase> phase_{Phase::kIdle};
 
   // The queue into the scheduling thread.
   std::mutex mu_;

@@ -136,29 +136,84 @@ ApiResult Service::ListJobs(const std::string& state, int64_t after, int64_t lim
   return r ? *r : ApiResult::Error(503, "the scheduling loop did not answer in time");
 }
 
+// Every queue of the scheduler's tree (sorted by name), with its jobs and the
+// ledger's figures: per dimension ("*" = all GPU types, then each GPU type
+// where the queue has a quota or uses GPUs) the quota (null = not set or
+// unlimited), usage and borrowing, in GPUs. Jobs and figures of an inner
+// queue cover its subtree. (Every job in pending_/running_ is known to the
+// scheduler; one that were not would be counted under its queue's name.)
 ApiResult Service::Queues() {
   auto r = Call<ApiResult>([this] {
     struct Q {
       int64_t pending = 0, running = 0, pending_gpus = 0, running_gpus = 0;
     };
-    std::map<std::string, Q> qs;
-    for (int64_t id : pending_) {
+    const tenancy::Ledger& ledger = sched_->ledger();
+    const tenancy::QueueTree& tree = ledger.tree();
+    std::vector<Q> in_tree(tree.size());
+    std::map<std::string, Q> outside;  // jobs not yet in the scheduler, by queue name
+    auto count = [&](int64_t id, bool running) {
       const JobEntry& e = jobs_.at(id);
-      Q& q = qs[QueueOf(e.spec)];
-      ++q.pending;
-      q.pending_gpus += e.spec.total_gpus();
+      const scheduler::JobRecord* rec = sched_->Find(JobId(id));
+      int32_t q = rec ? rec->queue : tree.LeafFor(e.spec);
+      auto add = [&](Q& x) {
+        (running ? x.running : x.pending) += 1;
+        (running ? x.running_gpus : x.pending_gpus) += e.spec.total_gpus();
+      };
+      if (q < 0) {
+        add(outside[QueueOf(e.spec)]);
+        return;
+      }
+      for (; q >= 0; q = tree.node(q).parent) add(in_tree[q]);
+    };
+    for (int64_t id : pending_) count(id, false);
+    for (int64_t id : running_) count(id, true);
+    auto gpus_or_null = [](int64_t milli) {
+      return milli == tenancy::kUnlimited ? json(nullptr) : json(static_cast<double>(milli) / kMilliPerGpu);
+    };
+    auto gpus = [](int64_t milli) { return static_cast<double>(milli) / kMilliPerGpu; };
+    std::map<std::string, json> items;
+    for (int32_t q = 0; q < tree.size(); ++q) {
+      const tenancy::QueueNode& n = tree.node(q);
+      const Q& c = in_tree[q];
+      json dims = json::object();
+      for (int32_t d = ledger.num_dims() - 1; d >= 0; --d) {  // "*" first
+        const bool all = d == ledger.all_types_dim();
+        if (!all && !n.has_quota[d] && ledger.usage(q, d) == 0) continue;
+        const tenancy::Quota& quota = n.quota[d];
+        dims[all ? "*" : cluster_.gpu_type(GpuTypeId(static_cast<int16_t>(d))).name] = {
+            {"guarantee", n.has_quota[d] ? json(gpus(quota.guarantee)) : json(nullptr)},
+            {"limit", n.has_quota[d] ? gpus_or_null(quota.limit) : json(nullptr)},
+            {"borrow_limit", n.has_quota[d] ? gpus_or_null(quota.borrow_limit) : json(nullptr)},
+            {"lend_limit", n.has_quota[d] ? gpus_or_null(quota.lend_limit) : json(nullptr)},
+            {"usage", gpus(ledger.usage(q, d))},
+            {"borrowed", gpus(ledger.borrowed(q, d))}};
+      }
+      const int32_t all = ledger.all_types_dim();
+      items[n.name] = {{"name", n.name},
+                       {"pending", c.pending},
+                       {"running", c.running},
+                       {"pending_gpus", c.pending_gpus},
+                       {"running_gpus", c.running_gpus},
+                       {"parent", n.parent >= 0 ? json(tree.node(n.parent).name) : json(nullptr)},
+                       {"leaf", n.is_leaf()},
+                       {"weight", n.weight},
+                       {"guarantee_gpus", gpus(ledger.guarantee(q, all))},
+                       {"usage_gpus", gpus(ledger.usage(q, all))},
+                       {"borrowed_gpus", gpus(ledger.borrowed(q, all))},
+                       {"dominant_share", ledger.DominantShare(q)},
+                       {"dimensions", dims}};
     }
-    for (int64_t id : running_) {
-      const JobEntry& e = jobs_.at(id);
-      Q& q = qs[QueueOf(e.spec)];
-      ++q.running;
-      q.running_gpus += e.spec.total_gpus();
+    for (const auto& [name, c] : outside) {
+      json& item = items[name];
+      item["name"] = name;
+      item["pending"] = item.value("pending", int64_t{0}) + c.pending;
+      item["running"] = item.value("running", int64_t{0}) + c.running;
+      item["pending_gpus"] = item.value("pending_gpus", int64_t{0}) + c.pending_gpus;
+      item["running_gpus"] = item.value("running_gpus", int64_t{0}) + c.running_gpus;
     }
-    json items = json::array();
-    for (const auto& [name, q] : qs)
-      items.push_back({{"name", name}, {"pending", q.pending}, {"running", q.running},
-                       {"pending_gpus", q.pending_gpus}, {"running_gpus", q.running_gpus}});
-    return ApiResult{200, {{"queues", items}}};
+    json list = json::array();
+    for (auto& [name, item] : items) list.push_back(std::move(item));
+    return ApiResult{200, {{"queues", list}}};
   });
   return r ? *r : ApiResult::Error(503, "the scheduling loop did not answer in time");
 }

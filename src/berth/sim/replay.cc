@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <numeric>
 #include <unordered_map>
 
@@ -79,6 +80,30 @@ int64_t MinGpus(const job::JobSpec& j) {
   int64_t n = 0;
   for (const auto& g : j.groups) n += int64_t{g.gang_min()} * g.gpus;
   return n;
+}
+
+// Every plugin of a framework once (a plugin may serve several extension
+// points), in a fixed order, appends its counters.
+void CollectCounters(const framework::Framework& fw, framework::PluginCounters& out) {
+  std::vector<const framework::Plugin*> seen;
+  auto add = [&](const framework::Plugin* p) {
+    if (std::find(seen.begin(), seen.end(), p) != seen.end()) return;
+    seen.push_back(p);
+    p->Counters(out);
+  };
+  auto add_all = [&](const auto& plugins) {
+    for (const auto* p : plugins) add(p);
+  };
+  add(&fw.queue_sort());
+  add_all(fw.admit());
+  add_all(fw.plan());
+  add_all(fw.filter());
+  add_all(fw.candidates());
+  for (const auto& [p, weight] : fw.score()) add(p);
+  add_all(fw.reserve());
+  add_all(fw.permit());
+  add_all(fw.post_filter());
+  add_all(fw.bind());
 }
 
 }  // namespace
@@ -333,6 +358,20 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
       r.decisions += parts[k].sched->log().entries();
     }
     r.decision_log_hash = h.Hex();
+  }
+  {
+    // Plugin counters over the partitions: sums, or the largest for "_max" figures.
+    std::map<std::string, double> merged;
+    for (const auto& p : parts) {
+      framework::PluginCounters counters;
+      CollectCounters(p.sched->framework(), counters);
+      for (const auto& [name, value] : counters) {
+        auto [it, fresh] = merged.emplace(name, value);
+        if (fresh) continue;
+        it->second = name.find("_max") != std::string::npos ? std::max(it->second, value) : it->second + value;
+      }
+    }
+    r.plugin_counters.assign(merged.begin(), merged.end());
   }
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return r;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace berth::sim {
@@ -61,6 +62,10 @@ struct PolicyResult {
   std::vector<double> jcts_s;  // finished jobs' JCTs, for the CDF (replay: at most 2,000 evenly spaced order statistics)
 
   std::vector<PlacementRow> placements;  // fgd mode: one row per arrival
+
+  // The plugins' own figures (Plugin::Counters, e.g. "backfill.reservations"),
+  // by name; replay sums them over partitions (a name with "_max": the largest).
+  std::vector<std::pair<std::string, double>> plugin_counters;
 
   // Preemption (replay): evictions, and the work they lost in GPU-hours (per
   // eviction: the victim's GPUs x the time since its last checkpoint).

@@ -1,6 +1,7 @@
-// MemoryStore and OpenStore.
+// MemoryStore, and OpenStore (which picks an implementation by URL).
 #include "berth/store/memory_store.h"
 
+#include "berth/store/etcd_store.h"
 #include "berth/store/sqlite_store.h"
 
 namespace berth::store {
@@ -55,8 +56,10 @@ StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& url, StoreOptions 
     return std::unique_ptr<Store>(std::move(s));
   }
   if (url == "memory:") return std::unique_ptr<Store>(std::make_unique<MemoryStore>(std::make_shared<MemoryStore::Data>(), std::move(options)));
-  if (url.rfind("etcd:", 0) == 0)
-    return InvalidArgument("store '" + url + "': the etcd store is not built yet; use sqlite:PATH");
+  if (url.rfind("etcd:", 0) == 0) {
+    BERTH_ASSIGN_OR_RETURN(std::unique_ptr<EtcdStore> s, EtcdStore::Open(url.substr(5), std::move(options)));
+    return std::unique_ptr<Store>(std::move(s));
+  }
   return InvalidArgument("store '" + url + "': expected sqlite:PATH or etcd:http://HOST:PORT,...");
 }
 

@@ -14,6 +14,10 @@
 // implementation maps the term to the leader key's revision and makes every
 // write a transaction that compares it.
 //
+// Replicated stores (etcd) are shared by several processes of which one leads:
+// there Acquire() blocks while another process holds the term, and
+// StoreOptions::on_lost reports that this process lost the term it held.
+//
 //   auto store = OpenStore("sqlite:/var/lib/berth/berth.db", {});
 //   Fence f = (*store)->Acquire().value();
 //   Loaded all = (*store)->Load().value();      // rebuild state
@@ -75,10 +79,16 @@ struct CommitInfo {
 };
 
 struct StoreOptions {
+  using LostFn = std::function<void(const Status& why)>;
   // Most records written in one transaction (group commit).
   int64_t max_batch_records = 4096;
   // Called on the store's thread after each successful commit.
   std::function<void(const CommitInfo&)> on_commit;
+  // Replicated stores: called once, on a store thread, when this process
+  // loses the term it holds (its lease lapsed, another process took over, or
+  // a write failed so that its outcome is unknown). Stop writing and
+  // deciding. Single-writer stores never call it: they only refuse writes.
+  LostFn on_lost;
 };
 
 class Store {
@@ -96,11 +106,21 @@ class Store {
   virtual void Append(Fence fence, std::vector<Record> records, AppendDone done) = 0;
   // Blocks until every batch queued before the call is done.
   virtual void Flush() = 0;
+
+  // Replicated stores only (no-ops otherwise):
+  // How this process announces itself while it holds the term (opaque
+  // bytes, e.g. its id and address); call before Acquire().
+  virtual void Announce(std::string candidate) {}
+  // The announcement of the process holding the term, as last seen; "" when
+  // unknown or when the store has a single writer.
+  virtual std::string Leader() const { return ""; }
+  // Makes a blocked Acquire() return (kUnavailable), e.g. on shutdown.
+  virtual void Interrupt() {}
 };
 
-// Opens a store by URL: "sqlite:PATH" (created if missing; its folder too) or
-// "memory:" (for tests). "etcd:http://HOST:PORT,..." is recognised but not
-// built yet (InvalidArgument saying so).
+// Opens a store by URL: "sqlite:PATH" (created if missing; its folder too),
+// "etcd:http://HOST:PORT,..." (replicated; kUnavailable when no endpoint
+// answers) or "memory:" (for tests).
 StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& url, StoreOptions options);
 
 }  // namespace berth::store

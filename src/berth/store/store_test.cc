@@ -1,5 +1,6 @@
-// One suite over every Store implementation (typed tests), plus the SQLite
-// store's persistence across reopen.
+// One suite over every Store implementation (typed tests: memory, SQLite, and
+// etcd on a throwaway local member), plus the SQLite store's persistence
+// across reopen.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,6 +10,8 @@
 #include <set>
 #include <thread>
 
+#include "berth/store/etcd_store.h"
+#include "berth/store/etcd_test_server.h"
 #include "berth/store/memory_store.h"
 #include "berth/store/sqlite_store.h"
 
@@ -40,14 +43,34 @@ std::pair<Status, int64_t> AppendSync(Store& s, Fence f, std::vector<Record> rec
   return fut.get();
 }
 
+// Each factory says why it cannot run here ("" when it can).
 struct MemoryFactory {
   std::shared_ptr<MemoryStore::Data> data = std::make_shared<MemoryStore::Data>();
+  std::string Unavailable() { return ""; }
   std::unique_ptr<Store> Open() { return std::make_unique<MemoryStore>(data); }
 };
 struct SqliteFactory {
   std::string path = TempDbPath(::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::string Unavailable() { return ""; }
   std::unique_ptr<Store> Open() {
     auto s = SqliteStore::Open(path, {});
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return std::move(s).value();
+  }
+};
+// One etcd member per test process (ctest runs each test in its own).
+StatusOr<std::unique_ptr<EtcdTestServer>>& SharedEtcd() {
+  static StatusOr<std::unique_ptr<EtcdTestServer>> etcd = EtcdTestServer::Start();
+  return etcd;
+}
+struct EtcdFactory {
+  // Each test writes under its own prefix.
+  std::string prefix = std::string("/test/") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::string Unavailable() { return SharedEtcd().ok() ? "" : SharedEtcd().status().message(); }
+  std::unique_ptr<Store> Open() {
+    EtcdStoreOptions o;
+    o.prefix = prefix;
+    auto s = EtcdStore::Open((*SharedEtcd())->endpoint(), {}, o);
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return std::move(s).value();
   }
@@ -56,9 +79,15 @@ struct SqliteFactory {
 template <typename F>
 class StoreTest : public ::testing::Test {
  protected:
+  void SetUp() override {
+    const std::string why = factory.Unavailable();
+    if (why.empty()) return;
+    if (EtcdSkipAllowed()) GTEST_SKIP() << why;
+    FAIL() << why;
+  }
   F factory;
 };
-using Factories = ::testing::Types<MemoryFactory, SqliteFactory>;
+using Factories = ::testing::Types<MemoryFactory, SqliteFactory, EtcdFactory>;
 TYPED_TEST_SUITE(StoreTest, Factories);
 
 TYPED_TEST(StoreTest, AppendThenLoadInOrder) {
@@ -161,7 +190,8 @@ TEST(SqliteStoreTest, SecondProcessTermFencesTheFirst) {
 
 TEST(OpenStoreTest, Urls) {
   EXPECT_TRUE(OpenStore("memory:", {}).ok());
-  EXPECT_EQ(OpenStore("etcd:http://127.0.0.1:2379", {}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(OpenStore("etcd:http://127.0.0.1:1", {}).status().code(), StatusCode::kUnavailable);  // nobody there
+  EXPECT_EQ(OpenStore("etcd:127.0.0.1:2379", {}).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(OpenStore("postgres://x", {}).status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(OpenStore("sqlite:" + TempDbPath("url"), {}).ok());
 }

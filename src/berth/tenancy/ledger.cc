@@ -15,19 +15,53 @@ Ledger::Ledger(QueueTree tree, const cluster::Cluster& cluster, TimeUs half_life
     capacity_[tree_.all_types_dim()] += int64_t{n.gpu_count} * kMilliPerGpu;
   }
   Grow();
+  Recompute(own_, held_, top_taken_);  // guarantees kept back from lending are held from the start
 }
 
 void Ledger::Grow() {
+  // An auto leaf has no quota: it holds nothing until charged.
   const size_t want = static_cast<size_t>(tree_.size()) * num_dims();
   usage_.resize(want, 0);
   own_.resize(want, 0);
+  held_.resize(want, 0);
+  top_taken_.resize(num_dims(), 0);
   decayed_.resize(tree_.size(), 0.0);
+}
+
+int64_t Ledger::Taken(int32_t queue, int32_t dim, int64_t held) const {
+  const QueueNode& n = tree_.node(queue);
+  if (!n.has_quota[dim] || n.quota[dim].lend_limit == kUnlimited) return held;
+  return std::max(held, n.quota[dim].guarantee - n.quota[dim].lend_limit);
+}
+
+void Ledger::Recompute(const std::vector<int64_t>& own, std::vector<int64_t>& held, std::vector<int64_t>& top) const {
+  held.assign(own.size(), 0);
+  top.assign(num_dims(), 0);
+  // Post-order without recursion: a queue after all of its children.
+  std::vector<int32_t> order, stack;
+  for (int32_t q = 0; q < tree_.size(); ++q)
+    if (tree_.node(q).parent < 0) stack.push_back(q);
+  while (!stack.empty()) {
+    const int32_t q = stack.back();
+    stack.pop_back();
+    order.push_back(q);
+    for (int32_t c : tree_.node(q).children) stack.push_back(c);
+  }
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const int32_t q = *it;
+    for (int32_t d = 0; d < num_dims(); ++d) {
+      int64_t h = own[Index(q, d)];
+      for (int32_t c : tree_.node(q).children) h += Taken(c, d, held[Index(c, d)]);
+      held[Index(q, d)] = h;
+      if (tree_.node(q).parent < 0) top[d] += Taken(q, d, h);
+    }
+  }
 }
 
 int32_t Ledger::QueueFor(const job::JobSpec& job) {
   int32_t q = tree_.LeafFor(job);
   if (q < 0 && tree_.auto_leaves()) {
-    q = tree_.AutoLeaf(job.tenant);
+    q = tree_.AutoLeaf(job.queue.empty() ? job.tenant : job.queue);
     Grow();
   }
   return q;
@@ -46,6 +80,15 @@ int64_t Ledger::borrowed(int32_t queue, int32_t dim) const {
 void Ledger::Add(int32_t queue, int32_t dim, int64_t delta) {
   own_[Index(queue, dim)] += delta;
   for (int32_t q = queue; q >= 0; q = tree_.node(q).parent) usage_[Index(q, dim)] += delta;
+  // Held capacity: the change of taken() goes up until a kept-back guarantee absorbs it.
+  int64_t dh = delta;
+  for (int32_t q = queue; q >= 0 && dh != 0; q = tree_.node(q).parent) {
+    int64_t& h = held_[Index(q, dim)];
+    const int64_t before = Taken(q, dim, h);
+    h += dh;
+    dh = Taken(q, dim, h) - before;
+    if (tree_.node(q).parent < 0) top_taken_[dim] += dh;
+  }
 }
 
 void Ledger::Charge(int32_t queue, GpuTypeId type, int64_t milli, TimeUs now) {
@@ -89,63 +132,75 @@ std::string Ledger::DimName(int32_t dim) const {
   return cluster_->gpu_type(GpuTypeId(static_cast<int16_t>(dim))).name;
 }
 
+namespace {
+std::string Gpus(int64_t milli) {
+  std::string s = std::to_string(milli / kMilliPerGpu);
+  if (milli % kMilliPerGpu) {
+    std::string frac = std::to_string(1000 + std::abs(milli % kMilliPerGpu)).substr(1);
+    while (frac.back() == '0') frac.pop_back();
+    s = (milli < 0 && milli > -kMilliPerGpu ? "-" : "") + s + "." + frac;
+  }
+  return s;
+}
+}  // namespace
+
 Status Ledger::CheckDim(int32_t queue, int32_t dim, int64_t x) const {
-  const auto gpus = [](int64_t milli) {
-    std::string s = std::to_string(milli / kMilliPerGpu);
-    if (milli % kMilliPerGpu) s += "." + std::to_string(1000 + std::abs(milli % kMilliPerGpu)).substr(1);
-    return s;
-  };
+  if (x <= 0) return Status::Ok();
+  int64_t growth = x;      // growth of held() at the queue the walk is at
+  bool admitted = false;   // the new use fits a guarantee on the way up
+  int32_t borrower = -1;   // the first queue on the way that borrows
   for (int32_t q = queue; q >= 0; q = tree_.node(q).parent) {
     const QueueNode& n = tree_.node(q);
-    if (!n.has_quota[dim]) continue;
+    const bool has = n.has_quota[dim];
     const Quota& quota = n.quota[dim];
-    const int64_t after = usage(q, dim) + x;
-    const std::string where = "queue '" + n.name + "' (" + DimName(dim) + "): ";
-    if (quota.limit != kUnlimited && after > quota.limit)
-      return ResourceExhausted(where + "would use " + gpus(after) + " GPUs, over its limit of " + gpus(quota.limit));
-    const int64_t excess = after - quota.guarantee;
-    if (excess <= 0) continue;  // within its guarantee: always admitted (others' borrowing is reclaimed)
-    if (quota.borrow_limit != kUnlimited && excess > quota.borrow_limit)
-      return ResourceExhausted(where + "would borrow " + gpus(excess) + " GPUs, over its borrowing limit of " +
-                               gpus(quota.borrow_limit));
-    // The cohort: q and its siblings under the same parent.
-    const int32_t parent = n.parent;
-    std::vector<int32_t> roots;
-    const std::vector<int32_t>* siblings = nullptr;
-    if (parent >= 0) {
-      siblings = &tree_.node(parent).children;
-    } else {
-      for (int32_t r = 0; r < tree_.size(); ++r)
-        if (tree_.node(r).parent < 0) roots.push_back(r);
-      siblings = &roots;
+    auto where = [&] { return "queue '" + n.name + "' (" + DimName(dim) + "): "; };
+    if (has && quota.limit != kUnlimited && usage(q, dim) + x > quota.limit)
+      return ResourceExhausted(where() + "would use " + Gpus(usage(q, dim) + x) + " GPUs, over its limit of " +
+                               Gpus(quota.limit));
+    if (admitted) continue;
+    const int64_t held_before = held_[Index(q, dim)];
+    const int64_t held_after = held_before + growth;
+    if (has) {
+      const int64_t excess = held_after - quota.guarantee;
+      if (excess <= 0) {
+        admitted = true;  // within its guarantee: what others borrowed of it is reclaimed
+        continue;
+      }
+      if (quota.borrow_limit != kUnlimited && excess > quota.borrow_limit) {
+        std::string why = where() + "would borrow " + Gpus(excess) + " GPUs, over its borrowing limit of " +
+                          Gpus(quota.borrow_limit);
+        const int64_t kept = held_after - (usage(q, dim) + x);
+        if (kept > 0)
+          why += " (it would use " + Gpus(usage(q, dim) + x) + "; its queues keep " + Gpus(kept) +
+                 " of their guarantees from lending)";
+        return ResourceExhausted(why);
+      }
+      if (borrower < 0) borrower = q;
     }
-    int64_t borrowed_sum = 0, lendable = 0, guaranteed = 0;
-    for (int32_t s : *siblings) {
-      const QueueNode& sn = tree_.node(s);
-      const int64_t use = usage(s, dim) + (s == q ? x : 0);
-      const int64_t g = sn.has_quota[dim] ? sn.quota[dim].guarantee : 0;
-      guaranteed += g;
-      borrowed_sum += std::max<int64_t>(0, use - g);
-      int64_t idle = std::max<int64_t>(0, g - use);
-      if (sn.has_quota[dim] && sn.quota[dim].lend_limit != kUnlimited) idle = std::min(idle, sn.quota[dim].lend_limit);
-      lendable += idle;
-    }
-    const int64_t cap = parent >= 0 && tree_.node(parent).has_quota[dim] ? tree_.node(parent).quota[dim].guarantee
-                                                                          : capacity_[dim];
-    const int64_t pool = lendable + std::max<int64_t>(0, cap - guaranteed);
-    if (borrowed_sum > pool)
-      return ResourceExhausted(where + "would borrow " + gpus(excess) + " GPUs beyond its guarantee of " +
-                               gpus(quota.guarantee) + "; its cohort lends " + gpus(pool) + " and borrows " +
-                               gpus(borrowed_sum - excess) + " already");
+    growth = Taken(q, dim, held_after) - Taken(q, dim, held_before);
   }
-  return Status::Ok();
+  if (admitted || borrower < 0) return Status::Ok();
+  const int64_t pool = capacity_[dim] - top_taken_[dim];
+  if (growth <= pool) return Status::Ok();
+  const QueueNode& b = tree_.node(borrower);
+  const int64_t excess = held_[Index(borrower, dim)] + x - b.quota[dim].guarantee;
+  return ResourceExhausted("queue '" + b.name + "' (" + DimName(dim) + "): would borrow " + Gpus(excess) +
+                           " GPUs beyond its guarantee of " + Gpus(b.quota[dim].guarantee) + ", but only " +
+                           Gpus(std::max<int64_t>(0, pool)) +
+                           " GPUs are left to borrow (idle guarantees within their lending limits, and capacity "
+                           "guaranteed to no queue)");
 }
 
 Status Ledger::CheckFits(int32_t queue, GpuTypeId type, int64_t milli, int64_t pending_extra) const {
+  return CheckFits(queue, type, milli, pending_extra, pending_extra);
+}
+
+Status Ledger::CheckFits(int32_t queue, GpuTypeId type, int64_t milli, int64_t pending_type,
+                         int64_t pending_all) const {
   if (queue < 0 || queue >= tree_.size()) return InvalidArgument("no queue " + std::to_string(queue));
   if (type.valid() && type.value() < tree_.num_types())
-    BERTH_RETURN_IF_ERROR(CheckDim(queue, type.value(), milli + pending_extra));
-  return CheckDim(queue, all_types_dim(), milli + pending_extra);
+    BERTH_RETURN_IF_ERROR(CheckDim(queue, type.value(), milli + pending_type));
+  return CheckDim(queue, all_types_dim(), milli + pending_all);
 }
 
 Status Ledger::CheckConsistency() const {
@@ -153,11 +208,23 @@ Status Ledger::CheckConsistency() const {
   for (int32_t q = 0; q < tree_.size(); ++q)
     for (int32_t d = 0; d < num_dims(); ++d)
       for (int32_t a = q; a >= 0; a = tree_.node(a).parent) sum[Index(a, d)] += own_[Index(q, d)];
-  for (int32_t q = 0; q < tree_.size(); ++q)
-    for (int32_t d = 0; d < num_dims(); ++d)
+  std::vector<int64_t> held, top;
+  Recompute(own_, held, top);
+  for (int32_t q = 0; q < tree_.size(); ++q) {
+    for (int32_t d = 0; d < num_dims(); ++d) {
+      const std::string what = "ledger: queue '" + tree_.node(q).name + "' " + DimName(d) + ": ";
       if (sum[Index(q, d)] != usage_[Index(q, d)])
-        return Internal("ledger: queue '" + tree_.node(q).name + "' " + DimName(d) + ": usage " +
-                        std::to_string(usage_[Index(q, d)]) + ", recomputed " + std::to_string(sum[Index(q, d)]));
+        return Internal(what + "usage " + std::to_string(usage_[Index(q, d)]) + ", recomputed " +
+                        std::to_string(sum[Index(q, d)]));
+      if (held[Index(q, d)] != held_[Index(q, d)])
+        return Internal(what + "held " + std::to_string(held_[Index(q, d)]) + ", recomputed " +
+                        std::to_string(held[Index(q, d)]));
+    }
+  }
+  for (int32_t d = 0; d < num_dims(); ++d)
+    if (top[d] != top_taken_[d])
+      return Internal("ledger: " + DimName(d) + ": top queues take " + std::to_string(top_taken_[d]) +
+                      ", recomputed " + std::to_string(top[d]));
   return Status::Ok();
 }
 

@@ -8,16 +8,37 @@
 //   Status s = ledger.CheckFits(q, type, 4000, extra); // may q take 4 more GPUs of `type`?
 //   ledger.Charge(q, type, 4000, now);  ...  ledger.Uncharge(q, type, 4000, now);
 //
-// CheckFits, for every queue from the leaf up to the root, in the job's GPU
-// type dimension and in the all-types dimension, where that queue has a quota:
-//   usage + x <= limit;
-//   usage + x - guarantee <= borrow_limit;
-//   borrowing fits the cohort: what the queue's siblings (the parent's
-//   children) use beyond their guarantees, plus this queue's new excess, is at
-//   most what they lend: the sum over siblings of min(idle guarantee, lend
-//   limit), plus the parent's capacity not guaranteed to any child (the
-//   parent's guarantee, or at the root the cluster's GPUs of that dimension,
-//   minus the sum of the children's guarantees).
+// The rules (one dimension at a time: the job's GPU type, and all types
+// together; a queue without a quota in a dimension is not constrained in it
+// and is transparent: its subtree's use counts in its parent's).
+//
+// Each queue's subtree *holds* capacity of its parent: what it uses, plus the
+// part of its guarantee it keeps back from lending (guarantee - lend_limit,
+// when the queue uses less than that):
+//   held(q)  = own charges of q + sum over children c of taken(c)
+//   taken(q) = max(held(q), guarantee(q) - lend_limit(q))   (held(q) without a lending limit)
+// Adding x milli-GPU to leaf l (CheckFits) walks from l up to the root:
+//   1. limit: at every queue on the way, usage + x <= limit.
+//   2. at each queue q with a quota, held(q) + growth <= guarantee(q): the
+//      new use fits its guarantee, and is admitted (others' borrowing there
+//      is reclaimed by preemption); only limits are checked further up.
+//      Otherwise q borrows from its parent: held(q) + growth - guarantee(q)
+//      <= borrow_limit(q); the growth of taken(q) goes up to the parent.
+//   3. reaching the root still borrowing (some queue on the way has a quota
+//      and none admitted it): the sum of taken() over the top queues must stay
+//      within the cluster's GPUs of the dimension. That pool is what nobody
+//      holds: idle guarantees within their lending limits, and capacity no
+//      queue is guaranteed.
+// So a queue borrows first inside its parent (siblings' idle guarantees, the
+// parent's capacity guaranteed to no child), and beyond that the parent
+// borrows for it from its own siblings, within the parent's borrowing limit.
+// Worked example: top queues A (guarantee 10) and B (guarantee 10, lend_limit
+// 2) on 20 GPUs; A's children A1 and A2 (guarantee 5 each; A2 lend_limit 0);
+// nothing runs. B holds 8 (the part it does not lend), A2 holds 5 (it lends
+// nothing). A1 may use its 5; beyond that A1 borrows, A (full: A2 lends
+// nothing) borrows for it from the top pool, 20 - 10 - 8 = 2 GPUs (B's
+// lendable part): A1 may reach 7, unless a borrowing limit stops it first.
+//
 // Usage counts everything charged (milli-GPU), summed up the tree. Decayed
 // usage integrates usage over time with an exponential half-life (fair share
 // with history); it is advanced lazily by Charge/Uncharge/Advance.
@@ -39,17 +60,22 @@ class Ledger {
   Ledger(QueueTree tree, const cluster::Cluster& cluster, TimeUs half_life = 0);
 
   const QueueTree& tree() const { return tree_; }
-  // The leaf a job is charged to; creates an auto leaf when the tree allows.
-  // -1: the job maps to no queue.
+  // The leaf a job is charged to; creates an auto leaf when the tree allows
+  // (named by the job's queue, else its tenant, else "default"). -1: the job
+  // maps to no queue.
   int32_t QueueFor(const job::JobSpec& job);
   // Dimension of a GPU type (its id); all_types_dim() for all types together.
   int32_t all_types_dim() const { return tree_.all_types_dim(); }
   int32_t num_dims() const { return tree_.num_dims(); }
 
-  // OK, or ResourceExhausted naming the queue, the dimension and the figures.
-  // `pending_extra` is what the caller already tentatively added in the same
-  // dimension for the same queue (a gang's earlier tasks), not yet charged.
+  // OK, or ResourceExhausted naming the queue, the dimension, the limit hit
+  // and the figures. `pending_extra` is what the caller already tentatively
+  // added for the same queue (a gang's earlier tasks), not yet charged,
+  // counted in both dimensions. An invalid `type` checks all types only.
   Status CheckFits(int32_t queue, GpuTypeId type, int64_t milli, int64_t pending_extra = 0) const;
+  // The same with the tentative additions per dimension: `pending_type` in
+  // `type`'s dimension, `pending_all` in all types (a gang spread over types).
+  Status CheckFits(int32_t queue, GpuTypeId type, int64_t milli, int64_t pending_type, int64_t pending_all) const;
   void Charge(int32_t queue, GpuTypeId type, int64_t milli, TimeUs now);
   void Uncharge(int32_t queue, GpuTypeId type, int64_t milli, TimeUs now);
   // Brings the decayed usage up to `now`.
@@ -60,6 +86,12 @@ class Ledger {
   int64_t guarantee(int32_t queue, int32_t dim) const;
   // Usage beyond the guarantee (0 when within it or without quota).
   int64_t borrowed(int32_t queue, int32_t dim) const;
+  // What the queue's subtree holds of its parent's capacity (see above):
+  // usage, plus the guarantees its descendants keep back from lending.
+  int64_t held(int32_t queue, int32_t dim) const { return held_[Index(queue, dim)]; }
+  // Capacity of the dimension that no top queue holds (negative when queues
+  // came back within their guarantees while others borrowed: reclaim is due).
+  int64_t unheld(int32_t dim) const { return capacity_[dim] - top_taken_[dim]; }
   // The cluster's milli-GPU in a dimension.
   int64_t capacity(int32_t dim) const { return capacity_[dim]; }
   // Decayed usage (milli-GPU x seconds) as of the last Advance.
@@ -68,7 +100,8 @@ class Ledger {
   // Dominant share: max over dimensions of usage / capacity, over the weight.
   double DominantShare(int32_t queue) const;
 
-  // Recomputes usage from the leaves' own charges and compares (tests).
+  // Recomputes usage and held capacity from the queues' own charges and
+  // compares (tests).
   Status CheckConsistency() const;
   std::string DimName(int32_t dim) const;
 
@@ -77,12 +110,19 @@ class Ledger {
   void Grow();  // after an auto leaf was added
   void Add(int32_t queue, int32_t dim, int64_t delta);
   Status CheckDim(int32_t queue, int32_t dim, int64_t x) const;
+  // taken() of a queue whose subtree holds `held` (see above).
+  int64_t Taken(int32_t queue, int32_t dim, int64_t held) const;
+  // held per queue x dim, and the sum of taken() over top queues per dim,
+  // recomputed from `own` (post-order over the tree).
+  void Recompute(const std::vector<int64_t>& own, std::vector<int64_t>& held, std::vector<int64_t>& top) const;
 
   QueueTree tree_;
   const cluster::Cluster* cluster_;
   std::vector<int64_t> capacity_;  // per dim
   std::vector<int64_t> usage_;     // queue x dim, summed up the tree
   std::vector<int64_t> own_;       // queue x dim, charged to the queue itself (leaves)
+  std::vector<int64_t> held_;      // queue x dim: own + sum of the children's taken()
+  std::vector<int64_t> top_taken_; // per dim: sum of taken() over queues without a parent
   std::vector<double> decayed_;    // per queue
   TimeUs half_life_ = 0;           // 0: no decay (plain integral)
   TimeUs last_advance_ = 0;

@@ -6,6 +6,14 @@
 namespace berth::tenancy {
 namespace {
 
+std::string GpusText(int64_t milli) {
+  std::string s = std::to_string(milli / kMilliPerGpu);
+  if (milli % kMilliPerGpu == 0) return s;
+  std::string frac = std::to_string(1000 + milli % kMilliPerGpu).substr(1);
+  while (frac.back() == '0') frac.pop_back();
+  return s + "." + frac;
+}
+
 Status CheckQuota(const std::string& queue, const std::string& type, const Quota& q) {
   auto bad = [&](const std::string& field, const std::string& why) {
     return InvalidArgument("queue '" + queue + "' quota '" + type + "': " + field + ": " + why);
@@ -69,6 +77,23 @@ StatusOr<QueueTree> QueueTree::Create(const std::vector<QueueSpec>& specs, const
       q = tree.nodes_[q].parent;
     }
   }
+  // A parent's guarantee holds its children's: what is guaranteed to a child
+  // is guaranteed to its parent too (the ledger admits use within a child's
+  // guarantee without asking further up).
+  for (int32_t p = 0; p < tree.size(); ++p) {
+    const QueueNode& pn = tree.nodes_[p];
+    for (int32_t d = 0; d < dims; ++d) {
+      if (!pn.has_quota[d] || pn.children.empty()) continue;
+      int64_t sum = 0;
+      for (int32_t c : pn.children)
+        if (tree.nodes_[c].has_quota[d]) sum += tree.nodes_[c].quota[d].guarantee;
+      if (sum > pn.quota[d].guarantee) {
+        const std::string type = d == tree.all_types_dim() ? "*" : cluster.gpu_type(GpuTypeId(static_cast<int16_t>(d))).name;
+        return InvalidArgument("queue '" + pn.name + "' quota '" + type + "': guarantee: its children are guaranteed " +
+                               GpusText(sum) + " GPUs, more than its " + GpusText(pn.quota[d].guarantee));
+      }
+    }
+  }
   for (size_t i = 0; i < specs.size(); ++i) {
     for (const auto& tenant : specs[i].tenants) {
       if (!tree.nodes_[i].is_leaf())
@@ -118,9 +143,10 @@ int32_t QueueTree::LeafFor(const job::JobSpec& job) const {
   }
   auto it = by_tenant_.find(job.tenant);
   if (it != by_tenant_.end()) return it->second;
-  if (auto_leaves_) {
-    const int32_t q = Find(job.tenant.empty() ? std::string("default") : job.tenant);
-    if (q >= 0 && nodes_[q].is_leaf()) return q;
+  if (auto_leaves_) {  // the auto leaf's name: the job's queue, else its tenant, else "default"
+    const std::string& name = !job.queue.empty() ? job.queue : job.tenant;
+    const int32_t q = Find(name.empty() ? std::string("default") : name);
+    return q >= 0 && nodes_[q].is_leaf() ? q : -1;
   }
   const int32_t d = Find("default");
   return d >= 0 && nodes_[d].is_leaf() ? d : -1;

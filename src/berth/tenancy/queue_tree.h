@@ -89,13 +89,17 @@ class QueueTree {
   int32_t Find(const std::string& name) const;
   // The leaf a job is charged to: its `queue` if it names a leaf, else its
   // tenant's leaf, else the leaf named "default" if there is one, else -1.
+  // With auto leaves, the last steps are: the leaf named after the job's
+  // queue, else its tenant, else "default", if it exists yet; else -1.
   int32_t LeafFor(const job::JobSpec& job) const;
   // Whether unknown tenants get their own leaf (trees built by the default
   // constructor or by FromTenantShares).
   bool auto_leaves() const { return auto_leaves_; }
   void set_auto_leaves(bool on) { auto_leaves_ = on; }
-  // Adds an unconstrained leaf for `tenant` under the root (auto_leaves only);
-  // returns its index (the existing one if already there).
+  // Adds an unconstrained leaf named `tenant` ("default" when empty) under
+  // the root (auto_leaves only); returns its index (the existing one if
+  // already there). The ledger names auto leaves by a job's queue, if it
+  // names one, else by its tenant.
   int32_t AutoLeaf(const std::string& tenant);
   // Leaves in index order.
   std::vector<int32_t> Leaves() const;

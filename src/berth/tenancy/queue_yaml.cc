@@ -49,7 +49,8 @@ Status Parser::CheckKeys(const YAML::Node& map, const std::string& path,
       ok = ok || key == a;
       list += (list.empty() ? "" : ", ") + std::string(a);
     }
-    if (!ok) return Error(it->first, path.empty() ? key : path + "." + key, "unknown key (expected one of: " + list + ")");
+    if (!ok)
+      return Error(it->first, path.empty() ? key : path + "." + key, "unknown key (expected one of: " + list + ")");
   }
   return Status::Ok();
 }

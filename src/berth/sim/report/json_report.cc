@@ -93,6 +93,11 @@ std::string ResultsToJson(const SimulateOutput& out) {
     }
     j["preemptions"] = r.preemptions;
     j["gpu_hours_lost"] = r.gpu_hours_lost;
+    if (!r.plugin_counters.empty()) {
+      nlohmann::json counters = nlohmann::json::object();
+      for (const auto& [name, value] : r.plugin_counters) counters[name] = value;
+      j["plugin_counters"] = std::move(counters);
+    }
     j["decision_log_hash"] = r.decision_log_hash;
     j["decisions"] = r.decisions;
     j["wall_seconds"] = r.wall_seconds;

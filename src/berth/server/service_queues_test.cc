@@ -1,0 +1,103 @@
+// GET /v1/queues on a service with a queue tree: quotas enforced, the
+// ledger's figures per queue and dimension, jobs counted up the tree.
+#include <gtest/gtest.h>
+
+#include "berth/server/service_test_util.h"
+#include "berth/tenancy/queue_yaml.h"
+
+namespace berth::server {
+namespace {
+
+using testing::ServiceHarness;
+using testing::WaitFor;
+
+const nlohmann::json* QueueNamed(const nlohmann::json& body, const std::string& name) {
+  for (const auto& q : body["queues"])
+    if (q["name"] == name) return &q;
+  return nullptr;
+}
+
+TEST(ServiceQueuesTest, TreeQuotasAndFigures) {
+  const char* yaml = R"(
+queues:
+  - name: lab
+    quotas: {"*": {guarantee: 16}}
+  - name: lab-a
+    parent: lab
+    tenants: [alice]
+    quotas:
+      "*": {guarantee: 8, limit: 16}
+      H100: {guarantee: 8}
+  - name: lab-b
+    parent: lab
+    tenants: [bob]
+    quotas: {"*": {guarantee: 8}}
+)";
+  auto cluster = cluster::ParseClusterSpec("4x8:H100/leaf=2");
+  auto file = tenancy::ParseQueueYaml(yaml, "q.yaml");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto tree = tenancy::BuildQueueTree(*file, "q.yaml", *cluster);
+  ASSERT_TRUE(tree.ok()) << tree.status().ToString();
+  ServiceOptions options;
+  options.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree).value());
+  ServiceHarness h("4x8:H100/leaf=2", options);
+  ASSERT_TRUE(h.Start().ok());
+  const int64_t a = h.Submit(R"({"name":"a","tenant":"alice","groups":[{"count":2,"gpus":8}]})");
+  ASSERT_TRUE(WaitFor([&] { return h.State(a) == "running"; }));
+  const int64_t b = h.Submit(R"({"name":"b","tenant":"alice","groups":[{"count":1,"gpus":1}]})");
+  ASSERT_TRUE(WaitFor([&] { return !h.service().WhyJob(b).body["verdict"].is_null(); }));
+  nlohmann::json why = h.service().WhyJob(b).body;
+  EXPECT_EQ(why["state"], "pending");
+  EXPECT_EQ(why["verdict"]["plugin"], "quota") << why.dump();
+  EXPECT_EQ(why["why"], "queue 'lab-a' (all GPU types): would use 17 GPUs, over its limit of 16");
+
+  ApiResult r = h.service().Queues();
+  ASSERT_EQ(r.code, 200);
+  const nlohmann::json* qa = QueueNamed(r.body, "lab-a");
+  ASSERT_NE(qa, nullptr) << r.body.dump();
+  EXPECT_EQ((*qa)["parent"], "lab");
+  EXPECT_EQ((*qa)["leaf"], true);
+  EXPECT_EQ((*qa)["running"], 1);
+  EXPECT_EQ((*qa)["pending"], 1);
+  EXPECT_EQ((*qa)["running_gpus"], 16);
+  EXPECT_EQ((*qa)["usage_gpus"], 16.0);
+  EXPECT_EQ((*qa)["borrowed_gpus"], 8.0);
+  EXPECT_EQ((*qa)["dimensions"]["*"]["limit"], 16.0);
+  EXPECT_TRUE((*qa)["dimensions"]["*"]["borrow_limit"].is_null());
+  EXPECT_EQ((*qa)["dimensions"]["H100"]["guarantee"], 8.0);
+  EXPECT_EQ((*qa)["dimensions"]["H100"]["borrowed"], 8.0);
+  const nlohmann::json* lab = QueueNamed(r.body, "lab");
+  ASSERT_NE(lab, nullptr);
+  EXPECT_EQ((*lab)["leaf"], false);
+  EXPECT_EQ((*lab)["running"], 1);  // jobs count up the tree
+  EXPECT_EQ((*lab)["usage_gpus"], 16.0);
+  EXPECT_EQ((*lab)["borrowed_gpus"], 0.0);
+  const nlohmann::json* qb = QueueNamed(r.body, "lab-b");
+  ASSERT_NE(qb, nullptr);
+  EXPECT_EQ((*qb)["usage_gpus"], 0.0);
+  EXPECT_FALSE((*qb)["dimensions"].contains("H100"));  // no quota and no use there
+
+  // A tenant the tree does not know: refused (no default queue).
+  const int64_t c = h.Submit(R"({"name":"c","tenant":"carol","groups":[{"count":1,"gpus":1}]})");
+  ASSERT_TRUE(WaitFor([&] { return h.State(c) == "failed"; }));
+  EXPECT_NE(h.service().WhyJob(c).body["why"].get<std::string>().find("maps to no leaf queue"), std::string::npos);
+}
+
+TEST(ServiceQueuesTest, WithoutATreeEveryTenantHasItsOwnQueue) {
+  ServiceHarness h;
+  ASSERT_TRUE(h.Start().ok());
+  const int64_t a = h.Submit(R"({"name":"a","tenant":"alice","groups":[{"count":1,"gpus":8}]})");
+  const int64_t b = h.Submit(R"({"name":"b","queue":"research","groups":[{"count":1,"gpus":4}]})");
+  ASSERT_TRUE(WaitFor([&] { return h.State(a) == "running" && h.State(b) == "running"; }));
+  ApiResult r = h.service().Queues();
+  const nlohmann::json* alice = QueueNamed(r.body, "alice");
+  const nlohmann::json* research = QueueNamed(r.body, "research");
+  ASSERT_NE(alice, nullptr) << r.body.dump();
+  ASSERT_NE(research, nullptr) << r.body.dump();
+  EXPECT_EQ((*alice)["usage_gpus"], 8.0);
+  EXPECT_EQ((*research)["usage_gpus"], 4.0);
+  EXPECT_TRUE((*alice)["dimensions"]["*"]["guarantee"].is_null());
+}
+
+}  // namespace
+}  // namespace berth::server

@@ -1,0 +1,118 @@
+// Queue files: the documented example, and errors that name file, line and field.
+#include "berth/tenancy/queue_yaml.h"
+
+#include <gtest/gtest.h>
+
+#include "berth/cluster/loaders.h"
+#include "berth/testing/paths.h"
+
+namespace berth::tenancy {
+namespace {
+
+constexpr int64_t G = kMilliPerGpu;
+
+cluster::Cluster H100s() { return std::move(cluster::ParseClusterSpec("4x8:H100").value()); }
+
+std::string ErrorOf(const std::string& text) {
+  auto f = ParseQueueYaml(text, "q.yaml");
+  if (!f.ok()) return f.status().message();
+  auto c = H100s();
+  auto t = BuildQueueTree(*f, "q.yaml", c);
+  return t.ok() ? "" : t.status().message();
+}
+
+TEST(QueueYamlTest, ReadsTheDocumentedForm) {
+  const char* text = R"(
+half_life: 6h
+queues:
+  - name: research
+    weight: 2
+    quotas:
+      "*":  {guarantee: 512, limit: 1024, borrow_limit: 256, lend_limit: 128}
+      H100: {guarantee: 256}
+  - name: research-nlp
+    parent: research
+    tenants: [alice, "vc-6214e9"]
+    quotas:
+      "*": {guarantee: 0.5}
+)";
+  auto f = ParseQueueYaml(text, "q.yaml");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_TRUE(f->has_half_life);
+  EXPECT_EQ(f->half_life, SecondsToUs(6 * 3600));
+  ASSERT_EQ(f->queues.size(), 2u);
+  EXPECT_EQ(f->lines[0], 4);
+  const QueueSpec& r = f->queues[0];
+  EXPECT_EQ(r.weight, 2);
+  EXPECT_EQ(r.quotas.at("*").guarantee, 512 * G);
+  EXPECT_EQ(r.quotas.at("*").limit, 1024 * G);
+  EXPECT_EQ(r.quotas.at("*").borrow_limit, 256 * G);
+  EXPECT_EQ(r.quotas.at("*").lend_limit, 128 * G);
+  EXPECT_EQ(r.quotas.at("H100").guarantee, 256 * G);
+  EXPECT_EQ(r.quotas.at("H100").limit, kUnlimited);
+  EXPECT_EQ(f->queues[1].parent, "research");
+  EXPECT_EQ(f->queues[1].tenants, (std::vector<std::string>{"alice", "vc-6214e9"}));
+  EXPECT_EQ(f->queues[1].quotas.at("*").guarantee, 500);
+
+  auto c = H100s();
+  auto t = BuildQueueTree(*f, "q.yaml", c);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const int32_t nlp = t->Find("research-nlp");
+  EXPECT_EQ(t->node(nlp).parent, t->Find("research"));
+  job::JobSpec j;
+  j.tenant = "vc-6214e9";
+  EXPECT_EQ(t->LeafFor(j), nlp);
+  j.tenant = "bob";
+  EXPECT_EQ(t->LeafFor(j), -1);  // no default leaf: a job of bob is refused at submission
+}
+
+TEST(QueueYamlTest, TheExampleFileLoads) {
+  auto c = H100s();
+  auto t = LoadQueueTree(testing::SourceDir() + "/examples/queues/research.yaml", c);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_GE(t->Find("production"), 0);
+}
+
+TEST(QueueYamlTest, ErrorsNameFileLineAndField) {
+  EXPECT_EQ(ErrorOf(""), "q.yaml:1: empty queue file (expected queues:)");
+  EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    wieght: 2\n"),
+            "q.yaml:3: queues[0].wieght: unknown key (expected one of: name, parent, weight, quotas, tenants)");
+  EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    quotas:\n      '*': {guarantee: lots}\n"),
+            "q.yaml:4: queues[0].quotas.*.guarantee: expected a number of GPUs, got 'lots'");
+  EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    quotas:\n      '*': {guarantee: -1}\n"),
+            "q.yaml:4: queues[0].quotas.*.guarantee: must not be negative");
+  EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    quotas:\n      '*': {guarantee: 0.0001}\n"),
+            "q.yaml:4: queues[0].quotas.*.guarantee: at most three decimals (a thousandth of a GPU), got '0.0001'");
+  EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    quotas:\n      '*': {guarantee: 4, limit: 2}\n"),
+            "q.yaml:4: queues[0].quotas.*.limit: is below the guarantee");
+  EXPECT_EQ(ErrorOf("queues:\n  - name: a\n  - name: a\n"), "q.yaml:3: queues[1].name: queue 'a' defined twice");
+  EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    parent: b\n"), "q.yaml:3: queues[0].parent: queue 'b' is not defined");
+  EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    weight: 0\n"), "q.yaml:3: queues[0].weight: must be positive");
+  EXPECT_EQ(ErrorOf("half_life: soon\nqueues:\n  - name: a\n"),
+            "q.yaml:1: half_life: expected a duration such as 90s, 30m, 6h or 2d, got 'soon'");
+  EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    quotas:\n      B200: {guarantee: 1}\n"),
+            "q.yaml:4: queues[0].quotas.B200: the cluster has no GPU type 'B200' (it has: H100; or use \"*\")");
+  // Tree errors found when the tree is built point at the queue's entry.
+  EXPECT_EQ(ErrorOf("queues:\n  - name: p\n    quotas: {'*': {guarantee: 1}}\n  - name: c\n    parent: p\n"
+                    "    quotas: {'*': {guarantee: 2}}\n"),
+            "q.yaml:2: queue 'p' quota '*': guarantee: its children are guaranteed 2 GPUs, more than its 1");
+  EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    tenants: [t]\n  - name: b\n    tenants: [t]\n"),
+            "q.yaml:4: queue 'b': tenant 't' is already in queue 'a'");
+  // yaml-cpp's own errors are caught and carry the line.
+  EXPECT_EQ(ErrorOf("queues:\n  - name: [a\n").rfind("q.yaml:", 0), 0u);
+  auto missing = LoadQueueTree("/nonexistent/q.yaml", H100s());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+TEST(QueueYamlTest, Durations) {
+  EXPECT_EQ(*ParseQueueDuration("90s"), SecondsToUs(90));
+  EXPECT_EQ(*ParseQueueDuration("30m"), SecondsToUs(1800));
+  EXPECT_EQ(*ParseQueueDuration("1.5d"), SecondsToUs(1.5 * 86400));
+  EXPECT_EQ(*ParseQueueDuration("600"), SecondsToUs(600));
+  EXPECT_FALSE(ParseQueueDuration("").ok());
+  EXPECT_FALSE(ParseQueueDuration("-1h").ok());
+  EXPECT_FALSE(ParseQueueDuration("h").ok());
+}
+
+}  // namespace
+}  // namespace berth::tenancy
