@@ -220,6 +220,10 @@ ApiResult Service::SubmitJob(const std::string& body) {
   if (!sub.ok()) return finish(ApiResult::Error(400, sub.status().message()));
   Status feasible = CheckFeasible(cluster_, sub->spec);
   if (!feasible.ok()) return finish(ApiResult::Error(422, "the job can never run here: " + feasible.message()));
+  if (options_.queues && !options_.queues->auto_leaves() && options_.queues->LeafFor(sub->spec) < 0)
+    return finish(ApiResult::Error(422, "tenant '" + sub->spec.tenant + "'" +
+                                            (sub->spec.queue.empty() ? "" : " (queue '" + sub->spec.queue + "')") +
+                                            " maps to no leaf queue, and the queue tree has no 'default' leaf"));
   if (!ready_) return finish(NotReady());
   const std::string key = sub->idempotency_key.empty() ? "name:" + sub->spec.name : sub->idempotency_key;
   const std::string fingerprint = SpecFingerprint(sub->spec);
