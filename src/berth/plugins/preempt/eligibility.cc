@@ -94,11 +94,11 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
     const int32_t pv = v.priority;
     Candidate c;
     c.run = static_cast<int32_t>(r);
-    c.by_priority = pv < pj;
+    const bool by_priority = pv < pj;
     if (v.queue == qj || v.queue < 0 || v.queue >= queues) {
-      if (!c.by_priority) continue;
+      if (!by_priority) continue;
     } else {
-      if (!reclaim_ && !c.by_priority) continue;
+      if (!reclaim_ && !by_priority) continue;
       if (!path_of(v.queue, c.path_begin, c.path_len)) continue;
     }
     c.milli = static_cast<int32_t>(v.milli_gpu);

@@ -46,11 +46,10 @@ struct Candidate {
   int32_t milli = 0;      // milli-GPU it holds in all
   int32_t path_begin = 0;  // its queue's budget path (queues with a quota in J's dimension)
   int16_t path_len = 0;    // 0: no budget
-  bool by_priority = false;  // eligible through priority (else through reclaim)
 };
 
-// The candidates' tasks indexed by node: for each node, (candidate,
-// placement) pairs, the tasks of one candidate adjacent.
+// The candidates' tasks indexed by node: for each node, a copy of each
+// candidate task's allocation there, the tasks of one candidate adjacent.
 class CandidatesByNode {
  public:
   struct Entry {  // one task of a candidate, copied for sequential scans
@@ -75,15 +74,13 @@ class CandidatesByNode {
   }
 
  private:
-  // Node n's room is sized by its task count in the state (one pass over the
-  // candidates' placements instead of two): entries_[begin_[n], end_[n]).
+  // Node n's room is sized by its task count in the state, so that one pass
+  // over the candidates fills it: entries_[begin_[n], end_[n]).
   std::vector<int32_t> begin_;
   std::vector<int32_t> end_;
   std::vector<Entry> entries_;
 };
 
-// The dimension J is judged in (see the file comment).
-int32_t JobDimension(const job::JobSpec& job, int32_t queue, const tenancy::Ledger& ledger);
 class Eligibility {
  public:
   // Finds the candidates for ctx.job among ctx.view.running, and indexes
@@ -118,6 +115,8 @@ class Eligibility {
   std::vector<uint8_t> j_ancestor_;   // per queue: qJ or one of its ancestors
 };
 
+// The dimension J is judged in (see the file comment).
+int32_t JobDimension(const job::JobSpec& job, int32_t queue, const tenancy::Ledger& ledger);
 // RunningJob::LostGpuSeconds, computed faster (same value up to rounding).
 double LostGpuSeconds(const framework::RunningJob& v, TimeUs now);
 // J's milli-GPU in a dimension: every group's gang minimum x GPUs x share.
