@@ -1,5 +1,6 @@
 // `berth simulate`: replay a trace through the scheduling core under one or
 // more policies; print a summary, write JSON / HTML / placement files.
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "berth/common/csv.h"
 #include "berth/sim/report/html_report.h"
 #include "berth/sim/report/json_report.h"
 #include "berth/sim/report/text_report.h"
@@ -21,8 +23,12 @@ namespace {
 
 struct Flags {
   sim::SimulateOptions sim;
+  // Durations (fair-share half-life, preemption) and the high-priority share, parsed in Run.
   std::string half_life;
   std::string checkpoint_interval;
+  std::string preemption_grace;
+  std::string restore_cost;
+  std::string high_priority;
   std::string policies;
   std::string json;
   std::string report;
@@ -48,17 +54,37 @@ std::string WithPolicy(const std::string& path, const std::string& policy, bool 
   return path.substr(0, dot) + "." + policy + path.substr(dot);
 }
 
-int Run(Flags& f) {
-  f.sim.policies = SplitComma(f.policies);
-  for (auto [flag, text, out] : {std::tuple{"--half-life", &f.half_life, &f.sim.half_life},
-                                 std::tuple{"--checkpoint-interval", &f.checkpoint_interval, &f.sim.checkpoint_interval}}) {
+// --half-life, --checkpoint-interval, --preemption-grace, --restore-cost, --high-priority.
+Status ParsePreemptionFlags(Flags& f) {
+  const std::tuple<const char*, std::string*, TimeUs*> durations[] = {
+      {"--half-life", &f.half_life, &f.sim.half_life},
+      {"--checkpoint-interval", &f.checkpoint_interval, &f.sim.checkpoint_interval},
+      {"--preemption-grace", &f.preemption_grace, &f.sim.preemption_grace},
+      {"--restore-cost", &f.restore_cost, &f.sim.restore_cost}};
+  for (const auto& [flag, text, out] : durations) {
     if (text->empty()) continue;
     StatusOr<TimeUs> d = tenancy::ParseQueueDuration(*text);
-    if (!d.ok()) {
-      std::cerr << "berth simulate: " << flag << ": " << d.status().message() << "\n";
-      return 1;
-    }
+    if (!d.ok()) return InvalidArgument(std::string(flag) + ": " + d.status().message());
     *out = *d;
+  }
+  if (!f.high_priority.empty()) {
+    const size_t colon = f.high_priority.find(':');
+    const std::string share = f.high_priority.substr(0, colon);
+    int64_t priority = f.sim.high_priority;
+    if (!ParseDouble(share, f.sim.high_priority_share).ok() ||
+        (colon != std::string::npos && (!ParseInt64(f.high_priority.substr(colon + 1), priority).ok() ||
+                                        priority < INT32_MIN || priority > INT32_MAX)))
+      return InvalidArgument("--high-priority must be SHARE[:PRIORITY], e.g. 0.2:10, not '" + f.high_priority + "'");
+    f.sim.high_priority = static_cast<int32_t>(priority);
+  }
+  return Status::Ok();
+}
+
+int Run(Flags& f) {
+  f.sim.policies = SplitComma(f.policies);
+  if (Status s = ParsePreemptionFlags(f); !s.ok()) {
+    std::cerr << "berth simulate: " << s.message() << "\n";
+    return 1;
   }
   f.sim.record_placements = !f.placements.empty();
   std::optional<ProgressBar> bar;
@@ -151,6 +177,14 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--checkpoint-interval", flags->checkpoint_interval,
                   "Replay: checkpoint interval of jobs whose trace gives none, e.g. 30m (default: they never "
                   "checkpoint; an evicted job restarts from scratch)");
+  cmd->add_option("--preemption-grace", flags->preemption_grace,
+                  "Replay: grace an evicted job gets to checkpoint and leave, e.g. 30s; its preemptor starts that "
+                  "much later (default 0)");
+  cmd->add_option("--restore-cost", flags->restore_cost,
+                  "Replay: time a resumed job spends restoring its checkpoint before working, e.g. 2m (default 0)");
+  cmd->add_option("--high-priority", flags->high_priority,
+                  "SHARE[:PRIORITY]: a seeded share of the jobs (by job id) gets this priority (default 10), the "
+                  "others keep the trace's, e.g. 0.2:10");
   cmd->add_flag("--check-indexes", flags->sim.check_indexes, "Verify state indexes after every change (slow)");
   auto* quiet = cmd->add_flag("--quiet", flags->quiet, "No progress bar");
   cmd->add_flag("--progress", flags->progress, "Show the progress bar even when stderr is not a terminal")

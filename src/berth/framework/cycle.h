@@ -62,17 +62,23 @@ struct RunningJob {
   TimeUs work_done = 0;   // runtime saved by checkpoints before this run
   int64_t milli_gpu = 0;  // what it holds
   int32_t preemptions = 0;
+  // Copies of spec->priority and spec->checkpoint_interval, so that scans over
+  // every running job (preemption) read this array only.
+  int32_t priority = 0;
+  TimeUs checkpoint_interval = -1;
   double attained_gpu_seconds = 0;  // service of its earlier runs (LAS); this run adds milli_gpu x (now - start_time)
 
   // The last checkpoint of this run at `now` (run_start when none yet, or
   // when the job never checkpoints).
   TimeUs LastCheckpoint(TimeUs now) const {
-    const TimeUs interval = spec->checkpoint_interval;
+    const TimeUs interval = checkpoint_interval;
     if (interval <= 0 || now <= run_start) return run_start;
     return run_start + (now - run_start) / interval * interval;
   }
-  // GPU-seconds lost if evicted at `now`: GPUs x time since the last checkpoint.
+  // GPU-seconds lost if evicted at `now`: GPUs x time since the last checkpoint
+  // (0 while the run is still starting: no work done yet).
   double LostGpuSeconds(TimeUs now) const {
+    if (now <= run_start) return 0;
     return static_cast<double>(milli_gpu) / kMilliPerGpu * UsToSeconds(now - LastCheckpoint(now));
   }
 };

@@ -138,6 +138,7 @@ struct PreemptContext {
   int32_t queue = -1;        // its leaf queue
   const Verdict& verdict;    // why it could not be placed
   const SchedulerView& view;
+  JobId preempted_by;        // the job whose preemption evicted it last (invalid: none)
   QueuedJob queued;          // the job as the queue order sees it (attained service, work done)
 };
 

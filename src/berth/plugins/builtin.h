@@ -23,5 +23,6 @@ Status RegisterQuotaPlugins(framework::PluginRegistry& registry);
 Status RegisterPreemptionPlugins(framework::PluginRegistry& registry);
 Status RegisterBackfillPlugins(framework::PluginRegistry& registry);
 Status RegisterTenancyPolicies(framework::PolicyRegistry& registry);
+Status RegisterPreemptionPolicies(framework::PolicyRegistry& registry);  // plugins/preempt/register.cc
 
 }  // namespace berth::plugins

@@ -8,8 +8,9 @@
 //   fairshare-backfill  fairshare plus reservation and backfill
 //
 // All are greedy passes (a job that cannot start does not block the next).
-// The `backfill` policy (FIFO with EASY backfill) is registered by the
-// backfill folder (backfill/register.h).
+// Registered here too, from their folders: `priority-preempt` and
+// `priority-preempt-lpf` (preempt/register.cc), `backfill` (FIFO with EASY
+// backfill, backfill/register.h).
 #include "berth/plugins/backfill/register.h"
 #include "berth/plugins/builtin.h"
 
@@ -64,6 +65,7 @@ Status RegisterTenancyPolicies(framework::PolicyRegistry& r) {
       "weighted fair share with decayed usage over the queue tree, quotas with borrowing, reclaim by preemption"));
   BERTH_RETURN_IF_ERROR(r.Register("fairshare-backfill", FairShare(true),
                                    "fairshare plus a reservation for the blocked head job and backfill behind it"));
+  BERTH_RETURN_IF_ERROR(RegisterPreemptionPolicies(r));
   BERTH_RETURN_IF_ERROR(RegisterBackfillPolicies(r));
   return Status::Ok();
 }

@@ -87,6 +87,8 @@ void Scheduler::RunStarted(int32_t index, TimeUs now) {
   r.work_done = rec.work_done;
   for (const auto& p : rec.placements) r.milli_gpu += int64_t{std::popcount(p.alloc.gpu_mask)} * p.alloc.milli_per_gpu;
   r.preemptions = rec.preemptions;
+  r.priority = rec.spec.priority;
+  r.checkpoint_interval = rec.spec.checkpoint_interval;
   r.attained_gpu_seconds = rec.attained_gpu_seconds;
   if (running_pos_.size() < jobs_.size()) running_pos_.resize(jobs_.size(), -1);
   running_pos_[index] = static_cast<int32_t>(running_jobs_.size());
@@ -424,7 +426,7 @@ framework::Verdict Scheduler::TryPreempt(int32_t index, Verdict verdict, TimeUs 
   JobRecord& rec = jobs_[index];
   const framework::SchedulerView view = View(now);
   for (auto* pf : framework_->post_filter()) {
-    framework::PreemptContext ctx{rec.spec, rec.queue, verdict, view, Queued(index)};
+    framework::PreemptContext ctx{rec.spec, rec.queue, verdict, view, rec.preempted_by, Queued(index)};
     std::optional<framework::PreemptionPlan> plan = pf->PostFilter(ctx);
     if (!plan || plan->victims.empty()) continue;
     // Validate the whole plan before touching anything: every victim running.

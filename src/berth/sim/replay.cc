@@ -112,6 +112,8 @@ void CollectCounters(const framework::Framework& fw, framework::PluginCounters& 
 Status ReplayOptions::Validate() const {
   if (max_samples < 2) return InvalidArgument("max_samples must be at least 2");
   if (progress_every < 1) return InvalidArgument("progress_every must be positive");
+  if (preemption_grace < 0 || restore_cost < 0)
+    return InvalidArgument("preemption_grace and restore_cost must not be negative");
   return runtime.Validate();
 }
 
@@ -148,6 +150,8 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
     so.check_indexes = opts.check_indexes;
     so.queues = opts.queues;
     so.usage_half_life = opts.usage_half_life;
+    so.preemption_grace = opts.preemption_grace;
+    so.restore_cost = opts.restore_cost;
     return std::make_unique<scheduler::Scheduler>(cluster, std::move(fw), std::move(so), clock);
   };
   std::vector<int32_t> route(n, 0);
@@ -316,6 +320,8 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
     const scheduler::JobRecord* rec = parts[route[i]].sched->Find(ids[i]);
     if (rec == nullptr) return Internal("replay: job " + std::to_string(ids[i].value()) + " was never submitted");
     const TimeUs submit = trace.jobs[i].submit_time;
+    r.preemptions += rec->preemptions;
+    r.gpu_hours_lost += rec->lost_gpu_seconds / 3600.0;
     if (rec->first_start_time >= 0) {
       ++r.jobs_placed;
       delay.push_back(UsToSeconds(rec->first_start_time - submit));

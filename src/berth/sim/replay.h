@@ -69,6 +69,10 @@ struct ReplayOptions {
   // usage that fair share reads (0: no decay).
   std::shared_ptr<const tenancy::QueueTree> queues;
   TimeUs usage_half_life = 0;
+  // Preemption: the grace evictees get and the restore cost of a resumed run
+  // (SchedulerOptions::preemption_grace, restore_cost).
+  TimeUs preemption_grace = 0;
+  TimeUs restore_cost = 0;
 
   Status Validate() const;
 };

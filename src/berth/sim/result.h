@@ -41,7 +41,7 @@ struct PlacementRow {
 //                    isolated JCT, isolated = max(duration, 1 s) x max(1,
 //                    job GPUs / fair_gpus): the job alone on its tenant's
 //                    fair share (stretched when it needs more GPUs than that).
-//   preemptions, lost_gpu_hours  evictions of its jobs and the GPU-hours they
+//   preemptions, gpu_hours_lost  evictions of its jobs and the GPU-hours they
 //                    lost (GPUs x time since the last checkpoint).
 struct TenantResult {
   std::string tenant;
@@ -55,7 +55,7 @@ struct TenantResult {
   double fair_gpus = 0;
   Distribution rho;
   int64_t preemptions = 0;
-  double lost_gpu_hours = 0;
+  double gpu_hours_lost = 0;
 };
 
 struct PolicyResult {
@@ -96,15 +96,17 @@ struct PolicyResult {
 
   std::vector<PlacementRow> placements;  // fgd mode: one row per arrival
 
-  // Replay: per tenant, by tenant name; preemptions and GPU-hours lost over
-  // all jobs.
+  // Replay: per tenant, by tenant name.
   std::vector<TenantResult> tenants;
-  int64_t preemptions = 0;
-  double lost_gpu_hours = 0;
 
   // The plugins' own figures (Plugin::Counters, e.g. "backfill.reservations"),
   // by name; replay sums them over partitions (a name with "_max": the largest).
   std::vector<std::pair<std::string, double>> plugin_counters;
+
+  // Preemption (replay): evictions, and the work they lost in GPU-hours (per
+  // eviction: the victim's GPUs x the time since its last checkpoint).
+  int64_t preemptions = 0;
+  double gpu_hours_lost = 0;
 };
 
 }  // namespace berth::sim

@@ -35,6 +35,10 @@ Status SimulateOptions::Validate() const {
   if (!queues.empty() && mode == "fgd") return InvalidArgument("--queues needs --mode replay");
   if (checkpoint_interval == 0 || checkpoint_interval < -1)
     return InvalidArgument("--checkpoint-interval must be positive");
+  if (preemption_grace < 0) return InvalidArgument("--preemption-grace must not be negative");
+  if (restore_cost < 0) return InvalidArgument("--restore-cost must not be negative");
+  if (!(high_priority_share >= 0 && high_priority_share <= 1))
+    return InvalidArgument("--high-priority: the share must be in [0, 1]");
   return Status::Ok();
 }
 
@@ -65,6 +69,17 @@ Status ApplyTenantsFrom(const std::string& from, Trace& trace) {
                          "; native traces carry one in `tenant`");
 }
 
+// Whether job `id` is among the seeded share raised to high priority: a
+// SplitMix64 hash of (seed, id) as a number in [0, 1), below the share. Per
+// job, so a job's priority does not depend on which others the filters keep.
+bool HighPriority(uint64_t seed, int64_t id, double share) {
+  uint64_t z = seed ^ (static_cast<uint64_t>(id) * 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53 < share;
+}
+
 }  // namespace
 
 StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
@@ -88,9 +103,14 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   ro.tenants = o.tenants;
   BERTH_ASSIGN_OR_RETURN(Trace trace, ReadTrace(o.trace, o.trace_format, ro));
   BERTH_RETURN_IF_ERROR(ApplyTenantsFrom(o.tenants_from, trace));
-  if (o.checkpoint_interval > 0)
-    for (auto& j : trace.jobs)
-      if (j.checkpoint_interval <= 0) j.checkpoint_interval = o.checkpoint_interval;
+  // Preemption experiments: checkpoints and priorities the trace does not give.
+  for (size_t i = 0; i < trace.jobs.size(); ++i) {
+    job::JobSpec& j = trace.jobs[i];
+    if (o.checkpoint_interval > 0 && j.checkpoint_interval <= 0) j.checkpoint_interval = o.checkpoint_interval;
+    if (o.high_priority_share > 0 &&
+        HighPriority(o.seed, j.id.valid() ? j.id.value() : static_cast<int64_t>(i), o.high_priority_share))
+      j.priority = o.high_priority;
+  }
   const std::string mode = !o.mode.empty() ? o.mode : trace.format == "openb" ? "fgd" : "replay";
 
   SimulateOutput out;
@@ -133,6 +153,8 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
     ro_replay.queues =
         std::make_shared<const tenancy::QueueTree>(tenancy::QueueTree::FromTenantShares(trace.jobs, cluster));
   }
+  ro_replay.preemption_grace = o.preemption_grace;
+  ro_replay.restore_cost = o.restore_cost;
   if (!o.partition.empty()) {
     const size_t colon = o.partition.find(':');
     ro_replay.partition_level = cluster::ParseLevel(o.partition.substr(0, colon));

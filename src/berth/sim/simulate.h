@@ -46,9 +46,17 @@ struct SimulateOptions {
   // Half-life of the decayed usage history of fair share; -1 = the queue
   // file's half_life if it has one, else 0 (no decay).
   TimeUs half_life = -1;
-  // Checkpoint interval given to jobs whose trace declares none (-1: they
-  // never checkpoint, and an evicted job restarts from scratch).
+  // Preemption (replay mode): the checkpoint interval of jobs whose trace
+  // declares none (-1: they never checkpoint; an evicted job restarts from
+  // scratch), the grace an evictee gets to checkpoint (its preemptor starts
+  // that much later), the restore cost of a resumed run; and a seeded share of
+  // the jobs raised to `high_priority` (a job is chosen when a hash of the seed
+  // and its id falls below the share; 0 = the trace's priorities).
   TimeUs checkpoint_interval = -1;
+  TimeUs preemption_grace = 0;
+  TimeUs restore_cost = 0;
+  double high_priority_share = 0;
+  int32_t high_priority = 10;
   bool check_indexes = false;
   bool record_placements = false;
   // Generated workloads instead of a trace: "gavel" (Gavel's synthetic jobs,

@@ -77,8 +77,6 @@ void FillTenantFigures(const ReplayRecords& in, PolicyResult& r) {
   const double span_s = UsToSeconds(in.end - in.start);
   const double equal_split = by_tenant.empty() ? 0 : cluster_gpus / static_cast<double>(by_tenant.size());
   r.tenants.clear();
-  r.preemptions = 0;
-  r.lost_gpu_hours = 0;
   for (auto& [tenant, acc] : by_tenant) {
     TenantResult t;
     t.tenant = tenant;
@@ -98,9 +96,7 @@ void FillTenantFigures(const ReplayRecords& in, PolicyResult& r) {
     }
     t.rho = Summarize(std::move(rho));
     t.preemptions = acc.preemptions;
-    t.lost_gpu_hours = acc.lost_gpu_seconds / 3600.0;
-    r.preemptions += t.preemptions;
-    r.lost_gpu_hours += t.lost_gpu_hours;
+    t.gpu_hours_lost = acc.lost_gpu_seconds / 3600.0;
     r.tenants.push_back(std::move(t));
   }
 }

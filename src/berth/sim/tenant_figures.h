@@ -24,8 +24,7 @@ struct ReplayRecords {
   TimeUs end = 0;    // end of the run
 };
 
-// Fills result.tenants (by tenant name), result.preemptions and
-// result.lost_gpu_hours.
+// Fills result.tenants (by tenant name).
 void FillTenantFigures(const ReplayRecords& in, PolicyResult& result);
 
 }  // namespace berth::sim

@@ -104,10 +104,10 @@ TEST_F(TenantFigures, PreemptionsAndLostWork) {
   const TenantResult& a = r.tenants[0];
   const TenantResult& b = r.tenants[1];
   EXPECT_EQ(a.preemptions, 1);
-  EXPECT_NEAR(a.lost_gpu_hours, 8.0 * 10 / 60, 1e-9);
+  EXPECT_NEAR(a.gpu_hours_lost, 8.0 * 10 / 60, 1e-9);
   EXPECT_EQ(b.preemptions, 0);
   EXPECT_EQ(r.preemptions, 1);
-  EXPECT_NEAR(r.lost_gpu_hours, a.lost_gpu_hours, 1e-12);
+  EXPECT_NEAR(r.gpu_hours_lost, a.gpu_hours_lost, 1e-12);
   EXPECT_DOUBLE_EQ(b.jct_s.mean, kHourS);
   EXPECT_DOUBLE_EQ(a.jct_s.mean, 1.5 * kHourS + 100 * 60);
   EXPECT_DOUBLE_EQ(a.queue_delay_s.mean, 0);  // first start only
@@ -119,7 +119,7 @@ TEST_F(TenantFigures, ReportsCarryTenants) {
   SimulateOutput out;
   out.results.push_back(Run("fifo", {Job(0, "alice", 0, 2 * kHourS, 8), Job(1, "bob", 0, kHourS, 8)}));
   const std::string json = ResultsToJson(out);
-  for (const char* key : {"\"tenants\"", "\"guarantee_share\"", "\"rho_mean\"", "\"lost_gpu_hours\"",
+  for (const char* key : {"\"tenants\"", "\"guarantee_share\"", "\"rho_mean\"", "\"gpu_hours_lost\"",
                           "\"jct_p99_s\"", "\"queue_delay_p99_s\"", "\"pending_mean_s\""})
     EXPECT_NE(json.find(key), std::string::npos) << key;
   const std::string text = FormatTextSummary(out);

@@ -1,10 +1,190 @@
-// Registration of the plugins for preemption (priority and reclaim) and its victim choice.
+// The preemption post-filters and the policies built on them:
+//   preempt                  Berth's choice: the least-cost minimal victim set
+//                            inside one topology domain (victim_search.h);
+//   preempt-lowest-priority  kube-scheduler / Volcano's heuristic
+//                            (lowest_priority.h), for comparison.
+// Both take the same candidates (eligibility.h). Args (seconds):
+//   min_runtime_s  a job runs at least this long in a run before it may be
+//                  evicted (default 600).
+#include <cstdio>
+#include <limits>
+#include <memory>
+
+#include "berth/common/csv.h"
 #include "berth/plugins/builtin.h"
+#include "berth/plugins/preempt/eligibility.h"
+#include "berth/plugins/preempt/lowest_priority.h"
+#include "berth/plugins/preempt/room.h"
+#include "berth/plugins/preempt/victim_search.h"
 
 namespace berth::plugins {
+namespace {
+
+using framework::PreemptContext;
+using framework::PreemptionPlan;
+
+constexpr double kDefaultMinRuntimeS = 600;
+
+struct PreemptOptions {
+  TimeUs min_runtime = SecondsToUs(kDefaultMinRuntimeS);
+  // The lowest priority in the workload known in advance (replay); a job at
+  // or below it has no victim by priority. INT32_MIN when unknown.
+  int32_t floor_priority = std::numeric_limits<int32_t>::min();
+};
+
+StatusOr<PreemptOptions> ParseOptions(std::string_view plugin, const framework::PluginArgs& args,
+                                      const framework::PluginContext& context) {
+  PreemptOptions o;
+  for (const auto& [key, value] : args) {
+    if (key == "min_runtime_s") {
+      double s = 0;
+      if (!ParseDouble(value, s).ok() || !(s >= 0) || s > 1e9)
+        return InvalidArgument("plugin '" + std::string(plugin) + "': min_runtime_s must be a number of seconds >= 0, not '" +
+                               value + "'");
+      o.min_runtime = SecondsToUs(s);
+    } else {
+      return InvalidArgument("plugin '" + std::string(plugin) + "': unknown arg '" + key + "'");
+    }
+  }
+  if (!context.workload.empty()) {
+    o.floor_priority = std::numeric_limits<int32_t>::max();
+    for (const auto& j : context.workload) o.floor_priority = std::min(o.floor_priority, j.priority);
+  }
+  return o;
+}
+
+// "a, b, c" (at most 6 names, then "+N more").
+std::string VictimNames(const framework::SchedulerView& view, std::span<const int32_t> victims) {
+  std::string s;
+  for (size_t i = 0; i < victims.size(); ++i) {
+    if (i == 6) return s + " +" + std::to_string(victims.size() - i) + " more";
+    if (i) s += ", ";
+    const auto* spec = view.running[victims[i]].spec;
+    s += spec->name.empty() ? "#" + std::to_string(spec->id.value()) : spec->name;
+  }
+  return s;
+}
+
+std::string GpuHours(double gpu_seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", gpu_seconds / 3600.0);
+  return buf;
+}
+
+// Shared front: the job's needs and candidates, or nothing to do.
+class PreemptBase : public framework::PostFilterPlugin {
+ public:
+  explicit PreemptBase(PreemptOptions o) : options_(o) {}
+
+ protected:
+  // False when no plan can come out of this job (shares, no candidates).
+  bool Prepare(const PreemptContext& ctx) {
+    if (ctx.verdict.code == framework::VerdictCode::kUnresolvable) return false;
+    need_ = preempt::GangNeed::From(ctx.job);
+    if (!need_) return false;
+    // Without candidates by priority, only reclaim could help: check it
+    // before looking at the running jobs (most pending jobs stop here).
+    if (ctx.job.priority <= options_.floor_priority && !MayReclaim(ctx)) return false;
+    return elig_.Build(ctx, options_.min_runtime);
+  }
+  static bool MayReclaim(const PreemptContext& ctx) {
+    const tenancy::Ledger& l = ctx.view.ledger;
+    if (ctx.queue < 0 || ctx.queue >= l.tree().size()) return false;
+    const int32_t dim = preempt::JobDimension(ctx.job, ctx.queue, l);
+    return l.tree().node(ctx.queue).has_quota[dim] &&
+           l.usage(ctx.queue, dim) + preempt::JobMilli(ctx.job) <= l.guarantee(ctx.queue, dim);
+  }
+  PreemptionPlan MakePlan(const PreemptContext& ctx, std::span<const int32_t> victims, const std::string& where) {
+    PreemptionPlan plan;
+    for (int32_t r : victims) {
+      plan.victims.push_back(ctx.view.running[r].spec->id);
+      plan.lost_gpu_seconds += ctx.view.running[r].LostGpuSeconds(ctx.view.now);
+    }
+    plan.reason = elig_.Describe(ctx) + ": " + std::to_string(victims.size()) + " job" +
+                  (victims.size() == 1 ? "" : "s") + " (" + VictimNames(ctx.view, victims) + ")" + where + ", " +
+                  GpuHours(plan.lost_gpu_seconds) + " GPU-h lost";
+    return plan;
+  }
+
+  PreemptOptions options_;
+  std::optional<preempt::GangNeed> need_;
+  preempt::Eligibility elig_;
+};
+
+class Preempt final : public PreemptBase {
+ public:
+  static constexpr std::string_view kName = "preempt";
+  using PreemptBase::PreemptBase;
+  std::string_view Name() const override { return kName; }
+  std::optional<PreemptionPlan> PostFilter(const PreemptContext& ctx) override {
+    if (!Prepare(ctx)) return std::nullopt;
+    std::optional<preempt::VictimSet> set = search_.Find(ctx, *need_, elig_);
+    if (!set) return std::nullopt;
+    const cluster::Cluster& c = ctx.view.state.cluster();
+    return MakePlan(ctx, set->victims,
+                    std::string(" in ") + cluster::LevelName(set->level) + " " + c.domain(set->domain).name);
+  }
+
+ private:
+  preempt::VictimSearch search_;
+};
+
+class PreemptLowestPriority final : public PreemptBase {
+ public:
+  static constexpr std::string_view kName = "preempt-lowest-priority";
+  using PreemptBase::PreemptBase;
+  std::string_view Name() const override { return kName; }
+  std::optional<PreemptionPlan> PostFilter(const PreemptContext& ctx) override {
+    if (!Prepare(ctx)) return std::nullopt;
+    std::optional<std::vector<int32_t>> victims = search_.Find(ctx, *need_, elig_);
+    if (!victims) return std::nullopt;
+    return MakePlan(ctx, *victims, ", lowest priority first");
+  }
+
+ private:
+  preempt::LowestPriorityFirst search_;
+};
+
+template <typename T>
+framework::PluginRegistry::ContextFactory Factory() {
+  return [](const framework::PluginArgs& args,
+            const framework::PluginContext& context) -> StatusOr<std::unique_ptr<framework::Plugin>> {
+    BERTH_ASSIGN_OR_RETURN(PreemptOptions o, ParseOptions(T::kName, args, context));
+    return std::unique_ptr<framework::Plugin>(std::make_unique<T>(o));
+  };
+}
+
+}  // namespace
 
 Status RegisterPreemptionPlugins(framework::PluginRegistry& registry) {
-  (void)registry;
+  BERTH_RETURN_IF_ERROR(registry.Register(std::string(Preempt::kName), Factory<Preempt>()));
+  BERTH_RETURN_IF_ERROR(registry.Register(std::string(PreemptLowestPriority::kName), Factory<PreemptLowestPriority>()));
+  return Status::Ok();
+}
+
+Status RegisterPreemptionPolicies(framework::PolicyRegistry& registry) {
+  struct Entry {
+    const char* name;
+    const char* post_filter;
+    const char* description;
+  };
+  static const Entry kEntries[] = {
+      {"priority-preempt", "preempt",
+       "priority order; preempts the least-cost minimal set of lower-priority or borrowing jobs inside one "
+       "topology domain (checkpoint-aware)"},
+      {"priority-preempt-lpf", "preempt-lowest-priority",
+       "priority order; preempts lowest priority first, node by node (kube-scheduler / Volcano baseline)"},
+  };
+  for (const auto& e : kEntries) {
+    framework::Profile p;
+    p.queue_sort = "priority";
+    p.filter = {framework::PluginRef{"fit"}};
+    p.score = {framework::PluginRef{"bestfit"}};
+    p.plan = {framework::PluginRef{"topology"}};
+    p.permit = {framework::PluginRef{"gang"}};
+    p.post_filter = {framework::PluginRef{e.post_filter}};
+    BERTH_RETURN_IF_ERROR(registry.Register(e.name, std::move(p), e.description));
+  }
   return Status::Ok();
 }
 

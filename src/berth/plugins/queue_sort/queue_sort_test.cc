@@ -73,6 +73,8 @@ class QueueSortTest : public ::testing::Test {
     r.start_time = r.run_start = start;
     r.milli_gpu = int64_t{std::popcount(mask)} * kMilliPerGpu;
     r.attained_gpu_seconds = attained;
+    r.priority = j.priority;
+    r.checkpoint_interval = j.checkpoint_interval;
     running_.push_back(r);
   }
 
@@ -81,7 +83,7 @@ class QueueSortTest : public ::testing::Test {
     ledger_ = std::make_unique<tenancy::Ledger>(tenancy::QueueTree(1), *cluster_);
     const framework::Verdict v = framework::Verdict::Unschedulable("capacity", "short");
     framework::SchedulerView view{*state_, *ledger_, running_, now, {}};
-    framework::PreemptContext ctx{job, 0, v, view, q};
+    framework::PreemptContext ctx{job, 0, v, view, JobId(), q};
     return dynamic_cast<framework::PostFilterPlugin&>(p).PostFilter(ctx);
   }
 
@@ -224,7 +226,7 @@ TEST_F(QueueSortTest, VictimSetIsMinimal) {
   const framework::Verdict v = framework::Verdict::Unschedulable("capacity", "short");
   framework::SchedulerView view{*state_, *ledger_, running_, kHour, {}};
   const auto& job = Job(8);
-  framework::PreemptContext ctx{job, 0, v, view, Q(job, 9)};
+  framework::PreemptContext ctx{job, 0, v, view, JobId(), Q(job, 9)};
   const std::vector<int32_t> order = {0, 1, 2};
   auto plan = queue_sort::PlanVictimsInOrder(ctx, order, "test");
   EXPECT_EQ(Victims(plan), (std::vector<int64_t>{a.id.value(), c.id.value()}));

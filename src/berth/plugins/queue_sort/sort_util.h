@@ -38,7 +38,7 @@ struct OrderPreemption {
   bool preempt = true;
   bool evict_uncheckpointed = false;
   bool Evictable(const framework::RunningJob& r) const {
-    return evict_uncheckpointed || r.spec->checkpoint_interval > 0;
+    return evict_uncheckpointed || r.checkpoint_interval > 0;
   }
 };
 StatusOr<OrderPreemption> ArgOrderPreemption(const framework::PluginArgs& args, std::string_view plugin);

@@ -70,7 +70,7 @@ std::string TenantTable(const std::vector<PolicyResult>& rs) {
       h += Cell(Fmt("%.2f", 100 * t->gpu_share)) + Cell(Fmt("%.2f", 100 * t->guarantee_share));
       h += t->rho.count > 0 ? Cell(Fmt("%.2f", t->rho.mean)) + Cell(Fmt("%.1f", t->rho.max))
                             : Cell("\xE2\x80\x94", true) + Cell("\xE2\x80\x94", true);
-      h += Cell(Thousands(t->preemptions)) + Cell(Fmt("%.1f", t->lost_gpu_hours)) + "</tr>";
+      h += Cell(Thousands(t->preemptions)) + Cell(Fmt("%.1f", t->gpu_hours_lost)) + "</tr>";
     }
   }
   h += "</tbody></table></div>";

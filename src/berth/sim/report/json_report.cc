@@ -34,7 +34,7 @@ nlohmann::json Tenants(const std::vector<TenantResult>& tenants) {
                    {"rho_p99", t.rho.p99},
                    {"rho_max", t.rho.max},
                    {"preemptions", t.preemptions},
-                   {"lost_gpu_hours", t.lost_gpu_hours}});
+                   {"gpu_hours_lost", t.gpu_hours_lost}});
   }
   return arr;
 }
@@ -119,10 +119,10 @@ std::string ResultsToJson(const SimulateOutput& out) {
     if (r.mode == "replay") {
       j["pending_mean_s"] = r.pending_s.mean;
       j["pending_s"] = Dist(r.pending_s);
-      j["preemptions"] = r.preemptions;
-      j["lost_gpu_hours"] = r.lost_gpu_hours;
       j["tenants"] = Tenants(r.tenants);
     }
+    j["preemptions"] = r.preemptions;
+    j["gpu_hours_lost"] = r.gpu_hours_lost;
     if (!r.plugin_counters.empty()) {
       nlohmann::json counters = nlohmann::json::object();
       for (const auto& [name, value] : r.plugin_counters) counters[name] = value;

@@ -54,7 +54,7 @@ std::string TenantSection(const std::vector<PolicyResult>& rs) {
   std::vector<TextColumn> cols = {{"policy", true},  {"tenant", true}, {"jobs"},       {"done"},
                                   {"jct_mean_s"},    {"jct_p99_s"},    {"queue_mean_s"}, {"queue_p99_s"},
                                   {"share%"},        {"guarantee%"},   {"rho_mean"},   {"rho_max"},
-                                  {"preempted"},     {"lost_gpu_h"}};
+                                  {"preempted"},     {"gpu_h_lost"}};
   size_t hidden = 0;
   for (const auto& r : rs) {
     if (r.mode != "replay" || r.tenants.size() < 2) continue;
@@ -78,7 +78,7 @@ std::string TenantSection(const std::vector<PolicyResult>& rs) {
       cols[i++].cells.push_back(t.rho.count > 0 ? Fmt("%.2f", t.rho.mean) : "-");
       cols[i++].cells.push_back(t.rho.count > 0 ? Fmt("%.1f", t.rho.max) : "-");
       cols[i++].cells.push_back(std::to_string(t.preemptions));
-      cols[i++].cells.push_back(Fmt("%.1f", t.lost_gpu_hours));
+      cols[i++].cells.push_back(Fmt("%.1f", t.gpu_hours_lost));
     }
   }
   if (cols[0].cells.empty()) return "";
@@ -117,7 +117,7 @@ std::string FormatTextSummary(const SimulateOutput& out) {
     cols.erase(cols.begin() + 6);
   }
   const bool preempted = std::any_of(rs.begin(), rs.end(), [](const PolicyResult& r) { return r.preemptions > 0; });
-  if (preempted) cols.insert(cols.end() - 2, {TextColumn("preempted"), TextColumn("lost_gpu_h")});
+  if (preempted) cols.insert(cols.end() - 2, {TextColumn("preempted"), TextColumn("gpu_h_lost")});
   for (const auto& r : rs) {
     size_t i = 0;
     cols[i++].cells.push_back(r.policy);
@@ -133,7 +133,7 @@ std::string FormatTextSummary(const SimulateOutput& out) {
     if (replay) cols[i++].cells.push_back(r.queue_delay_s.count > 0 ? Fmt("%.0f", r.queue_delay_s.p99) : "-");
     if (preempted) {
       cols[i++].cells.push_back(std::to_string(r.preemptions));
-      cols[i++].cells.push_back(Fmt("%.1f", r.lost_gpu_hours));
+      cols[i++].cells.push_back(Fmt("%.1f", r.gpu_hours_lost));
     }
     cols[i++].cells.push_back(Fmt("%.3f", r.wall_seconds));
     cols[i++].cells.push_back(r.decision_log_hash);

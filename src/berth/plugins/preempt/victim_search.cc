@@ -1,0 +1,348 @@
+// Berth's victim choice (see victim_search.h).
+#include "berth/plugins/preempt/victim_search.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+
+namespace berth::plugins::preempt {
+
+using framework::RunningJob;
+
+bool VictimSearch::Worse(const Option& a, const Option& b) {
+  if (a.ratio != b.ratio) return a.ratio > b.ratio;
+  if (a.gain != b.gain) return a.gain < b.gain;
+  if (a.count != b.count) return a.count > b.count;
+  return a.node > b.node;
+}
+
+void VictimSearch::Index(const framework::PreemptContext& ctx, const GangNeed& need, const Eligibility& elig) {
+  view_ = &ctx.view;
+  elig_ = &elig;
+  primary_ = need.shapes.front();
+  const state::ClusterState& state = ctx.view.state;
+  const cluster::Cluster& cluster = state.cluster();
+  const int32_t nodes = cluster.num_nodes();
+  room_.Attach(state);
+  const auto cands = elig.candidates();
+  const auto& running = ctx.view.running;
+
+
+  // Slots of the widest shape per node now, and with every candidate gone.
+  base_slots_.resize(nodes);
+  max_slots_.resize(nodes);
+  base_prefix_.assign(nodes + 1, 0);
+  max_prefix_.assign(nodes + 1, 0);
+  bound_begin_.assign(nodes + 1, 0);
+  bound_.clear();
+  std::array<int32_t, cluster::kMaxGpusPerNode> milli{};
+  for (int32_t n = 0; n < nodes; ++n) {
+    const NodeId node(n);
+    base_slots_[n] = room_.Slots(node, primary_);
+    max_slots_[n] = base_slots_[n];
+    const auto on = elig_->by_node().On(n);
+    if (!on.empty() && state.up(node)) {
+      uint64_t whole = 0;  // GPUs of whole-GPU tasks: free once they go
+      bool shares = false;
+      MilliCpu cpu = 0;
+      MiB mem = 0;
+      for (const auto& a : on) {
+        if (a.milli_per_gpu == kMilliPerGpu) {
+          whole |= a.gpu_mask;
+        } else {
+          if (!shares) std::fill_n(milli.begin(), cluster.node(node).gpu_count, 0);
+          shares = true;
+          for (uint64_t m = a.gpu_mask; m; m &= m - 1) milli[std::countr_zero(m)] += a.milli_per_gpu;
+        }
+        cpu += a.cpu;
+        mem += a.mem;
+      }
+      if (shares) whole |= room_.MaskWithExtra(node, milli.data());
+      max_slots_[n] = room_.SlotsWith(node, primary_, whole, cpu, mem);
+      if (max_slots_[n] > base_slots_[n]) NodeBounds(n, on);
+    }
+    bound_begin_[n + 1] = static_cast<int32_t>(bound_.size());
+    base_prefix_[n + 1] = base_prefix_[n] + base_slots_[n];
+    max_prefix_[n + 1] = max_prefix_[n] + max_slots_[n];
+  }
+  cur_slots_ = base_slots_;
+  version_.resize(nodes, 0);
+  stamp_.resize(nodes, 0);
+  selected_.assign(cands.size(), 0);
+}
+
+void VictimSearch::NodeBounds(int32_t n, std::span<const CandidatesByNode::Entry> on) {
+  if (primary_.gpus == 0) {  // CPU-only tasks: no GPU bound
+    for (int32_t s = base_slots_[n]; s < max_slots_[n]; ++s) bound_.push_back(0);
+    return;
+  }
+  // Each candidate's cost spread over the milli-GPU it holds anywhere.
+  const auto cands = elig_->candidates();
+  shares_.clear();
+  for (size_t e = 0; e < on.size();) {
+    const int32_t c = on[e].cand;
+    int64_t held = 0;
+    for (; e < on.size() && on[e].cand == c; ++e) held += on[e].milli();
+    const int64_t total = cands[c].milli;
+    if (held > 0 && total > 0) shares_.push_back({cands[c].cost / static_cast<double>(total), held});
+  }
+  // A handful per node: insertion sort.
+  for (size_t i = 1; i < shares_.size(); ++i)
+    for (size_t k = i; k > 0 && shares_[k].per_milli < shares_[k - 1].per_milli; --k) std::swap(shares_[k], shares_[k - 1]);
+  // f(d): the least cost of giving back d milli-GPU on the node, fractionally.
+  size_t i = 0;
+  int64_t used_in_i = 0, given = 0;
+  double cost = 0;
+  auto f = [&](int64_t d) {
+    while (given < d && i < shares_.size()) {
+      const int64_t take = std::min(d - given, shares_[i].milli - used_in_i);
+      cost += static_cast<double>(take) * shares_[i].per_milli;
+      given += take;
+      used_in_i += take;
+      if (used_in_i == shares_[i].milli) {
+        ++i;
+        used_in_i = 0;
+      }
+    }
+    return cost;
+  };
+  const int64_t free = std::popcount(room_.FreeMask(NodeId(n)));
+  double prev = 0;
+  for (int32_t s = base_slots_[n] + 1; s <= max_slots_[n]; ++s) {
+    const double now = f(std::max<int64_t>(0, int64_t{s} * primary_.gpus - free) * kMilliPerGpu);
+    bound_.push_back(now - prev);
+    prev = now;
+  }
+}
+
+double VictimSearch::DomainBound(int32_t begin, int32_t end, int64_t missing) {
+  if (missing <= 0) return 0;
+  bound_scratch_.assign(bound_.begin() + bound_begin_[begin], bound_.begin() + bound_begin_[end]);
+  if (static_cast<int64_t>(bound_scratch_.size()) < missing) return 0;  // cannot say
+  std::nth_element(bound_scratch_.begin(), bound_scratch_.begin() + (missing - 1), bound_scratch_.end());
+  double sum = 0;
+  for (int64_t k = 0; k < missing; ++k) sum += bound_scratch_[k];
+  return sum;
+}
+
+std::optional<VictimSet> VictimSearch::Find(const framework::PreemptContext& ctx, const GangNeed& need,
+                                            Eligibility& elig) {
+  Index(ctx, need, elig);
+  const cluster::Cluster& cluster = ctx.view.state.cluster();
+  const auto cap = static_cast<int>(ctx.job.required_level.value_or(cluster::Level::kRegion));
+  const bool single = need.shapes.size() == 1;
+  for (int l = cluster::kNumLevels - 1; l >= cap; --l) {
+    const auto level = static_cast<cluster::Level>(l);
+    if (need.gpus > cluster.max_domain_gpus(level)) continue;
+    // The domains that could hold the gang, cheapest bound first.
+    ranked_.clear();
+    for (DomainId d : cluster.domains_at(level)) {
+      const cluster::Domain& dom = cluster.domain(d);
+      const int32_t b = dom.begin.value(), e = dom.end.value();
+      if (max_prefix_[e] - max_prefix_[b] < primary_.count) continue;
+      const int64_t missing = primary_.count - (base_prefix_[e] - base_prefix_[b]);
+      if (single && missing <= 0) continue;  // fits already: not for want of room
+      ranked_.push_back({DomainBound(b, e, missing), d.value()});
+    }
+    std::sort(ranked_.begin(), ranked_.end(), [](const Ranked& a, const Ranked& b) {
+      return a.bound != b.bound ? a.bound < b.bound : a.domain < b.domain;
+    });
+    std::optional<VictimSet> best;
+    for (const Ranked& r : ranked_) {
+      if (best && r.bound > best->cost * (1 + 1e-9) + 1e-9) break;  // no later domain can beat it
+      const cluster::Domain& dom = cluster.domain(DomainId(r.domain));
+      std::optional<VictimSet> set = SearchDomain(need, elig, dom.begin.value(), dom.end.value());
+      if (!set) continue;
+      if (!best || set->cost < best->cost ||
+          (set->cost == best->cost && (set->victims.size() < best->victims.size() ||
+                                       (set->victims.size() == best->victims.size() && r.domain < best->domain.value())))) {
+        set->domain = DomainId(r.domain);
+        set->level = level;
+        best = std::move(set);
+      }
+    }
+    if (best) return best;
+  }
+  return std::nullopt;
+}
+
+std::optional<VictimSet> VictimSearch::FindIn(const framework::PreemptContext& ctx, const GangNeed& need,
+                                              Eligibility& elig, int32_t begin, int32_t end) {
+  Index(ctx, need, elig);
+  return SearchDomain(need, elig, begin, end);
+}
+
+bool VictimSearch::Done(const GangNeed& need, int32_t begin, int32_t end) const {
+  if (total_ < primary_.count) return false;
+  return need.shapes.size() == 1 || room_.Fits(need, begin, end);
+}
+
+void VictimSearch::Apply(int32_t cand, int sign, int32_t begin, int32_t end) {
+  const Candidate& c = elig_->candidates()[cand];
+  changed_.clear();
+  room_.Evict(view_->running[c.run], sign, begin, end, &changed_);
+  ++stamp_now_;
+  size_t w = 0;
+  for (int32_t n : changed_) {
+    if (stamp_[n] == stamp_now_) continue;
+    stamp_[n] = stamp_now_;
+    changed_[w++] = n;
+    const int32_t now = room_.Slots(NodeId(n), primary_);
+    total_ += now - cur_slots_[n];
+    cur_slots_[n] = now;
+    ++version_[n];
+  }
+  changed_.resize(w);
+}
+
+std::optional<VictimSearch::Option> VictimSearch::BestOption(int32_t node, int64_t missing, Eligibility& elig) {
+  const auto cands = elig.candidates();
+  const auto& running = view_->running;
+  groups_.clear();
+  const auto on = elig_->by_node().On(node);
+  for (size_t e = 0; e < on.size();) {
+    const int32_t c = on[e].cand;
+    size_t end = e;
+    int64_t held = 0;
+    for (; end < on.size() && on[end].cand == c; ++end) held += on[end].milli();
+    if (!selected_[c] && elig.CanTake(cands[c]))
+      groups_.push_back({cands[c].cost / static_cast<double>(std::max<int64_t>(held, 1)),
+                         running[cands[c].run].spec->id.value(), c, e, end});
+    e = end;
+  }
+  if (groups_.empty()) return std::nullopt;
+  std::sort(groups_.begin(), groups_.end(),
+            [](const Group& a, const Group& b) { return a.key != b.key ? a.key < b.key : a.id < b.id; });
+  // Evict the node's candidates in that order, tentatively, and keep the
+  // prefix with the least cost per slot gained anywhere in the domain (a
+  // victim spread over several nodes gains on each).
+  double cost = 0;
+  const size_t first = option_victims_.size();
+  std::optional<Option> best;
+  ++stamp_now_;
+  gained_nodes_.clear();
+  for (const Group& g : groups_) {
+    const Candidate& c = cands[g.cand];
+    if (!elig.CanTake(c)) continue;
+    elig.Take(c, +1);
+    option_victims_.push_back(g.cand);
+    changed_.clear();
+    room_.Evict(running[c.run], +1, begin_, end_, &changed_);
+    for (int32_t n : changed_) {
+      if (stamp_[n] == stamp_now_) continue;
+      stamp_[n] = stamp_now_;
+      gained_nodes_.push_back(n);
+    }
+    cost += c.cost;
+    int64_t gained = 0;
+    for (int32_t n : gained_nodes_) gained += room_.Slots(NodeId(n), primary_) - cur_slots_[n];
+    const auto gain = static_cast<int32_t>(std::min<int64_t>(gained, missing));
+    if (gain > 0) {
+      const double ratio = cost / gain;
+      const auto count = static_cast<int32_t>(option_victims_.size() - first);
+      if (!best || ratio < best->ratio || (ratio == best->ratio && gain > best->gain))
+        best = Option{ratio, gain, node, version_[node], static_cast<int32_t>(first), count};
+    }
+    if (gained >= missing) break;
+  }
+  for (size_t i = option_victims_.size(); i-- > first;) {
+    const Candidate& c = cands[option_victims_[i]];
+    elig.Take(c, -1);
+    room_.Evict(running[c.run], -1, begin_, end_);
+  }
+  if (!best) {
+    option_victims_.resize(first);
+    return std::nullopt;
+  }
+  option_victims_.resize(first + best->count);
+  return best;
+}
+
+std::optional<VictimSet> VictimSearch::SearchDomain(const GangNeed& need, Eligibility& elig, int32_t begin,
+                                                    int32_t end) {
+  room_.Clear();
+  elig.Reset();
+  begin_ = begin;
+  end_ = end;
+  chosen_.clear();
+  heap_.clear();
+  option_victims_.clear();
+  total_ = base_prefix_[end] - base_prefix_[begin];
+  auto missing = [&]() -> int64_t { return std::max<int64_t>(1, primary_.count - total_); };
+  auto push = [&](const Option& o) {
+    heap_.push_back(o);
+    std::push_heap(heap_.begin(), heap_.end(), Worse);
+  };
+  for (int32_t n = begin; n < end; ++n)
+    if (max_slots_[n] > cur_slots_[n])
+      if (auto o = BestOption(n, missing(), elig)) push(*o);
+
+  bool ok = Done(need, begin, end);
+  while (!ok && !heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), Worse);
+    const Option top = heap_.back();
+    heap_.pop_back();
+    if (top.version != version_[top.node]) continue;  // superseded by a fresher option
+    std::optional<Option> o = BestOption(top.node, missing(), elig);
+    if (!o) continue;
+    if (!heap_.empty() && Worse(*o, heap_.front())) {
+      push(*o);  // worse than it looked: another node first
+      continue;
+    }
+    const std::vector<int32_t> victims(option_victims_.begin() + o->first,
+                                       option_victims_.begin() + o->first + o->count);
+    for (int32_t c : victims) {
+      if (selected_[c]) continue;
+      selected_[c] = 1;
+      chosen_.push_back(c);
+      elig.Take(elig.candidates()[c], +1);
+      Apply(c, +1, begin, end);
+      refresh_.assign(changed_.begin(), changed_.end());  // BestOption reuses changed_
+      for (int32_t n : refresh_)
+        if (max_slots_[n] > cur_slots_[n])
+          if (auto again = BestOption(n, missing(), elig)) push(*again);
+    }
+    ok = Done(need, begin, end);
+  }
+
+  std::optional<VictimSet> result;
+  if (ok && !chosen_.empty()) {
+    // Prune, most expensive first: fitting is monotone, so one pass leaves a minimal set.
+    const auto cands = elig.candidates();
+    std::vector<int32_t> order = chosen_;
+    std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+      if (cands[a].cost != cands[b].cost) return cands[a].cost > cands[b].cost;
+      return view_->running[cands[a].run].spec->id > view_->running[cands[b].run].spec->id;
+    });
+    for (int32_t c : order) {
+      Apply(c, -1, begin, end);
+      if (Done(need, begin, end)) {
+        selected_[c] = 0;
+        elig.Take(cands[c], -1);
+      } else {
+        Apply(c, +1, begin, end);
+      }
+    }
+    result.emplace();
+    for (int32_t c : chosen_) {
+      if (!selected_[c]) continue;
+      result->victims.push_back(cands[c].run);
+      result->cost += cands[c].cost;
+    }
+    std::sort(result->victims.begin(), result->victims.end(), [&](int32_t a, int32_t b) {
+      return view_->running[a].spec->id < view_->running[b].spec->id;
+    });
+  }
+  // Back to the base state for the next domain.
+  for (int32_t n : room_.Touched()) {
+    cur_slots_[n] = base_slots_[n];
+    ++version_[n];
+  }
+  for (int32_t c : chosen_) selected_[c] = 0;
+  chosen_.clear();
+  room_.Clear();
+  elig.Reset();
+  return result;
+}
+
+}  // namespace berth::plugins::preempt

@@ -1,0 +1,154 @@
+// The greedy victim search against an exhaustive search on small random
+// clusters: same feasibility, a minimal set every time, and its cost against
+// the optimum.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "berth/common/rng.h"
+#include "berth/plugins/preempt/preempt_test_util.h"
+#include "berth/plugins/preempt/victim_search.h"
+
+namespace berth::plugins::preempt {
+namespace {
+
+using testing::At;
+using testing::kHour;
+using testing::kMinute;
+using testing::PreemptHarness;
+
+struct Exact {
+  bool found = false;
+  double cost = 0;
+  size_t size = 0;
+};
+
+// Every subset of the candidates: the least (cost, size) that fits.
+Exact ExhaustiveSearch(const framework::PreemptContext& ctx, const GangNeed& need, Eligibility& elig) {
+  Room room;
+  room.Attach(ctx.view.state);
+  const auto cands = elig.candidates();
+  const int32_t nodes = ctx.view.state.cluster().num_nodes();
+  Exact best;
+  const uint32_t n = static_cast<uint32_t>(cands.size());
+  for (uint32_t mask = 1; mask < (1u << n); ++mask) {
+    double cost = 0;
+    for (uint32_t i = 0; i < n; ++i)
+      if (mask >> i & 1) cost += cands[i].cost;
+    const size_t size = static_cast<size_t>(std::popcount(mask));
+    if (best.found && (cost > best.cost || (cost == best.cost && size >= best.size))) continue;
+    room.Clear();
+    elig.Reset();
+    bool ok = true;
+    for (uint32_t i = 0; i < n && ok; ++i) {
+      if (!(mask >> i & 1)) continue;
+      ok = elig.CanTake(cands[i]);
+      elig.Take(cands[i], +1);
+      room.Evict(ctx.view.running[cands[i].run], +1, 0, nodes);
+    }
+    if (ok && room.Fits(need, 0, nodes)) best = {true, cost, size};
+  }
+  elig.Reset();
+  return best;
+}
+
+// Whether the gang fits with these victims (running indexes).
+bool FitsWith(const framework::PreemptContext& ctx, const GangNeed& need, const std::vector<int32_t>& victims) {
+  Room room;
+  room.Attach(ctx.view.state);
+  const int32_t nodes = ctx.view.state.cluster().num_nodes();
+  for (int32_t r : victims) room.Evict(ctx.view.running[r], +1, 0, nodes);
+  return room.Fits(need, 0, nodes);
+}
+
+class RandomCases : public PreemptHarness, public ::testing::Test {
+ protected:
+  // Fills 4 nodes x 8 GPUs with random jobs: per node, chunks of 1/2/4/8
+  // GPUs; a chunk sometimes joins an equal chunk of the next node (a 2-node
+  // gang); a few GPUs stay free. Start times and checkpoint intervals vary.
+  void Fill(Rng& rng) {
+    Build("4x8:H100");
+    clock_.Set(10 * kHour);
+    struct Chunk { int node, first, gpus; };
+    std::vector<Chunk> chunks;
+    for (int n = 0; n < 4; ++n) {
+      int g = 0;
+      while (g < 8) {
+        static const int kSizes[] = {1, 2, 4, 8};
+        int size = kSizes[rng.Uniform(4)];
+        while (g % size != 0 || g + size > 8) size /= 2;
+        chunks.push_back({n, g, size});
+        g += size;
+      }
+    }
+    static const TimeUs kIntervals[] = {-1, 30 * kMinute, kHour, 2 * kHour};
+    std::vector<bool> used(chunks.size(), false);
+    int jobs = 0;
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      if (used[i]) continue;
+      used[i] = true;
+      if (rng.Uniform(10) == 0) continue;  // left free
+      std::vector<At> tasks{{"node-" + std::to_string(chunks[i].node), chunks[i].gpus, chunks[i].first}};
+      if (rng.Uniform(5) == 0) {
+        for (size_t k = i + 1; k < chunks.size(); ++k) {
+          if (!used[k] && chunks[k].node != chunks[i].node && chunks[k].gpus == chunks[i].gpus) {
+            used[k] = true;
+            tasks.push_back({"node-" + std::to_string(chunks[k].node), chunks[k].gpus, chunks[k].first});
+            break;
+          }
+        }
+      }
+      const int32_t priority = rng.Uniform(6) == 0 ? 20 : 0;
+      const TimeUs start = static_cast<TimeUs>(rng.Uniform(9 * 60)) * kMinute;
+      Start({"r" + std::to_string(jobs++), tasks, priority, "t", start, kIntervals[rng.Uniform(4)]});
+    }
+  }
+};
+
+TEST_F(RandomCases, GreedyIsMinimalAndNearTheOptimum) {
+  Rng rng(7);
+  int cases = 0, optimal = 0, feasible = 0;
+  double worst = 1;
+  for (int trial = 0; trial < 300; ++trial) {
+    Fill(rng);
+    static const int kGpus[] = {1, 2, 4, 8};
+    const int32_t gpus = kGpus[rng.Uniform(4)];
+    const int32_t tasks = 1 + static_cast<int32_t>(rng.Uniform(gpus == 8 ? 3 : 4));
+    JobId j = Submit("j", tasks, gpus, 10);
+    const scheduler::JobRecord* rec = sched_->Find(j);
+    const framework::SchedulerView view = View();
+    const framework::Verdict verdict = framework::Verdict::Unschedulable("test", "no room");
+    framework::PreemptContext ctx{rec->spec, rec->queue, verdict, view, JobId()};
+    auto need = GangNeed::From(rec->spec);
+    ASSERT_TRUE(need.has_value());
+    Eligibility elig;
+    if (!elig.Build(ctx, 600 * kUsPerSecond) || elig.candidates().size() > 14) continue;
+    Room probe;
+    probe.Attach(view.state);
+    if (probe.Fits(*need, 0, cluster_->num_nodes())) continue;  // fits without preemption
+    ++cases;
+    VictimSearch search;
+    std::optional<VictimSet> greedy = search.FindIn(ctx, *need, elig, 0, cluster_->num_nodes());
+    const Exact exact = ExhaustiveSearch(ctx, *need, elig);
+    ASSERT_EQ(greedy.has_value(), exact.found) << "trial " << trial;
+    if (!greedy) continue;
+    ++feasible;
+    ASSERT_TRUE(FitsWith(ctx, *need, greedy->victims)) << "trial " << trial;
+    for (size_t drop = 0; drop < greedy->victims.size(); ++drop) {
+      std::vector<int32_t> fewer = greedy->victims;
+      fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(drop));
+      EXPECT_FALSE(FitsWith(ctx, *need, fewer)) << "trial " << trial << ": not minimal";
+    }
+    EXPECT_GE(greedy->cost, exact.cost - 1e-6) << "trial " << trial;
+    if (greedy->cost <= exact.cost + 1e-6) ++optimal;
+    if (exact.cost > 0) worst = std::max(worst, greedy->cost / exact.cost);
+  }
+  std::printf("random cases: %d searched, %d feasible, %d at the optimum, worst cost ratio %.3f\n", cases, feasible,
+              optimal, worst);
+  EXPECT_GE(cases, 150);
+  EXPECT_GE(optimal, feasible * 9 / 10);
+  EXPECT_LE(worst, 2.0);
+}
+
+}  // namespace
+}  // namespace berth::plugins::preempt
