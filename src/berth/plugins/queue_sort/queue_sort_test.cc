@@ -79,11 +79,11 @@ class QueueSortTest : public ::testing::Test {
   }
 
   std::optional<framework::PreemptionPlan> Preempt(framework::Plugin& p, const job::JobSpec& job, const QueuedJob& q,
-                                                   TimeUs now) {
+                                                   TimeUs now, JobId preempted_by = JobId()) {
     ledger_ = std::make_unique<tenancy::Ledger>(tenancy::QueueTree(1), *cluster_);
     const framework::Verdict v = framework::Verdict::Unschedulable("capacity", "short");
     framework::SchedulerView view{*state_, *ledger_, running_, now, {}};
-    framework::PreemptContext ctx{job, 0, v, view, JobId(), q};
+    framework::PreemptContext ctx{job, 0, v, view, preempted_by, q};
     return dynamic_cast<framework::PostFilterPlugin&>(p).PostFilter(ctx);
   }
 
@@ -137,6 +137,24 @@ TEST_F(QueueSortTest, SrtfEvictsOnlyLongerRemainingJobs) {
   // With preempt=false, never.
   auto off = Make("srtf", {{"preempt", "false"}});
   EXPECT_FALSE(Preempt(*off, waiting, Q(waiting, 2), kHour / 2).has_value());
+}
+
+TEST_F(QueueSortTest, GuardsMinimumRuntimeAndNoPingPong) {
+  const auto& young = Job(8, 10 * kHour);
+  Run(young, 0, 0xff, kHour - 300 * kUsPerSecond);  // 5 minutes into its run at 1 h
+  Run(Job(8, 10 * kHour), 1, 0xff, kHour - 300 * kUsPerSecond);
+  const auto& waiting = Job(8, kHour);
+  auto p = Make("srtf");
+  EXPECT_FALSE(Preempt(*p, waiting, Q(waiting, 5), kHour).has_value());
+  auto eager = Make("srtf", {{"min_runtime_s", "0"}});
+  auto plan = Preempt(*eager, waiting, Q(waiting, 5), kHour);
+  ASSERT_TRUE(plan.has_value());
+  const JobId first = plan->victims[0];
+  // The job that evicted `waiting` last is never its victim: the other is taken.
+  plan = Preempt(*eager, waiting, Q(waiting, 5), kHour, first);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_NE(plan->victims[0], first);
+  EXPECT_FALSE(registry_.Create("tiresias", {{"min_runtime_s", "-5"}}).ok());
 }
 
 TEST_F(QueueSortTest, JobsThatNeverCheckpointAreNotEvictedByDefault) {

@@ -72,6 +72,8 @@ StatusOr<OrderPreemption> ArgOrderPreemption(const PluginArgs& args, std::string
   OrderPreemption o;
   BERTH_ASSIGN_OR_RETURN(o.preempt, ArgBool(args, plugin, "preempt", true));
   BERTH_ASSIGN_OR_RETURN(o.evict_uncheckpointed, ArgBool(args, plugin, "evict_uncheckpointed", false));
+  BERTH_ASSIGN_OR_RETURN(double min_runtime_s, ArgNumber(args, plugin, "min_runtime_s", 600));
+  o.min_runtime = SecondsToUs(min_runtime_s);
   return o;
 }
 

@@ -31,14 +31,22 @@ StatusOr<std::vector<double>> ArgIncreasingList(const framework::PluginArgs& arg
 StatusOr<bool> ArgBool(const framework::PluginArgs& args, std::string_view plugin, const std::string& key,
                        bool default_value);
 
-// The args of order-based preemption (srtf, tiresias): `preempt` (default
-// true) turns it on; `evict_uncheckpointed` (default false) lets it evict jobs
-// that never checkpoint, which lose all their work and restart from scratch.
+// The args and guards of order-based preemption (srtf, tiresias): `preempt`
+// (default true) turns it on. A running job V may be evicted for the job J of
+// `ctx` only when
+//   - V checkpoints, or arg `evict_uncheckpointed` is true (a job that never
+//     checkpoints loses all its work and restarts from scratch);
+//   - V has run at least `min_runtime_s` (default 600, as the `preempt`
+//     plugin) in its current run;
+//   - V is not the job whose preemption last evicted J (no A-evicts-B-evicts-A
+//     ping-pong).
 struct OrderPreemption {
   bool preempt = true;
   bool evict_uncheckpointed = false;
-  bool Evictable(const framework::RunningJob& r) const {
-    return evict_uncheckpointed || r.checkpoint_interval > 0;
+  TimeUs min_runtime = 600 * kUsPerSecond;
+  bool Evictable(const framework::RunningJob& r, const framework::PreemptContext& ctx) const {
+    return (evict_uncheckpointed || r.checkpoint_interval > 0) && ctx.view.now - r.start_time >= min_runtime &&
+           r.spec->id != ctx.preempted_by;
   }
 };
 StatusOr<OrderPreemption> ArgOrderPreemption(const framework::PluginArgs& args, std::string_view plugin);

@@ -10,9 +10,10 @@
 // this run) is strictly longer than its own; the longest remaining go first,
 // newest first on ties, and the set is pruned to a minimal one (see
 // PlanVictimsInOrder). An evictee loses the work since its last checkpoint.
-// Jobs that never checkpoint are not evicted (they would restart from scratch)
-// unless arg `evict_uncheckpointed` is "true"; arg `preempt` ("true" by
-// default) turns the post-filter off.
+// Guards (OrderPreemption in sort_util.h): only jobs that checkpoint, that
+// have run min_runtime_s (600) in their run, and that did not evict the
+// waiting job last; arg `preempt` ("true" by default) turns the post-filter
+// off.
 #include <array>
 #include <memory>
 
@@ -53,7 +54,7 @@ class Srtf final : public framework::QueueSortPlugin, public framework::PostFilt
     remaining_.resize(ctx.view.running.size());
     for (size_t i = 0; i < ctx.view.running.size(); ++i) {
       const framework::RunningJob& r = ctx.view.running[i];
-      if (!preemption_.Evictable(r)) continue;
+      if (!preemption_.Evictable(r, ctx)) continue;
       const TimeUs total = Remaining(*r.spec, r.work_done);
       const TimeUs left = total == kUnknown ? kUnknown : std::max<TimeUs>(0, total - std::max<TimeUs>(0, now - r.run_start));
       remaining_[i] = left;
@@ -78,7 +79,8 @@ class Srtf final : public framework::QueueSortPlugin, public framework::PostFilt
 Status RegisterSrtf(framework::PluginRegistry& r) {
   return r.Register(std::string(Srtf::kName),
                     [](const framework::PluginArgs& args) -> StatusOr<std::unique_ptr<framework::Plugin>> {
-                      static constexpr std::array<std::string_view, 2> kKnown = {"preempt", "evict_uncheckpointed"};
+                      static constexpr std::array<std::string_view, 3> kKnown = {"preempt", "evict_uncheckpointed",
+                                                                                 "min_runtime_s"};
                       BERTH_RETURN_IF_ERROR(CheckArgs(args, Srtf::kName, kKnown));
                       BERTH_ASSIGN_OR_RETURN(OrderPreemption preemption, ArgOrderPreemption(args, Srtf::kName));
                       return std::unique_ptr<framework::Plugin>(std::make_unique<Srtf>(preemption));

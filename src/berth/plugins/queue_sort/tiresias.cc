@@ -22,7 +22,8 @@
 // (PlanVictimsInOrder). Tiresias assumes an evicted job keeps its progress:
 // jobs that never checkpoint are not evicted (arg `evict_uncheckpointed`,
 // default false), since they would restart from scratch and, demoted again,
-// be evicted again. Jobs of the same queue never evict each other, so a
+// be evicted again; nor jobs that have run less than min_runtime_s (600) in
+// their run, nor the job that evicted the waiting one last (sort_util.h). Jobs of the same queue never evict each other, so a
 // running job keeps its GPUs against later jobs of its own queue (Tiresias
 // schedules running jobs ahead of pending ones within a queue). Queues are
 // re-evaluated at each scheduling pass, i.e. at the driver's events: a running
@@ -66,7 +67,7 @@ class Tiresias final : public framework::QueueSortPlugin, public framework::Post
     for (size_t i = 0; i < running.size(); ++i) {
       const framework::RunningJob& r = running[i];
       level_[i] = 0;
-      if (!preemption_.Evictable(r)) continue;
+      if (!preemption_.Evictable(r, ctx)) continue;
       const double now_service =
           r.attained_gpu_seconds +
           static_cast<double>(r.milli_gpu) / kMilliPerGpu * UsToSeconds(std::max<TimeUs>(0, ctx.view.now - r.start_time));
@@ -127,8 +128,8 @@ class Tiresias final : public framework::QueueSortPlugin, public framework::Post
 Status RegisterTiresias(framework::PluginRegistry& r) {
   return r.Register(std::string(Tiresias::kName),
                     [](const framework::PluginArgs& args) -> StatusOr<std::unique_ptr<framework::Plugin>> {
-                      static constexpr std::array<std::string_view, 4> kKnown = {
-                          "thresholds_gpu_h", "promote_after", "preempt", "evict_uncheckpointed"};
+                      static constexpr std::array<std::string_view, 5> kKnown = {
+                          "thresholds_gpu_h", "promote_after", "preempt", "evict_uncheckpointed", "min_runtime_s"};
                       BERTH_RETURN_IF_ERROR(CheckArgs(args, Tiresias::kName, kKnown));
                       BERTH_ASSIGN_OR_RETURN(std::vector<double> hours,
                                              ArgIncreasingList(args, Tiresias::kName, "thresholds_gpu_h", {5.0}));
