@@ -9,12 +9,15 @@
 // thresholds <= s: new jobs start in queue 0. Order: lower queue first, then
 // submission order (seq) within a queue (FIFO, as Tiresias).
 //
-// Starvation guard (Tiresias' STARVELIMIT, arg `promote_after`, default 2;
+// Starvation guard (Tiresias' STARVELIMIT, arg `promote_after`, default 8;
 // 0 = off): a waiting job in queue k > 0 whose wait since it last ran
 // (now - enqueue time) reaches promote_after x its executed time (service
 // since the last promotion / its GPUs) moves to queue 0: its service restarts
 // from zero there, as Tiresias resets executed_time. The plugin is Dynamic:
-// Prepare reads `now` at each pass; promotions are remembered per job.
+// Prepare reads `now` at each pass; promotions are remembered per job. The
+// default 8 is one of the Tiresias simulator's settings (dlas-gpu-8); at 2,
+// long jobs cycle through promotion and eviction on a loaded cluster
+// (docs/results/tenancy.md).
 //
 // Preemption (post-filter, same instance; arg `preempt`, default true): a job
 // that cannot start may evict running jobs in a strictly higher queue (less
@@ -133,7 +136,7 @@ Status RegisterTiresias(framework::PluginRegistry& r) {
                       BERTH_RETURN_IF_ERROR(CheckArgs(args, Tiresias::kName, kKnown));
                       BERTH_ASSIGN_OR_RETURN(std::vector<double> hours,
                                              ArgIncreasingList(args, Tiresias::kName, "thresholds_gpu_h", {5.0}));
-                      BERTH_ASSIGN_OR_RETURN(double promote, ArgNumber(args, Tiresias::kName, "promote_after", 2.0));
+                      BERTH_ASSIGN_OR_RETURN(double promote, ArgNumber(args, Tiresias::kName, "promote_after", 8));
                       BERTH_ASSIGN_OR_RETURN(OrderPreemption preemption, ArgOrderPreemption(args, Tiresias::kName));
                       for (double& h : hours) h *= 3600.0;
                       return std::unique_ptr<framework::Plugin>(std::make_unique<Tiresias>(std::move(hours), promote, preemption));
