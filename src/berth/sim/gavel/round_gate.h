@@ -17,8 +17,8 @@ class RoundGate final : public framework::AdmitPlugin, public framework::FilterP
   std::string_view Name() const override { return kName; }
   std::string_view FailReason() const override { return "not the type chosen this round"; }
 
-  // Job ids are dense (0..n-1). type < 0: not chosen.
-  void Resize(size_t jobs) { type_.assign(jobs, -1); }
+  // Job ids are dense (0..n-1); grows as jobs arrive. type < 0: not chosen.
+  void Resize(size_t jobs) { type_.resize(jobs, -1); }
   void Choose(int64_t job, int16_t type) { type_[job] = type; }
   void Clear(int64_t job) { type_[job] = -1; }
 
