@@ -83,7 +83,8 @@ StatusOr<PolicyResult> RunGavelRounds(const cluster::Cluster& cluster, JobSource
   profile.name = "gavel-round";
   profile.queue_sort = "fifo";
   profile.admit = {{std::string(RoundGate::kName)}};
-  profile.filter = {{"fit"}, {std::string(RoundGate::kName)}};
+  profile.filter = {{std::string(RoundGate::kName)}, {"fit"}};
+  profile.candidates = {{std::string(RoundGate::kName)}};
   profile.score = {{"bestfit"}};
   profile.permit = {{"gang"}};
   framework::PluginContext context{&cluster, {}};
