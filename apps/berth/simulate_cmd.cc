@@ -203,6 +203,14 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--reference-type", flags->sim.reference_type, "Reference accelerator of normalized units")
       ->default_val("H100");
   cmd->add_option("--round", flags->sim.round_s, "gavel: scheduling round, seconds")->default_val(360);
+  cmd->add_option("--consolidation", flags->sim.consolidation,
+                  "gavel: multi-GPU job speed: gavel (always the consolidated throughput, as Gavel's simulator) or "
+                  "placement (unconsolidated when the job spans nodes)")
+      ->default_val("gavel");
+  cmd->add_option("--mechanism", flags->sim.mechanism,
+                  "gavel: round mechanism: gavel (Gavel's priorities, allocation reset at most every 1920 s) or "
+                  "deficit (reallocate on every change, lifetime deficits)")
+      ->default_val("gavel");
   cmd->callback([flags, &run] { run = [flags] { return Run(*flags); }; });
 }
 

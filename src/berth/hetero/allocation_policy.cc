@@ -82,6 +82,7 @@ Allocation Spread(std::span<const PolicyJob> jobs, std::span<const double> cap, 
 class BlindLas final : public AllocationPolicy {
  public:
   std::string_view Name() const override { return "las"; }
+  bool HeterogeneityAware() const override { return false; }
   StatusOr<Allocation> Allocate(const PolicyInput& in) override {
     return Spread(in.jobs, in.capacity, BlindShares(in.jobs, Total(in.capacity)));
   }
@@ -132,19 +133,41 @@ class Fifo final : public AllocationPolicy {
  public:
   Fifo(bool aware, uint64_t seed) : aware_(aware), rng_(seed) {}
   std::string_view Name() const override { return aware_ ? "gavel-fifo" : "fifo"; }
+  bool HeterogeneityAware() const override { return aware_; }
   StatusOr<Allocation> Allocate(const PolicyInput& in) override {
     const size_t nt = in.capacity.size();
     std::vector<double> free(in.capacity.begin(), in.capacity.end());
     std::map<JobId, int> kept;
+    std::map<JobId, size_t> index;
+    for (size_t j = 0; j < in.jobs.size(); ++j) index.emplace(in.jobs[j].id, j);
+    Allocation a;
+    a.x.assign(in.jobs.size(), std::vector<double>(nt, 0.0));
+    std::vector<char> skip(in.jobs.size(), 0);
     if (!aware_) {
       // Jobs still active keep their type.
       for (const auto& j : in.jobs) {
         auto it = assigned_.find(j.id);
         if (it != assigned_.end()) kept.emplace(j.id, it->second), free[it->second] -= j.scale;
       }
+      // As in Gavel's FIFO, each finished job (by id) hands its type to the
+      // next waiting job, which takes it if it fits there and is otherwise
+      // passed over until the next call.
+      size_t head = 0;
+      for (const auto& [id, type] : assigned_) {
+        if (index.count(id)) continue;
+        while (head < in.jobs.size() && kept.count(in.jobs[head].id)) ++head;
+        if (head >= in.jobs.size()) break;
+        const PolicyJob& job = in.jobs[head];
+        if (free[type] >= job.scale && job.steps_per_s[type] > 0) {
+          a.x[head][type] = 1.0;
+          free[type] -= job.scale;
+          kept.emplace(job.id, type);
+        } else {
+          skip[head] = 1;
+        }
+        ++head;
+      }
     }
-    Allocation a;
-    a.x.assign(in.jobs.size(), std::vector<double>(nt, 0.0));
     std::vector<int> options;
     for (size_t j = 0; j < in.jobs.size(); ++j) {
       const PolicyJob& job = in.jobs[j];
@@ -152,6 +175,7 @@ class Fifo final : public AllocationPolicy {
         a.x[j][it->second] = 1.0;
         continue;
       }
+      if (skip[j]) continue;
       options.clear();
       for (size_t t = 0; t < nt; ++t)
         if (free[t] >= job.scale && job.steps_per_s[t] > 0) options.push_back(static_cast<int>(t));

@@ -59,6 +59,11 @@ class AllocationPolicy {
   // True when the allocation depends on jobs' remaining work (recomputed
   // every round, not only when the set of jobs changes).
   virtual bool NeedsProgress() const { return false; }
+  // False for the heterogeneity-blind baselines (las, fifo): they treat every
+  // type as equally fast, so a round-based mechanism must not favour a type
+  // either (Gavel's visits the types in a random order each round for them,
+  // fastest first for the aware policies).
+  virtual bool HeterogeneityAware() const { return true; }
 };
 
 struct PolicyOptions {

@@ -105,13 +105,35 @@ StatusOr<LpSolution> SolveAllocationLp(std::span<const LpJob> jobs, std::span<co
   glp_init_smcp(&parm);
   parm.msg_lev = GLP_MSG_OFF;
   parm.presolve = GLP_OFF;
+  // GLPK's primal simplex can stall on these degenerate programs (it did, for
+  // minutes, on a warm start of the second phase): bound the iterations and
+  // restart once from a fresh basis.
+  parm.it_lim = 50 * (glp_get_num_rows(lp.get()) + glp_get_num_cols(lp.get())) + 1000;
+  auto solve = [&]() {
+    glp_adv_basis(lp.get(), 0);
+    int rc = glp_simplex(lp.get(), &parm);
+    if (rc == GLP_EITLIM) {
+      glp_adv_basis(lp.get(), 0);
+      parm.r_test = GLP_RT_STD;
+      rc = glp_simplex(lp.get(), &parm);
+      parm.r_test = GLP_RT_HAR;
+    }
+    return rc == 0 && glp_get_status(lp.get()) == GLP_OPT;
+  };
   glp_adv_basis(lp.get(), 0);
   int rc = glp_simplex(lp.get(), &parm);
+  if (rc == GLP_EITLIM || (rc == 0 && glp_get_status(lp.get()) != GLP_OPT)) rc = solve() ? 0 : 1;
   if (rc != 0 || glp_get_status(lp.get()) != GLP_OPT)
     return Internal("allocation LP: GLPK simplex failed (code " + std::to_string(rc) + ", status " +
                     std::to_string(glp_get_status(lp.get())) + ")");
   sol.simplex_iterations = glp_get_it_cnt(lp.get());
   sol.objective = glp_get_obj_val(lp.get());
+  std::vector<std::vector<double>> xr(nr, std::vector<double>(nt));
+  auto read_x = [&]() {
+    for (int r = 0; r < nr; ++r)
+      for (int t = 0; t < nt; ++t) xr[r][t] = std::clamp(glp_get_col_prim(lp.get(), 1 + r * nt + t), 0.0, 1.0);
+  };
+  read_x();
   if (maxmin && options.second_phase && nrate > 0) {
     // Keep the minimum (less a hair for round-off) and use the rest of the capacity.
     const double z = glp_get_col_prim(lp.get(), zcol);
@@ -120,15 +142,14 @@ StatusOr<LpSolution> SolveAllocationLp(std::span<const LpJob> jobs, std::span<co
     for (int r = 0; r < nr; ++r)
       for (int t = 0; t < nt; ++t)
         if (rows[r].coef[t] > 0) glp_set_obj_coef(lp.get(), 1 + r * nt + t, rows[r].coef[t] * rows[r].count);
-    rc = glp_simplex(lp.get(), &parm);
-    if (rc != 0 || glp_get_status(lp.get()) != GLP_OPT)
-      return Internal("allocation LP (second phase): GLPK simplex failed (code " + std::to_string(rc) + ")");
+    rc = glp_simplex(lp.get(), &parm);  // warm: from the first phase's basis
+    const bool ok = rc == 0 && glp_get_status(lp.get()) == GLP_OPT;
+    // The first phase's answer stays valid (max-min optimal) if the second
+    // does not finish; the second only hands out leftover capacity.
+    if (ok || solve()) read_x();
     sol.simplex_iterations = glp_get_it_cnt(lp.get());
     sol.objective = z;
   }
-  std::vector<std::vector<double>> xr(nr, std::vector<double>(nt));
-  for (int r = 0; r < nr; ++r)
-    for (int t = 0; t < nt; ++t) xr[r][t] = std::clamp(glp_get_col_prim(lp.get(), 1 + r * nt + t), 0.0, 1.0);
   for (size_t i = 0; i < jobs.size(); ++i) sol.x[i] = xr[row_of[i]];
   return sol;
 }

@@ -72,6 +72,8 @@ struct SimulateOptions {
   std::string catalog = "data/accelerators.yaml";
   std::string reference_type = "H100";  // normalized units
   double round_s = 360;              // gavel: scheduling round
+  std::string consolidation = "gavel";  // gavel: multi-GPU speed "gavel" (always consolidated) or "placement"
+  std::string mechanism = "gavel";      // gavel: round mechanism "gavel" (Gavel's priorities) or "deficit"
   // Called with (done, total) as the run advances, for a progress bar: policies
   // in fgd mode, events (arrivals and completions, all policies) in replay mode.
   std::function<void(int64_t, int64_t)> progress;

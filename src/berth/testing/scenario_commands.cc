@@ -6,6 +6,7 @@
 #include "berth/common/csv.h"
 #include "berth/testing/cluster_checks.h"
 #include "berth/testing/scenario.h"
+#include "berth/testing/scenario_hetero.h"
 
 namespace berth::testing {
 namespace {
@@ -280,6 +281,7 @@ void RegisterScenarioCommands(ScenarioRunner& r) {
   r.AddCommand("check-indexes", CheckIndexes);
   r.AddCommand("show", Show);
   r.AddCommand("expect-error", ExpectError);
+  RegisterScenarioHetero(r);
 }
 
 }  // namespace berth::testing

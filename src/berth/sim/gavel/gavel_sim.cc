@@ -7,7 +7,9 @@
 #include "berth/cluster/loaders.h"
 #include "berth/hetero/normalize.h"
 #include "berth/sim/gavel/round_driver.h"
+#include "berth/sim/gavel/trace_jobs.h"
 #include "berth/sim/gavel/workload.h"
+#include "berth/sim/readers/readers.h"
 
 namespace berth::sim::gavel {
 
@@ -34,34 +36,69 @@ StatusOr<SimulateOutput> RunGavelSimulation(const SimulateOptions& o) {
   BERTH_ASSIGN_OR_RETURN(hetero::Normalizer normalizer, hetero::Normalizer::Create(model, o.reference_type));
   BERTH_ASSIGN_OR_RETURN(cluster::Cluster cluster, cluster::LoadCluster(o.cluster));
 
-  WorkloadOptions wo;
-  wo.num_jobs = o.max_jobs > 0 ? std::min(o.jobs, o.max_jobs) : o.jobs;
-  wo.rate_per_hour = o.rate_per_hour;
-  wo.static_trace = o.static_trace;
-  wo.multi_gpu = o.multi_gpu;
-  wo.priorities = o.priorities;
-  wo.seed = o.seed;
-  BERTH_ASSIGN_OR_RETURN(std::vector<GavelJob> jobs, GenerateWorkload(wo, table, catalog));
-
   SimulateOutput out;
   out.cluster_summary = cluster.Summary();
-  char rate_text[32], buf[256];
-  std::snprintf(rate_text, sizeof rate_text, "%g jobs/h", o.rate_per_hour);
-  std::snprintf(buf, sizeof buf, "%lld jobs, %s, %s%s; measured jobs %s; reference %s",
-                static_cast<long long>(jobs.size()),
-                o.static_trace ? "static (all at t=0)" : rate_text,
-                o.multi_gpu ? "multi-GPU" : "single-GPU", o.priorities ? ", priorities" : "",
-                o.measure.empty() ? "all" : o.measure.c_str(), normalizer.reference().c_str());
-  out.trace_summary = std::string("gavel: ") + buf;
-  out.trace_name = "gavel";
+  // Jobs: Gavel's generator, or a trace with model classes mapped onto it.
+  WorkloadOptions wo;
+  std::vector<GavelJob> trace_jobs;
+  if (!o.trace.empty()) {
+    if (o.static_trace) return InvalidArgument("--static is for generated workloads, not with --trace");
+    ReadOptions rd;
+    rd.skip_bad_lines = o.skip_bad_lines;
+    rd.max_jobs = o.max_jobs;
+    rd.window_from = o.window_from;
+    rd.window_to = o.window_to;
+    rd.tenants = o.tenants;
+    BERTH_ASSIGN_OR_RETURN(Trace trace, ReadTrace(o.trace, o.trace_format, rd));
+    TraceJobOptions to;
+    to.seed = o.seed;
+    TraceJobReport rep;
+    BERTH_ASSIGN_OR_RETURN(trace_jobs, JobsFromTrace(trace, table, catalog, to, &rep));
+    out.trace_summary = trace.format + " as gavel jobs: " + trace.report.Summary() + "; " + rep.Summary() +
+                        "; measured jobs " + (o.measure.empty() ? "all" : o.measure) + "; reference " +
+                        normalizer.reference();
+    out.trace_skips = trace.report.SkipDetails();
+    out.trace_name = o.trace.substr(o.trace.find_last_of('/') == std::string::npos ? 0 : o.trace.find_last_of('/') + 1);
+  } else {
+    wo.num_jobs = o.max_jobs > 0 ? std::min(o.jobs, o.max_jobs) : o.jobs;
+    wo.rate_per_hour = o.rate_per_hour;
+    wo.static_trace = o.static_trace;
+    // With a measured window, arrivals go on until the window has finished.
+    wo.open = window.first >= 0 && !o.static_trace;
+    wo.multi_gpu = o.multi_gpu;
+    wo.priorities = o.priorities;
+    wo.seed = o.seed;
+    BERTH_RETURN_IF_ERROR(WorkloadGenerator::Create(wo, table, catalog).status());
+    char rate_text[32], buf[256];
+    std::snprintf(rate_text, sizeof rate_text, "%g jobs/h", o.rate_per_hour);
+    std::snprintf(buf, sizeof buf, "%lld jobs%s, %s, %s%s; measured jobs %s; reference %s",
+                  static_cast<long long>(wo.num_jobs), wo.open ? " (arrivals go on until the measured jobs end)" : "",
+                  o.static_trace ? "static (all at t=0)" : rate_text, o.multi_gpu ? "multi-GPU" : "single-GPU",
+                  o.priorities ? ", priorities" : "", o.measure.empty() ? "all" : o.measure.c_str(),
+                  normalizer.reference().c_str());
+    out.trace_summary = std::string("gavel: ") + buf;
+    out.trace_name = "gavel";
+  }
   RoundOptions ro;
   ro.round_s = o.round_s;
   ro.measure_begin = window.first;
   ro.measure_end = window.second;
   ro.seed = o.seed;
   ro.check_indexes = o.check_indexes;
+  if (o.consolidation == "placement") ro.consolidation = Consolidation::kPlacement;
+  else if (o.consolidation != "gavel")
+    return InvalidArgument("--consolidation must be gavel or placement, not '" + o.consolidation + "'");
+  if (o.mechanism == "deficit") ro.mechanism = Mechanism::kDeficit;
+  else if (o.mechanism != "gavel")
+    return InvalidArgument("--mechanism must be gavel or deficit, not '" + o.mechanism + "'");
   for (size_t i = 0; i < o.policies.size(); ++i) {
-    BERTH_ASSIGN_OR_RETURN(PolicyResult r, RunGavelRounds(cluster, jobs, model, normalizer, o.policies[i], ro));
+    PolicyResult r;
+    if (!o.trace.empty()) {
+      BERTH_ASSIGN_OR_RETURN(r, RunGavelRounds(cluster, trace_jobs, model, normalizer, o.policies[i], ro));
+    } else {
+      BERTH_ASSIGN_OR_RETURN(std::unique_ptr<WorkloadGenerator> gen, WorkloadGenerator::Create(wo, table, catalog));
+      BERTH_ASSIGN_OR_RETURN(r, RunGavelRounds(cluster, *gen, model, normalizer, o.policies[i], ro));
+    }
     out.results.push_back(std::move(r));
     if (o.progress) o.progress(static_cast<int64_t>(i + 1), static_cast<int64_t>(o.policies.size()));
   }

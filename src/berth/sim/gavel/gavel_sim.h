@@ -1,7 +1,8 @@
 // `berth simulate --workload gavel`: Gavel's heterogeneity experiment as a
 // library call. Loads the accelerator catalog and the measured throughputs,
-// fits the throughput model, draws the workload, and runs each policy
-// through the round-based driver.
+// fits the throughput model, draws the workload (or, with --trace, maps a
+// real trace's jobs onto the model's classes: trace_jobs.h), and runs each
+// policy through the round-based driver.
 //
 // Policy names here are allocation policies (hetero/allocation_policy.h):
 // las, fifo, gavel-las, gavel-fifo, gavel-maxmin, gavel-tput, gavel-makespan.

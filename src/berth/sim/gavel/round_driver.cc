@@ -4,11 +4,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
+#include "berth/common/rng.h"
 #include "berth/hetero/allocation_policy.h"
 #include "berth/plugins/builtin.h"
 #include "berth/scheduler/scheduler.h"
+#include "berth/sim/gavel/mechanism.h"
 #include "berth/sim/gavel/round_gate.h"
 
 namespace berth::sim::gavel {
@@ -29,13 +32,11 @@ struct JobState {
 
 }  // namespace
 
-StatusOr<PolicyResult> RunGavelRounds(const cluster::Cluster& cluster, std::span<const GavelJob> jobs,
+StatusOr<PolicyResult> RunGavelRounds(const cluster::Cluster& cluster, JobSource& source,
                                       const hetero::ThroughputModel& model, const hetero::Normalizer& normalizer,
                                       const std::string& policy_name, const RoundOptions& o) {
   const auto wall_start = std::chrono::steady_clock::now();
   if (o.round_s <= 0) return InvalidArgument("round length must be positive");
-  for (size_t i = 0; i < jobs.size(); ++i)
-    if (jobs[i].id != static_cast<int64_t>(i)) return InvalidArgument("gavel jobs must have ids 0..n-1 in order");
 
   // Types: the cluster's, named in the catalog.
   const int nt = static_cast<int>(cluster.gpu_types().size());
@@ -50,24 +51,15 @@ StatusOr<PolicyResult> RunGavelRounds(const cluster::Cluster& cluster, std::span
     if (n.gpu_type.valid()) capacity[n.gpu_type.value()] += n.gpu_count;
   const double total_gpus = std::accumulate(capacity.begin(), capacity.end(), 0.0);
 
-  // Per-job speeds (dense: job * nt + type).
-  const size_t nj = jobs.size();
-  std::vector<double> cons(nj * nt), spread(nj * nt), ref(nj * nt);
-  for (size_t j = 0; j < nj; ++j)
-    for (int t = 0; t < nt; ++t) {
-      const auto& c = jobs[j].job_class;
-      cons[j * nt + t] = model.Throughput(c, type_names[t], true).steps_per_s;
-      spread[j * nt + t] = c.scale > 1 ? model.Throughput(c, type_names[t], false).steps_per_s : cons[j * nt + t];
-      if (spread[j * nt + t] <= 0) spread[j * nt + t] = cons[j * nt + t];
-      ref[j * nt + t] = normalizer.Factor(c, type_names[t]);
-    }
-  // The mechanism visits types fastest first (mean reference factor over the workload).
+  // Aware policies visit the types fastest first: by the mean reference
+  // factor over the model's measured single-GPU classes.
   std::vector<int> type_order(nt);
   std::iota(type_order.begin(), type_order.end(), 0);
   {
     std::vector<double> mean(nt, 0.0);
-    for (size_t j = 0; j < nj; ++j)
-      for (int t = 0; t < nt; ++t) mean[t] += ref[j * nt + t];
+    for (const auto& c : model.table().Classes())
+      if (c.scale == 1)
+        for (int t = 0; t < nt; ++t) mean[t] += normalizer.Factor(c, type_names[t]);
     std::stable_sort(type_order.begin(), type_order.end(), [&](int a, int b) { return mean[a] > mean[b]; });
   }
 
@@ -79,6 +71,10 @@ StatusOr<PolicyResult> RunGavelRounds(const cluster::Cluster& cluster, std::span
   po.aggregate_lp = o.aggregate_lp;
   BERTH_ASSIGN_OR_RETURN(std::unique_ptr<hetero::AllocationPolicy> policy, policies.Create(policy_name, po));
   const bool time_sliced = policy_name != "fifo" && policy_name != "gavel-fifo";
+  // Blind policies see every type as equal: the mechanism visits the types in
+  // a fresh random order each round (as Gavel's does for them).
+  const bool shuffle_types = !policy->HeterogeneityAware();
+  Rng type_rng(o.seed + 5);
 
   framework::PluginRegistry plugins;
   BERTH_RETURN_IF_ERROR(plugins::RegisterBuiltinPlugins(plugins));
@@ -87,7 +83,8 @@ StatusOr<PolicyResult> RunGavelRounds(const cluster::Cluster& cluster, std::span
   profile.name = "gavel-round";
   profile.queue_sort = "fifo";
   profile.admit = {{std::string(RoundGate::kName)}};
-  profile.filter = {{"fit"}, {std::string(RoundGate::kName)}};
+  profile.filter = {{std::string(RoundGate::kName)}, {"fit"}};
+  profile.candidates = {{std::string(RoundGate::kName)}};
   profile.score = {{"bestfit"}};
   profile.permit = {{"gang"}};
   framework::PluginContext context{&cluster, {}};
@@ -95,25 +92,71 @@ StatusOr<PolicyResult> RunGavelRounds(const cluster::Cluster& cluster, std::span
                          framework::Framework::Create(profile, plugins, context));
   auto* gate = dynamic_cast<RoundGate*>(fw->Find(RoundGate::kName));
   if (!gate) return Internal("gavel driver: round gate plugin missing");
-  gate->Resize(nj);
   ManualClock clock(0);
   scheduler::SchedulerOptions so;
   so.seed = o.seed;
   so.check_indexes = o.check_indexes;
   scheduler::Scheduler sched(cluster, std::move(fw), so, clock);
 
-  const bool windowed = o.measure_begin >= 0 && o.measure_end > o.measure_begin;
-  const int64_t mb = windowed ? std::min<int64_t>(o.measure_begin, nj) : 0;
-  const int64_t me = windowed ? std::min<int64_t>(o.measure_end, nj) : static_cast<int64_t>(nj);
-  int64_t window_left = me - mb;
+  // Per-job data (dense by id: job * nt + type), grown as jobs are pulled.
+  std::vector<GavelJob> jobs;
+  std::vector<double> cons, spread, ref;
+  std::vector<int32_t> scales;
+  std::vector<JobState> st;
+  std::vector<double> x;
+  std::vector<int16_t> chosen;
+  MechanismInput mi;
+  mi.types = nt;
+  mi.steps_per_s = &cons;
+  mi.scale = &scales;
+  mi.capacity = capacity;
+  mi.round_s = o.round_s;
+  mi.reset_interval_s = o.reset_interval_s;
+  mi.time_sliced = time_sliced;
+  RoundMechanism mechanism(o.mechanism, std::move(mi));
+  bool source_done = false;
+  // Makes jobs[next] available if the source has it.
+  auto pull = [&](size_t next) -> Status {
+    if (next < jobs.size() || source_done) return Status::Ok();
+    std::optional<GavelJob> g = source.Next();
+    if (!g) {
+      source_done = true;
+      return Status::Ok();
+    }
+    if (g->id != static_cast<int64_t>(jobs.size())) return InvalidArgument("gavel jobs must have ids 0..n-1 in order");
+    if (!jobs.empty() && g->arrival_s < jobs.back().arrival_s)
+      return InvalidArgument("gavel job " + std::to_string(g->id) + " arrives before the job ahead of it");
+    const hetero::JobClass& c = g->job_class;
+    for (int t = 0; t < nt; ++t) {
+      const double fast = model.Throughput(c, type_names[t], true).steps_per_s;
+      double slow = c.scale > 1 && o.consolidation == Consolidation::kPlacement
+                        ? model.Throughput(c, type_names[t], false).steps_per_s
+                        : fast;
+      if (slow <= 0) slow = fast;
+      cons.push_back(fast);
+      spread.push_back(slow);
+      ref.push_back(normalizer.Factor(c, type_names[t]));
+      x.push_back(0.0);
+    }
+    scales.push_back(c.scale);
+    jobs.push_back(std::move(*g));
+    st.emplace_back();
+    chosen.push_back(-1);
+    gate->Resize(jobs.size());
+    mechanism.Grow(jobs.size());
+    return Status::Ok();
+  };
 
-  std::vector<JobState> st(nj);
-  std::vector<double> x(nj * nt, 0.0), expected(nj * nt, 0.0), received(nj * nt, 0.0);
+  // The measured window [mb, me): the run ends once its jobs have finished
+  // (or, without a window, once every job has).
+  const bool windowed = o.measure_begin >= 0 && o.measure_end > o.measure_begin;
+  const int64_t mb = windowed ? o.measure_begin : 0;
+  const int64_t me = windowed ? o.measure_end : std::numeric_limits<int64_t>::max();
+  int64_t window_closed = 0;  // window jobs finished or failed
+  auto in_window = [&](int64_t j) { return j >= mb && j < me; };
+
   std::vector<int64_t> active;  // arrival order
-  std::vector<int16_t> chosen(nj, -1);
   std::vector<hetero::PolicyJob> pjobs;
-  std::vector<int64_t> cand;
-  std::vector<double> key(nj, 0.0);
   std::vector<std::pair<double, int64_t>> finishing;
   size_t next = 0;
   double t = 0, busy_gpu_s = 0, end_time = 0;
@@ -123,18 +166,18 @@ StatusOr<PolicyResult> RunGavelRounds(const cluster::Cluster& cluster, std::span
   r.policy = policy_name;
   r.mode = "gavel";
   r.seed = o.seed;
-  r.jobs_total = static_cast<int64_t>(nj);
-  r.capacity_milli_gpu = static_cast<int64_t>(total_gpus) * kMilliPerGpu;
   const int64_t sample_every = 10;
 
-  while (window_left > 0 && t <= o.max_time_s) {
+  while (t <= o.max_time_s) {
+    BERTH_RETURN_IF_ERROR(pull(next));
+    if (windowed && window_closed == me - mb) break;
     if (active.empty()) {
-      if (next >= nj) break;
-      t = std::max(t, std::ceil(jobs[next].arrival_s / o.round_s) * o.round_s);
+      if (next >= jobs.size()) break;  // the source has ended and every job is done
+      t = std::max(t, jobs[next].arrival_s);  // nothing to run: jump to the next arrival
     }
     clock.Set(ToUs(t));
     // 1. Arrivals.
-    while (next < nj && jobs[next].arrival_s <= t) {
+    while (next < jobs.size() && jobs[next].arrival_s <= t) {
       const GavelJob& g = jobs[next];
       bool runnable = false;
       for (int t2 = 0; t2 < nt; ++t2) runnable |= cons[next * nt + t2] > 0 && capacity[t2] >= g.job_class.scale;
@@ -151,17 +194,20 @@ StatusOr<PolicyResult> RunGavelRounds(const cluster::Cluster& cluster, std::span
         BERTH_RETURN_IF_ERROR(sched.Finish(JobId(g.id), job::JobState::kFailed));
         st[next].phase = Phase::kFailed;
         ++failed;
-        if (static_cast<int64_t>(next) >= mb && static_cast<int64_t>(next) < me) --window_left;
+        window_closed += in_window(g.id);
       } else {
         st[next].phase = Phase::kActive;
         active.push_back(g.id);
+        mechanism.Arrive(g.id);
         changed = true;
       }
       ++next;
+      BERTH_RETURN_IF_ERROR(pull(next));
     }
     if (active.empty()) continue;
     // 2. Allocation.
-    if (changed || policy->NeedsProgress()) {
+    if (mechanism.WantsAllocation(changed || policy->NeedsProgress(), t)) {
+      mechanism.Reset(active, x, t);
       pjobs.resize(active.size());
       for (size_t i = 0; i < active.size(); ++i) {
         const int64_t j = active[i];
@@ -178,41 +224,9 @@ StatusOr<PolicyResult> RunGavelRounds(const cluster::Cluster& cluster, std::span
         for (int t2 = 0; t2 < nt; ++t2) x[active[i] * nt + t2] = a.x[i][t2];
       changed = false;
     }
-    for (int64_t j : active)
-      for (int t2 = 0; t2 < nt; ++t2) expected[j * nt + t2] += x[j * nt + t2] * o.round_s;
     // 3. Mechanism: the round's jobs, type by type.
-    std::vector<double> free = capacity;
-    for (int pass = 0; pass < (time_sliced ? 2 : 1); ++pass) {
-      for (int ty : type_order) {
-        if (free[ty] <= 0) continue;
-        cand.clear();
-        for (int64_t j : active) {
-          if (chosen[j] >= 0 || cons[j * nt + ty] <= 0 || jobs[j].job_class.scale > free[ty]) continue;
-          if (pass == 0 && x[j * nt + ty] <= 1e-9) continue;
-          cand.push_back(j);
-          key[j] = pass == 0 ? expected[j * nt + ty] - received[j * nt + ty] : 0.0;
-          if (pass == 1)
-            for (int t2 = 0; t2 < nt; ++t2) key[j] += expected[j * nt + t2] - received[j * nt + t2];
-        }
-        // Best first: highest key, then largest share, then lowest id. A heap
-        // pops only as many as the type holds (O(n + k log n), not a full sort).
-        auto worse = [&](int64_t a, int64_t b) {
-          if (key[a] != key[b]) return key[a] < key[b];
-          if (x[a * nt + ty] != x[b * nt + ty]) return x[a * nt + ty] < x[b * nt + ty];
-          return a > b;
-        };
-        std::make_heap(cand.begin(), cand.end(), worse);
-        while (!cand.empty() && free[ty] > 0) {
-          std::pop_heap(cand.begin(), cand.end(), worse);
-          const int64_t j = cand.back();
-          cand.pop_back();
-          const int32_t s = jobs[j].job_class.scale;
-          if (free[ty] < s) continue;
-          chosen[j] = static_cast<int16_t>(ty);
-          free[ty] -= s;
-        }
-      }
-    }
+    if (shuffle_types) type_rng.Shuffle(type_order);
+    mechanism.Choose(active, x, type_order, chosen);
     // 4. Placement through the scheduler core.
     for (int64_t j : active) {
       if (st[j].running_type >= 0 && st[j].running_type != chosen[j]) {
@@ -238,9 +252,11 @@ StatusOr<PolicyResult> RunGavelRounds(const cluster::Cluster& cluster, std::span
       gate->Clear(j);
       chosen[j] = -1;
     }
-    // 5. Progress.
+    // 5. Progress. The round ends when its last job does: the full round,
+    // or earlier when every job that ran completed (Gavel's simulator).
     finishing.clear();
     int64_t running_now = 0;
+    double round_len = 0;
     for (int64_t j : active) {
       const int ty = st[j].running_type;
       if (ty < 0) continue;
@@ -248,18 +264,19 @@ StatusOr<PolicyResult> RunGavelRounds(const cluster::Cluster& cluster, std::span
       const double rate = st[j].consolidated ? cons[j * nt + ty] : spread[j * nt + ty];
       const int32_t s = jobs[j].job_class.scale;
       const double left = jobs[j].total_steps - st[j].done_steps;
+      double dt = o.round_s;
       if (rate > 0 && left <= rate * o.round_s) {
-        const double dt = left / rate;
+        dt = left / rate;
         st[j].done_steps = jobs[j].total_steps;
-        received[j * nt + ty] += dt;
-        busy_gpu_s += s * dt;
         finishing.push_back({t + dt, j});
       } else {
         st[j].done_steps += rate * o.round_s;
-        received[j * nt + ty] += o.round_s;
-        busy_gpu_s += s * o.round_s;
       }
+      mechanism.Ran(j, ty, dt);
+      busy_gpu_s += s * dt;
+      round_len = std::max(round_len, dt);
     }
+    if (running_now == 0) round_len = o.round_s;
     if (rounds % sample_every == 0) {
       r.queue_length_over_time.push_back({t / 3600.0, static_cast<double>(active.size() - running_now)});
       double used = 0;
@@ -275,25 +292,28 @@ StatusOr<PolicyResult> RunGavelRounds(const cluster::Cluster& cluster, std::span
       st[j].running_type = -1;
       st[j].finish = ft;
       end_time = std::max(end_time, ft);
-      if (j >= mb && j < me) --window_left;
+      window_closed += in_window(j);
     }
     if (!finishing.empty()) {
       std::erase_if(active, [&](int64_t j) { return st[j].phase == Phase::kDone; });
       changed = true;
     }
-    t += o.round_s;
+    t += round_len;
     ++rounds;
   }
 
   // Figures.
+  const int64_t arrived = static_cast<int64_t>(next);
+  r.jobs_total = arrived;
+  r.capacity_milli_gpu = static_cast<int64_t>(total_gpus) * kMilliPerGpu;
   std::vector<double> jct, delay;
-  for (int64_t j = mb; j < me; ++j) {
+  for (int64_t j = mb; j < std::min(me, arrived); ++j) {
     if (st[j].phase != Phase::kDone) continue;
     jct.push_back(st[j].finish - jobs[j].arrival_s);
     delay.push_back(st[j].first_start - jobs[j].arrival_s);
   }
   int64_t unfinished = 0;
-  for (size_t j = 0; j < nj; ++j) unfinished += st[j].phase == Phase::kActive;
+  for (int64_t j = 0; j < arrived; ++j) unfinished += st[j].phase == Phase::kActive;
   r.jcts_s = jct;
   r.jct_s = Summarize(std::move(jct));
   r.queue_delay_s = Summarize(std::move(delay));
@@ -313,3 +333,4 @@ StatusOr<PolicyResult> RunGavelRounds(const cluster::Cluster& cluster, std::span
 }
 
 }  // namespace berth::sim::gavel
+
