@@ -5,6 +5,25 @@
 #include <utility>
 
 namespace berth::sim::gavel {
+namespace {
+
+// Pops candidates best first (a heap: O(n + k log n), not a full sort) and
+// gives type `ty` to each that still fits its free GPUs.
+template <typename Worse>
+void TakeBest(std::vector<int64_t>& cand, Worse worse, const std::vector<int32_t>& scale, double& free, int16_t ty,
+              std::vector<int16_t>& chosen) {
+  std::make_heap(cand.begin(), cand.end(), worse);
+  while (!cand.empty() && free > 0) {
+    std::pop_heap(cand.begin(), cand.end(), worse);
+    const int64_t j = cand.back();
+    cand.pop_back();
+    if (scale[j] > free) continue;
+    chosen[j] = ty;
+    free -= scale[j];
+  }
+}
+
+}  // namespace
 
 RoundMechanism::RoundMechanism(Mechanism kind, MechanismInput in) : kind_(kind), in_(std::move(in)) {
   worker_time_.assign(in_.types, 0.0);
@@ -92,15 +111,7 @@ void RoundMechanism::ChooseGavel(std::span<const int64_t> active, std::span<cons
       if (x[a * nt + ty] != x[b * nt + ty]) return x[a * nt + ty] < x[b * nt + ty];
       return a > b;
     };
-    std::make_heap(cand_.begin(), cand_.end(), worse);
-    while (!cand_.empty() && free_[ty] > 0) {
-      std::pop_heap(cand_.begin(), cand_.end(), worse);
-      const int64_t j = cand_.back();
-      cand_.pop_back();
-      if ((*in_.scale)[j] > free_[ty]) continue;
-      chosen[j] = static_cast<int16_t>(ty);
-      free_[ty] -= (*in_.scale)[j];
-    }
+    TakeBest(cand_, worse, *in_.scale, free_[ty], static_cast<int16_t>(ty), chosen);
   }
 }
 
@@ -126,15 +137,7 @@ void RoundMechanism::ChooseDeficit(std::span<const int64_t> active, std::span<co
         if (x[a * nt + ty] != x[b * nt + ty]) return x[a * nt + ty] < x[b * nt + ty];
         return a > b;
       };
-      std::make_heap(cand_.begin(), cand_.end(), worse);
-      while (!cand_.empty() && free_[ty] > 0) {
-        std::pop_heap(cand_.begin(), cand_.end(), worse);
-        const int64_t j = cand_.back();
-        cand_.pop_back();
-        if ((*in_.scale)[j] > free_[ty]) continue;
-        chosen[j] = static_cast<int16_t>(ty);
-        free_[ty] -= (*in_.scale)[j];
-      }
+      TakeBest(cand_, worse, *in_.scale, free_[ty], static_cast<int16_t>(ty), chosen);
     }
   }
 }
