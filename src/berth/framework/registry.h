@@ -86,6 +86,7 @@ class Framework {
 
   const Profile& profile() const { return profile_; }
   const QueueSortPlugin& queue_sort() const { return *queue_sort_; }
+  QueueSortPlugin& queue_sort() { return *queue_sort_; }  // to Prepare a dynamic order
   const std::vector<AdmitPlugin*>& admit() const { return admit_; }
   const std::vector<PlanPlugin*>& plan() const { return plan_; }
   const std::vector<FilterPlugin*>& filter() const { return filter_; }
@@ -102,7 +103,7 @@ class Framework {
   Framework() = default;
   Profile profile_;
   std::vector<std::unique_ptr<Plugin>> owned_;
-  const QueueSortPlugin* queue_sort_ = nullptr;
+  QueueSortPlugin* queue_sort_ = nullptr;
   std::vector<AdmitPlugin*> admit_;
   std::vector<PlanPlugin*> plan_;
   std::vector<FilterPlugin*> filter_;

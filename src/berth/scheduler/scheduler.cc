@@ -93,6 +93,7 @@ void Scheduler::RunStarted(int32_t index, TimeUs now) {
   if (running_pos_.size() < jobs_.size()) running_pos_.resize(jobs_.size(), -1);
   running_pos_[index] = static_cast<int32_t>(running_jobs_.size());
   running_jobs_.push_back(r);
+  running_index_.push_back(index);
 }
 
 void Scheduler::RunEnded(int32_t index, TimeUs now, bool completed) {
@@ -105,9 +106,11 @@ void Scheduler::RunEnded(int32_t index, TimeUs now, bool completed) {
   const int32_t last = static_cast<int32_t>(running_jobs_.size()) - 1;
   if (pos != last) {
     running_jobs_[pos] = running_jobs_[last];
-    running_pos_[index_of_.find(running_jobs_[pos].spec->id)->second] = pos;
+    running_index_[pos] = running_index_[last];
+    running_pos_[running_index_[pos]] = pos;
   }
   running_jobs_.pop_back();
+  running_index_.pop_back();
   running_pos_[index] = -1;
   for (auto* a : framework_->admit()) a->OnRunEnded(rec.spec, rec.start_time, now, completed);
 }
@@ -467,7 +470,7 @@ std::vector<JobId> Scheduler::Schedule() {
   }
   const TimeUs now = clock_.Now();
   ledger_.Advance(now);
-  auto& queue_sort = const_cast<framework::QueueSortPlugin&>(framework_->queue_sort());
+  framework::QueueSortPlugin& queue_sort = framework_->queue_sort();
   if (queue_sort.Dynamic()) {
     queue_sort.Prepare(ledger_, now);
     std::sort(pending_.begin(), pending_.end(), [this](int32_t a, int32_t b) { return QueueLess(a, b); });

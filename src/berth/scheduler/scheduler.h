@@ -183,6 +183,7 @@ class Scheduler {
   int64_t next_seq_ = 0;
   std::vector<framework::RunningJob> running_jobs_;  // deterministic order (swap-remove)
   std::vector<int32_t> running_pos_;                 // per job index: slot in running_jobs_, or -1
+  std::vector<int32_t> running_index_;               // per slot of running_jobs_: the job index
   std::vector<int32_t> requeue_after_pass_;          // evicted during a pass
   std::vector<JobId> preempted_;
 

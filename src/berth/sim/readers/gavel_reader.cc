@@ -152,13 +152,8 @@ StatusOr<Trace> ReadGavel(const std::string& path, const ReadOptions& opts) {
     }
     job::JobSpec j;
     if (r.ok()) r = ParseLine(GavelLine(path, line_no, *layout, std::move(fields)), *layout, stem, line_no, j);
-    if (!r.ok()) {
-      BERTH_RETURN_IF_ERROR(HandleBadLine(opts, t.report, r.status, r.reason));
-      continue;
-    }
-    j.id = JobId(static_cast<int64_t>(t.jobs.size()));
-    t.jobs.push_back(std::move(j));
-    if (ReachedMaxJobs(opts, t)) break;
+    BERTH_ASSIGN_OR_RETURN(const bool stop, TakeLine(opts, t, r, std::move(j)));
+    if (stop) break;
   }
   if (in.bad()) return Internal(path + ": read error");
   BERTH_RETURN_IF_ERROR(FinishRead(path, t, /*has_header=*/false));

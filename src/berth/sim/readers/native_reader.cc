@@ -193,13 +193,8 @@ StatusOr<Trace> ReadNative(const std::string& path, const ReadOptions& opts) {
       if (int64_t first = names.Add(j.name, line_no))
         r = Bad(kDuplicate, place.Error("name: '" + j.name + "' already on line " + std::to_string(first)));
     }
-    if (!r.ok()) {
-      BERTH_RETURN_IF_ERROR(HandleBadLine(opts, t.report, r.status, r.reason));
-      continue;
-    }
-    j.id = JobId(static_cast<int64_t>(t.jobs.size()));
-    t.jobs.push_back(std::move(j));
-    if (ReachedMaxJobs(opts, t)) break;
+    BERTH_ASSIGN_OR_RETURN(const bool stop, TakeLine(opts, t, r, std::move(j)));
+    if (stop) break;
   }
   if (in.bad()) return Internal(path + ": read error");
   BERTH_RETURN_IF_ERROR(FinishRead(path, t, /*has_header=*/false));

@@ -72,13 +72,8 @@ StatusOr<Trace> ReadOpenbPods(const std::string& path, const ReadOptions& opts) 
     ++t.report.lines;
     job::JobSpec j;
     LineResult r = ParsePod(f, has_spec, has_times, j);
-    if (!r.ok()) {
-      BERTH_RETURN_IF_ERROR(HandleBadLine(opts, t.report, r.status, r.reason));
-      continue;
-    }
-    j.id = JobId(static_cast<int64_t>(t.jobs.size()));
-    t.jobs.push_back(std::move(j));
-    if (ReachedMaxJobs(opts, t)) break;
+    BERTH_ASSIGN_OR_RETURN(const bool stop, TakeLine(opts, t, r, std::move(j)));
+    if (stop) break;
   }
   BERTH_RETURN_IF_ERROR(FinishRead(path, t, /*has_header=*/true));
   return t;

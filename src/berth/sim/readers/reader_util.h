@@ -93,4 +93,17 @@ inline bool ReachedMaxJobs(const ReadOptions& opts, const Trace& trace) {
   return opts.max_jobs >= 0 && static_cast<int64_t>(trace.jobs.size()) >= opts.max_jobs;
 }
 
+// Takes one parsed line into the trace: a bad line is the read's error, or is
+// counted and skipped under --skip-bad-lines; a good job gets the next id.
+// Returns whether the read should stop (max_jobs reached).
+inline StatusOr<bool> TakeLine(const ReadOptions& opts, Trace& trace, const LineResult& r, job::JobSpec&& job) {
+  if (!r.ok()) {
+    BERTH_RETURN_IF_ERROR(HandleBadLine(opts, trace.report, r.status, r.reason));
+    return false;
+  }
+  job.id = JobId(static_cast<int64_t>(trace.jobs.size()));
+  trace.jobs.push_back(std::move(job));
+  return ReachedMaxJobs(opts, trace);
+}
+
 }  // namespace berth::sim
