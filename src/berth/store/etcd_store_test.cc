@@ -10,6 +10,7 @@
 
 #include "berth/store/etcd_store.h"
 #include "berth/store/etcd_test_server.h"
+#include "berth/store/store_test_util.h"
 
 namespace berth::store {
 namespace {
@@ -24,13 +25,6 @@ Record Rec(int64_t job, std::string body) {
   r.key = "key-" + std::to_string(job);
   r.body = std::move(body);
   return r;
-}
-
-std::pair<Status, int64_t> AppendSync(Store& s, Fence f, std::vector<Record> recs) {
-  std::promise<std::pair<Status, int64_t>> p;
-  auto fut = p.get_future();
-  s.Append(f, std::move(recs), [&p](const Status& st, int64_t rev) { p.set_value({st, rev}); });
-  return fut.get();
 }
 
 TEST(EtcdEncodingTest, RecordsRoundTrip) {

@@ -14,6 +14,7 @@
 #include "berth/store/etcd_test_server.h"
 #include "berth/store/memory_store.h"
 #include "berth/store/sqlite_store.h"
+#include "berth/store/store_test_util.h"
 
 namespace berth::store {
 namespace {
@@ -33,14 +34,6 @@ Record Rec(RecordKind kind, int64_t job, std::string body) {
   r.key = "k" + std::to_string(job);
   r.body = std::move(body);
   return r;
-}
-
-// Appends and waits for the outcome.
-std::pair<Status, int64_t> AppendSync(Store& s, Fence f, std::vector<Record> recs) {
-  std::promise<std::pair<Status, int64_t>> p;
-  auto fut = p.get_future();
-  s.Append(f, std::move(recs), [&p](const Status& st, int64_t rev) { p.set_value({st, rev}); });
-  return fut.get();
 }
 
 // Each factory says why it cannot run here ("" when it can).
