@@ -12,10 +12,7 @@ using testing::At;
 using testing::kHour;
 using testing::kMinute;
 using testing::PreemptHarness;
-
-std::vector<JobId> Victims(const std::optional<framework::PreemptionPlan>& plan) {
-  return plan ? plan->victims : std::vector<JobId>{};
-}
+using testing::Victims;
 
 class LowestPriority : public PreemptHarness, public ::testing::Test {
  protected:

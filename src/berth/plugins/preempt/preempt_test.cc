@@ -12,11 +12,8 @@ using testing::At;
 using testing::kHour;
 using testing::kMinute;
 using testing::PreemptHarness;
+using testing::Victims;
 using testing::RunSpec;
-
-std::vector<JobId> Victims(const std::optional<framework::PreemptionPlan>& plan) {
-  return plan ? plan->victims : std::vector<JobId>{};
-}
 
 // Eight single-node jobs on 2 leaves of 4 nodes; the job started at 0 and
 // last checkpointed `age` before now (10 h): cost = 8 GPUs x age.

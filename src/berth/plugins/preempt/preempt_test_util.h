@@ -156,4 +156,9 @@ class PreemptHarness {
 inline constexpr TimeUs kHour = 3600 * kUsPerSecond;
 inline constexpr TimeUs kMinute = 60 * kUsPerSecond;
 
+// A plan's victims; empty when there is no plan.
+inline std::vector<JobId> Victims(const std::optional<framework::PreemptionPlan>& plan) {
+  return plan ? plan->victims : std::vector<JobId>{};
+}
+
 }  // namespace berth::plugins::preempt::testing
