@@ -9,6 +9,7 @@
 #include <iostream>
 #include <unistd.h>
 
+#include "berth/cluster/node_labels.h"
 #include "berth/hetero/catalog.h"
 #include "berth/kubesched/kube_scheduler.h"
 #include "berth/kubesched/lease.h"
@@ -22,14 +23,9 @@ StatusOr<std::vector<std::pair<std::string, cluster::Level>>> ParseTopologyLabel
     const std::vector<std::string>& specs) {
   std::vector<std::pair<std::string, cluster::Level>> out;
   for (const auto& s : specs) {
-    const auto eq = s.rfind('=');
-    if (eq == std::string::npos || eq == 0)
-      return InvalidArgument("--topology-label " + s + ": expected LABEL=LEVEL (e.g. example.com/rack=leaf)");
-    auto level = cluster::ParseLevel(s.substr(eq + 1));
-    if (!level)
-      return InvalidArgument("--topology-label " + s + ": unknown level '" + s.substr(eq + 1) +
-                             "' (region, cluster, spine, leaf, nvlink)");
-    out.push_back({s.substr(0, eq), *level});
+    auto one = cluster::ParseTopologyLabel(s);
+    if (!one.ok()) return InvalidArgument("--topology-label: " + one.status().message());
+    out.push_back(*one);
   }
   return out;
 }

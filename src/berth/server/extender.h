@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/common/k8s_quantity.h"
 #include "berth/common/quantity.h"
 #include "berth/common/status.h"
 
@@ -118,7 +119,11 @@ nlohmann::json ToJson(const BindingResult& r);
 nlohmann::json ToJson(const PreemptionResult& r);
 
 // A Kubernetes resource quantity ("500m", "2", "1.5", "64Gi", "1e3") times
-// `scale` (1000 for milli-units), rounded up. Errors name the text.
-StatusOr<int64_t> ParseQuantity(const std::string& text, int64_t scale);
+// `scale` (1000 for milli-units), rounded up. Errors name the text. The same
+// as berth::ParseK8sQuantity (common/k8s_quantity.h), which the node model
+// shares.
+inline StatusOr<int64_t> ParseQuantity(const std::string& text, int64_t scale) {
+  return ParseK8sQuantity(text, scale);
+}
 
 }  // namespace berth::server::k8s
