@@ -99,7 +99,7 @@ class Kubelets(threading.Thread):
                         self.api.delete_pod(md["namespace"], md["name"], grace=0)
             except Exception:
                 pass
-            time.sleep(0.2)
+            time.sleep(0.5)
 
 
 def leaf_of(api, node, cache={}):
@@ -124,10 +124,10 @@ def counts_agree(api, berth):
     return (k == b), k, b
 
 
-def make_gang(api, ns, prefix, n, gpus, style):
+def make_gang(api, ns, prefix, n, gpus, style, extra_annotations=None):
     names = ["%s-%d" % (prefix, i) for i in range(n)]
     for name in names:
-        labels, ann = {}, {}
+        labels, ann = {}, dict(extra_annotations or {})
         if style == "berth":
             labels["berth.dev/pod-group"] = prefix
             ann["berth.dev/min-member"] = str(n)
@@ -175,8 +175,9 @@ def scenario_basic(api, berth, ns):
         check("gang %s (4 x 8 GPUs) bound whole in one leaf" % prefix, b and len(leaves) == 1 and len(set(b.values())) == 4,
               "nodes=%s leaves=%s" % (b and sorted(b.values()), leaves))
 
-    # A gang that cannot fit waits, with Berth's reason in the pod condition.
-    big = make_gang(api, ns, "big", 4, 8, "berth")
+    # A gang that must sit in one leaf and cannot fit waits, with Berth's
+    # reason in the pod condition.
+    big = make_gang(api, ns, "big", 4, 8, "berth", {"berth.dev/required-level": "leaf"})
 
     def reason():
         p = api.pod(ns, big[0])
@@ -196,7 +197,7 @@ def scenario_basic(api, berth, ns):
     b = wait_until(lambda: bound(api, ns, big), 30, interval=0.02)
     waited = time.time() - t0
     leaves = {leaf_of(api, n) for n in (b or {}).values()}
-    check("deleting a gang frees its GPUs and the waiting gang binds", b and len(leaves) == 1,
+    check("deleting a gang frees its GPUs and the waiting gang binds in one leaf", b and len(leaves) == 1,
           "%.2f s after the delete; leaves=%s" % (waited, leaves))
 
     # Completing pods frees GPUs too.
@@ -268,11 +269,13 @@ def main():
     try:
         api = Api(os.path.join(cp, "env"))
         api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", VOLCANO_PODGROUP_CRD)
-        # 64 nodes x 8 GPUs: 8 leaves of 8 nodes, 2 spines.
-        for i in range(64):
-            api.make_node("gpu-%02d" % i, gpus=8, labels={
-                "fabric.topograph.run/tier-0": "leaf-%d" % (i // 8),
-                "fabric.topograph.run/tier-1": "spine-%d" % (i // 32)})
+        # 16 nodes x 8 GPUs to start: 2 leaves of 8 nodes in one spine.
+        def add_nodes(first, last):
+            for i in range(first, last):
+                api.make_node("gpu-%02d" % i, gpus=8, labels={
+                    "fabric.topograph.run/tier-0": "leaf-%d" % (i // 8),
+                    "fabric.topograph.run/tier-1": "spine-%d" % (i // 32)})
+        add_nodes(0, 16)
         for ns in ("ml", "burst"):
             api.ensure_namespace(ns)
         wait_until(lambda: api.get("/apis/scheduling.volcano.sh/v1beta1/podgroups", ok404=True) is not None, 20)
@@ -285,6 +288,10 @@ def main():
             api.delete_pod("ml", p["metadata"]["name"])
         ok = wait_until(lambda: counts_agree(api, berth)[0] and not api.pods("ml"), 30)
         check("an emptied cluster has no GPU held in Berth", ok, str(counts_agree(api, berth)[1:]))
+        # The cluster grows to 64 nodes (8 leaves, 2 spines) while Berth runs.
+        add_nodes(16, 64)
+        ok = wait_until(lambda: len((berth.get("/v1/nodes") or {}).get("nodes", [])) == 64, 30)
+        check("nodes added while Berth runs join its cluster model", ok)
         scenario_restart(api, berth, "burst", args.burst)
     except Exception as e:  # a broken step fails the run, with what broke
         check("no unexpected error", False, repr(e))
