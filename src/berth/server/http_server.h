@@ -29,7 +29,7 @@ struct HttpOptions {
   int port = 7450;             // 0: any free port (see port())
   std::string token;           // "" = writes are open
   int threads = 32;  // a keep-alive connection holds a thread while open
-  size_t max_body_bytes = 1 << 20;
+  size_t max_body_bytes = 16 << 20;  // kube-scheduler sends whole NodeLists (nodeCacheCapable false)
 };
 
 // Splits "HOST:PORT" (IPv6 as "[::1]:PORT").
