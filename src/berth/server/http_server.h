@@ -5,6 +5,9 @@
 //   DELETE /v1/jobs/{id}         cancel (bearer token when configured)
 //   GET    /v1/queues, /v1/nodes, /healthz, /readyz, /metrics
 //   POST   /v1/extender/{filter,prioritize,preempt,bind}  Kubernetes extender
+// Bodies over HttpOptions::max_body_bytes (16 MiB: kube-scheduler's whole
+// NodeLists) answer 413; form-encoded ones are capped at 8 KiB by the library,
+// so clients send application/json.
 // Errors are JSON {"error": "..."} with a 4xx/5xx status; a handler that
 // throws answers 500, never crashes the process. A replica that does not lead
 // (standby, loading, stepped down) answers writes, /readyz and the /v1 reads
