@@ -225,6 +225,7 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
     }
     ExtGroup& grp = git->second;
     grp.last_seen = clock_.Now();
+    const std::string who = grp.lone ? "pod " + pod_ref : "gang " + key;  // in the reasons
     JobEntry& e = jobs_.at(grp.job);
     auto [pit, inserted] = grp.pods.try_emplace(pod.uid);
     ExtPod& me = pit->second;
@@ -238,7 +239,7 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
       const bool never = e.state == JobState::kFailed ||
                          (rec && rec->last_verdict.code == framework::VerdictCode::kUnresolvable);
       std::string why = rec && !rec->last_verdict.reason.empty() ? rec->last_verdict.reason : job::JobStateName(e.state);
-      fail_all("berth: gang " + key + " does not fit: " + why, never);
+      fail_all("berth: " + who + " does not fit: " + why, never);
       return {200, k8s::ToJson(out)};
     }
     // The pod's task: the one it had, else the lowest task no pod holds yet.
@@ -264,7 +265,9 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
       } else if (!cluster_.FindNode(n)) {
         FailNode(out, n, "berth: node unknown to berth", true);
       } else {
-        FailNode(out, n, "berth: task " + std::to_string(me.task) + " of gang " + key + " is placed on " + target,
+        FailNode(out, n,
+                 "berth: " + (grp.lone ? who : "task " + std::to_string(me.task) + " of " + who) + " is placed on " +
+                     target,
                  false);
       }
     }
