@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "berth/cluster/loaders.h"
+#include "berth/kubesched/extender_link.h"
 #include "berth/server/http_server.h"
 #include "berth/server/service.h"
 #include "berth/store/store.h"
@@ -45,6 +46,7 @@ struct ServeFlags {
   double speedup = 1.0;
   // Kubernetes: schedule the API server's pods (serve_kube.cc).
   bool kube = false;
+  bool extender = false;  // extender verbs on --cluster, binding and pod watch through the API server
   KubeServeFlags k;
 };
 
@@ -82,7 +84,7 @@ struct Ending {
 };
 
 int Serve(const ServeFlags& f) {
-  if (f.kube || !f.k.kubeconfig.empty()) {
+  if (!f.extender && (f.kube || !f.k.kubeconfig.empty())) {
     KubeServeFlags k = f.k;
     k.listen = f.listen;
     k.policy = f.policy;
@@ -149,6 +151,21 @@ int Serve(const ServeFlags& f) {
     opts.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree).value());
     opts.usage_half_life = file->half_life;
   }
+  // Extender mode with an API server: bindVerb creates the Binding, a pod
+  // watch releases what Kubernetes deleted or ended.
+  std::unique_ptr<kube::KubeClient> kube_client;
+  std::unique_ptr<kube::ExtenderLink> link;
+  if (f.extender) {
+    auto cfg = kube::ResolveKubeConfig(f.k.kubeconfig);
+    if (!cfg.ok()) return fail("kubeconfig", cfg.status());
+    if (f.k.insecure_skip_tls_verify) cfg->insecure_skip_tls_verify = true;
+    kube::ClientOptions co;
+    co.qps = f.k.kube_qps;
+    co.burst = f.k.kube_burst;
+    kube_client = std::make_unique<kube::KubeClient>(*cfg, co);
+    link = std::make_unique<kube::ExtenderLink>(*kube_client, log);
+    opts.k8s_bind = link->Binder();
+  }
   server::Service service(*cluster, **store, opts, log, metrics);
   {
     std::lock_guard<std::mutex> lock(ending.mu);
@@ -167,6 +184,7 @@ int Serve(const ServeFlags& f) {
     log.Info("campaigning", {{"store", (*store)->Describe()}});
     starter = std::thread([&] {
       Status st = service.Start();
+      if (st.ok() && link) link->Start(service);
       std::lock_guard<std::mutex> lock(ending.mu);
       ending.start_status = st;
       ending.start_done = true;
@@ -174,6 +192,7 @@ int Serve(const ServeFlags& f) {
   } else {
     s = service.Start();
     if (!s.ok()) return fail("recovery", s);
+    if (link) link->Start(service);
     http_server.Start();
     log.Info("listening", {{"host", http.host}, {"port", http_server.port()}, {"cluster", cluster->Summary()},
                            {"demo_cluster", demo}, {"auth", !http.token.empty()}});
@@ -218,6 +237,7 @@ int Serve(const ServeFlags& f) {
   }
   (*store)->Interrupt();  // a standby stops campaigning
   if (starter.joinable()) starter.join();
+  if (link) link->Stop();
   http_server.Stop();
   service.Stop();
   {
@@ -247,6 +267,9 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
                   "schedule a Kubernetes cluster: its Nodes and the pods whose schedulerName is --scheduler-name");
   cmd->add_flag("--kube", flags->kube,
                 "schedule the Kubernetes cluster found through $KUBECONFIG, the pod's service account or ~/.kube/config");
+  cmd->add_flag("--extender", flags->extender,
+                "with --kubeconfig/--kube: serve kube-scheduler's extender verbs on --cluster; bindVerb creates the "
+                "Binding and a pod watch releases deleted and ended pods");
   cmd->add_option("--scheduler-name", flags->k.scheduler_name, "spec.schedulerName of the pods Berth schedules")
       ->capture_default_str();
   cmd->add_option("--topology-label", flags->k.topology_labels,

@@ -250,6 +250,80 @@ def scenario_restart(api, berth, ns, count):
     check("deleting the burst frees every GPU", ok)
 
 
+def scenario_extender(api, binary, work, cp, ns):
+    """The real kube-scheduler 1.20 calls `berth serve --extender`, which binds
+    (bindVerb) and learns of deletions from its pod watch."""
+    # Berth's cluster: one leaf of the 8 nodes gpu-00..07.
+    cluster = os.path.join(work, "ext-cluster.yaml")
+    with open(cluster, "w") as f:
+        f.write("regions:\n- name: r0\n  clusters:\n  - name: c0\n    spines:\n    - name: spine-0\n      leaves:\n"
+                "      - name: leaf-0\n        nodes:\n")
+        for i in range(8):
+            f.write("        - {name: gpu-%02d, gpus: 8, type: H100, cpu: 128, memory_gib: 1024}\n" % i)
+    port = free_port()
+    log = open(os.path.join(work, "berth-extender.log"), "w")
+    proc = subprocess.Popen([binary, "serve", "--extender", "--kubeconfig", api.kubeconfig, "--cluster", cluster,
+                             "--store", "sqlite:" + os.path.join(work, "ext.db"),
+                             "--listen", "127.0.0.1:%d" % port], stdout=log, stderr=log, cwd=ROOT)
+    config = os.path.join(work, "kube-scheduler-extender.yaml")
+    with open(config, "w") as f:
+        f.write("""apiVersion: kubescheduler.config.k8s.io/v1beta1
+kind: KubeSchedulerConfiguration
+leaderElection: {leaderElect: false}
+clientConnection: {kubeconfig: %s}
+profiles:
+  - schedulerName: default-scheduler
+extenders:
+  - urlPrefix: "http://127.0.0.1:%d/v1/extender"
+    filterVerb: filter
+    prioritizeVerb: prioritize
+    bindVerb: bind
+    weight: 5
+    nodeCacheCapable: true
+    ignorable: false
+    managedResources:
+      - {name: nvidia.com/gpu, ignoredByScheduler: false}
+""" % (api.kubeconfig, port))
+    try:
+        ok = wait_until(lambda: subprocess.run(["curl", "-sf", "http://127.0.0.1:%d/readyz" % port],
+                                               capture_output=True).returncode == 0, 30)
+        check("berth serve --extender is ready", ok)
+        subprocess.run([CONTROL_PLANE, "scheduler", cp, config], check=True)
+        gangs = {}
+        for g in ("ea", "eb", "ec"):
+            names = ["%s-%d" % (g, i) for i in range(4)]
+            for n in names:
+                api.make_pod(ns, n, gpus=8, scheduler="default-scheduler",
+                             annotations={"scheduling.k8s.io/group-name": g, "berth.dev/min-member": "4"})
+            gangs[g] = names
+            if g != "ec":
+                b = wait_until(lambda: bound(api, ns, names), 60)
+                check("kube-scheduler + extender bind gang %s whole on Berth's nodes (bindVerb)" % g,
+                      b and len(set(b.values())) == 4 and all(int(v[4:]) < 8 for v in b.values()), str(b))
+        time.sleep(3)
+        check("a third gang waits while the leaf is full", not bound(api, ns, gangs["ec"]))
+        for n in gangs["ea"]:
+            api.delete_pod(ns, n)
+        t0 = time.time()
+        b = wait_until(lambda: bound(api, ns, gangs["ec"]), 90, interval=0.2)
+        check("deleting a gang's pods frees them in the extender; the waiting gang binds", b,
+              "%.1f s after the delete (kube-scheduler's retry backoff)" % (time.time() - t0))
+    finally:
+        pidfile = os.path.join(cp, "kube-scheduler.pid")
+        if os.path.exists(pidfile):
+            with open(pidfile) as f:
+                pid = int(f.read().strip())
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            os.remove(pidfile)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        for p in api.pods(ns):
+            api.delete_pod(ns, p["metadata"]["name"])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--berth", required=True)
@@ -276,7 +350,7 @@ def main():
                     "fabric.topograph.run/tier-0": "leaf-%d" % (i // 8),
                     "fabric.topograph.run/tier-1": "spine-%d" % (i // 32)})
         add_nodes(0, 16)
-        for ns in ("ml", "burst"):
+        for ns in ("ml", "burst", "ext"):
             api.ensure_namespace(ns)
         wait_until(lambda: api.get("/apis/scheduling.volcano.sh/v1beta1/podgroups", ok404=True) is not None, 20)
         kubelets = Kubelets(api)
@@ -293,6 +367,10 @@ def main():
         ok = wait_until(lambda: len((berth.get("/v1/nodes") or {}).get("nodes", [])) == 64, 30)
         check("nodes added while Berth runs join its cluster model", ok)
         scenario_restart(api, berth, "burst", args.burst)
+        berth.kill(signal.SIGTERM)
+        berth = None
+        api.ensure_namespace("ext")
+        scenario_extender(api, args.berth, work, cp, "ext")
     except Exception as e:  # a broken step fails the run, with what broke
         check("no unexpected error", False, repr(e))
     finally:

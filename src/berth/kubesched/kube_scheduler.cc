@@ -6,6 +6,7 @@
 #include <chrono>
 #include <future>
 
+#include "berth/kubesched/informer.h"
 #include "berth/plugins/builtin.h"
 #include "berth/server/extender.h"
 #include "berth/tenancy/queue_yaml.h"
@@ -118,78 +119,25 @@ bool KubeScheduler::Sync(std::function<void()> fn) {
   return f.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
 }
 
-StatusOr<std::string> KubeScheduler::ListInto(const std::string& kind, const std::string& collection,
-                                              std::vector<json>& items) {
-  items.clear();
-  std::string cont;
-  std::string rv;
-  do {
-    const std::string path = collection + "?limit=5000" + (cont.empty() ? "" : "&continue=" + cont);
-    BERTH_ASSIGN_OR_RETURN(json list, client_.Get(path));
-    const json& md = Sub(list, "metadata");
-    rv = Str(md, "resourceVersion");
-    cont = Str(md, "continue");
-    if (list.contains("items") && list["items"].is_array())
-      for (auto& item : list["items"]) items.push_back(std::move(item));
-  } while (!cont.empty());
-  return rv;
-}
-
 void KubeScheduler::WatchLoop(const std::string& kind, const std::string& collection, std::string rv) {
-  int failures = 0;
-  while (!stopping_) {
-    if (rv.empty()) {  // (re-)list: the full set replaces what the loop knew
-      std::vector<json> items;
-      auto r = ListInto(kind, collection, items);
-      if (!r.ok()) {
-        if (r.status().code() == StatusCode::kNotFound) {
-          // A CRD that is not installed: look again later.
-          for (int i = 0; i < 100 && !stopping_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-          continue;
-        }
-        log_.Warn("kube_list_failed", {{"kind", kind}, {"error", r.status().message()}});
-        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5000, 200 << std::min(failures++, 5))));
-        continue;
-      }
-      rv = *r;
-      auto shared = std::make_shared<std::vector<json>>(std::move(items));
-      Post([this, kind, shared] { OnRelisted(kind, *shared); });
-    }
-    Status s = client_.Watch(
-        collection, rv,
-        [&](const WatchEvent& ev) {
-          const std::string next = Str(Sub(ev.object, "metadata"), "resourceVersion");
-          if (!next.empty()) rv = next;
-          if (ev.type == "BOOKMARK") return true;
-          auto obj = std::make_shared<json>(ev.object);
-          const std::string type = ev.type;
-          if (kind == "node") {
-            Post([this, type, obj] { OnNode(type, *obj); });
-          } else if (kind == "pod") {
-            Post([this, type, obj] { OnPod(type, *obj); });
-          } else if (kind == "berth-queue") {
-            Post([this, type, obj] { OnQueue(type, *obj); });
-          } else {
-            Post([this, kind, type, obj] { OnPodGroup(kind, type, *obj); });
-          }
-          return !stopping_;
-        },
-        &stopping_, options_.watch_timeout_s);
-    if (stopping_) break;
-    if (s.code() == StatusCode::kOutOfRange) {  // 410 Gone: too old, list again
-      log_.Info("kube_watch_expired", {{"kind", kind}});
-      rv.clear();
-      failures = 0;
-      continue;
-    }
-    if (!s.ok()) {
-      if (s.code() == StatusCode::kNotFound) rv.clear();
-      log_.Warn("kube_watch_failed", {{"kind", kind}, {"error", s.message()}});
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5000, 200 << std::min(failures++, 5))));
+  InformerHandlers h;
+  h.on_list = [this, kind](std::vector<json> items) {
+    auto shared = std::make_shared<std::vector<json>>(std::move(items));
+    Post([this, kind, shared] { OnRelisted(kind, *shared); });
+  };
+  h.on_event = [this, kind](const std::string& type, json object) {
+    auto obj = std::make_shared<json>(std::move(object));
+    if (kind == "node") {
+      Post([this, type, obj] { OnNode(type, *obj); });
+    } else if (kind == "pod") {
+      Post([this, type, obj] { OnPod(type, *obj); });
+    } else if (kind == "berth-queue") {
+      Post([this, type, obj] { OnQueue(type, *obj); });
     } else {
-      failures = 0;
+      Post([this, kind, type, obj] { OnPodGroup(kind, type, *obj); });
     }
-  }
+  };
+  RunInformer(client_, collection, std::move(rv), h, stopping_, log_, options_.watch_timeout_s);
 }
 
 Status KubeScheduler::Start() {
@@ -198,8 +146,8 @@ Status KubeScheduler::Start() {
   BERTH_RETURN_IF_ERROR(policies_.Find(options_.policy).status());
   // The first lists, applied before anything is decided.
   std::vector<json> nodes, pods;
-  BERTH_ASSIGN_OR_RETURN(std::string node_rv, ListInto("node", "/api/v1/nodes", nodes));
-  BERTH_ASSIGN_OR_RETURN(std::string pod_rv, ListInto("pod", "/api/v1/pods", pods));
+  BERTH_ASSIGN_OR_RETURN(std::string node_rv, ListAll(client_, "/api/v1/nodes", nodes));
+  BERTH_ASSIGN_OR_RETURN(std::string pod_rv, ListAll(client_, "/api/v1/pods", pods));
   struct Crd {
     const char* kind;
     const char* path;
@@ -210,7 +158,7 @@ Status KubeScheduler::Start() {
   std::vector<std::pair<std::string, std::string>> crd_rv;
   for (const auto& c : crds) {
     std::vector<json> items;
-    auto rv = ListInto(c.kind, c.path, items);
+    auto rv = ListAll(client_, c.path, items);
     if (rv.ok()) {
       for (const auto& item : items) {
         if (std::string(c.kind) == "berth-queue") {

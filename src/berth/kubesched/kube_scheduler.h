@@ -149,8 +149,6 @@ class KubeScheduler {
 
   // Watch plumbing (watch threads).
   void WatchLoop(const std::string& kind, const std::string& collection, std::string rv);
-  StatusOr<std::string> ListInto(const std::string& kind, const std::string& collection,
-                                 std::vector<nlohmann::json>& items);
   void Post(std::function<void()> fn);
   void Loop();
   void WriterLoop();
