@@ -44,8 +44,8 @@ def free_port():
 class Berth:
     """One `berth serve --kubeconfig` process, started and stopped by PID."""
 
-    def __init__(self, binary, api, workdir, extra=()):
-        self.binary, self.api, self.workdir, self.extra = binary, api, workdir, list(extra)
+    def __init__(self, binary, api, workdir, extra=(), name="berth"):
+        self.binary, self.api, self.workdir, self.extra, self.name = binary, api, workdir, list(extra), name
         self.proc = None
         self.port = None
         self.runs = 0
@@ -53,7 +53,7 @@ class Berth:
     def start(self):
         self.port = free_port()
         self.runs += 1
-        log = open(os.path.join(self.workdir, "berth-%d.log" % self.runs), "w")
+        log = open(os.path.join(self.workdir, "%s-%d.log" % (self.name, self.runs)), "w")
         self.proc = subprocess.Popen(
             [self.binary, "serve", "--kubeconfig", self.api.kubeconfig, "--listen", "127.0.0.1:%d" % self.port,
              "--catalog", os.path.join(ROOT, "data", "accelerators.yaml")] + self.extra,
@@ -324,6 +324,70 @@ extenders:
             api.delete_pod(ns, p["metadata"]["name"])
 
 
+def condition_message(api, ns, name):
+    p = api.pod(ns, name)
+    for c in (p or {}).get("status", {}).get("conditions", []):
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return c.get("message")
+    return None
+
+
+def scenario_queues(api, berth, ns):
+    """Queue objects (berth.dev/v1alpha1) make the queue tree: a guarantee and
+    a borrowing limit are enforced, and the waiting pod says which."""
+    for name, spec in (("default", {}),
+                       ("team-a", {"tenants": [ns], "quotas": {"*": {"guarantee": 16, "borrowLimit": 8}}})):
+        api.post("/apis/berth.dev/v1alpha1/queues", {"apiVersion": "berth.dev/v1alpha1", "kind": "Queue",
+                                                      "metadata": {"name": name}, "spec": spec})
+    time.sleep(1)
+    names = ["qa-%d" % i for i in range(4)]
+    for n in names:
+        api.make_pod(ns, n, gpus=8)
+    b = wait_until(lambda: (lambda d: d if len(d) == 3 else None)(
+        {n: p for n, p in ((n, api.pod(ns, n)) for n in names) if p and p["spec"].get("nodeName")}), 30)
+    msg = wait_until(lambda: next((condition_message(api, ns, n) for n in names
+                                   if not api.pod(ns, n)["spec"].get("nodeName") and condition_message(api, ns, n)),
+                                  None), 20)
+    check("a Queue's guarantee plus its borrowing limit bound 3 of 4 pods (24 GPUs)", b, str(b and sorted(b)))
+    check("the pod over the borrowing limit waits, naming the queue", msg and "team-a" in msg, str(msg))
+    api.delete_pod(ns, names[0])
+    b = wait_until(lambda: bound(api, ns, names[1:]), 30)
+    check("when a pod of the queue ends the waiting one starts", b)
+    for n in names:
+        api.delete_pod(ns, n)
+    for name in ("team-a", "default"):
+        api.delete("/apis/berth.dev/v1alpha1/queues/" + name)
+    wait_until(lambda: not api.pods(ns), 20)
+
+
+def scenario_preemption(api, binary, work, ns):
+    """Priority preemption through the Eviction API: one minimal set evicted,
+    the preemptor placed on what it freed, no further evictions."""
+    berth = Berth(binary, api, work, ["--policy", "priority-preempt", "--min-runtime", "0s"], name="berth-preempt")
+    berth.start()
+    try:
+        api.post("/apis/scheduling.k8s.io/v1/priorityclasses",
+                 {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
+                  "value": 1000})
+        fill = ["low-%02d" % i for i in range(64)]
+        for n in fill:
+            api.make_pod(ns, n, gpus=8)
+        b = wait_until(lambda: bound(api, ns, fill), 60)
+        check("64 low-priority 8-GPU pods fill the cluster", b)
+        api.make_pod(ns, "urgent", gpus=8, priority_class="high")
+        b = wait_until(lambda: bound(api, ns, ["urgent"]), 60)
+        time.sleep(2)
+        evicted = [n for n in fill if api.pod(ns, n) is None]
+        check("a priority-1000 pod preempts exactly one 8-GPU pod and is bound", b and len(evicted) == 1,
+              "bound=%s evicted=%s" % (b, evicted))
+        ok = wait_until(lambda: counts_agree(api, berth)[0], 10)
+        check("after the preemption Berth's GPU count equals Kubernetes'", ok, str(counts_agree(api, berth)[1:]))
+    finally:
+        berth.kill(signal.SIGTERM)
+        for p in api.pods(ns):
+            api.delete_pod(ns, p["metadata"]["name"])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--berth", required=True)
@@ -343,6 +407,10 @@ def main():
     try:
         api = Api(os.path.join(cp, "env"))
         api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", VOLCANO_PODGROUP_CRD)
+        crds = os.path.join(ROOT, "deploy", "crds")
+        for f in sorted(os.listdir(crds)):
+            with open(os.path.join(crds, f)) as fh:
+                api.apply_yaml("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", fh.read())
         # 16 nodes x 8 GPUs to start: 2 leaves of 8 nodes in one spine.
         def add_nodes(first, last):
             for i in range(first, last):
@@ -350,9 +418,10 @@ def main():
                     "fabric.topograph.run/tier-0": "leaf-%d" % (i // 8),
                     "fabric.topograph.run/tier-1": "spine-%d" % (i // 32)})
         add_nodes(0, 16)
-        for ns in ("ml", "burst", "ext"):
+        for ns in ("ml", "burst", "ext", "qa", "prio"):
             api.ensure_namespace(ns)
-        wait_until(lambda: api.get("/apis/scheduling.volcano.sh/v1beta1/podgroups", ok404=True) is not None, 20)
+        for path in ("/apis/scheduling.volcano.sh/v1beta1/podgroups", "/apis/berth.dev/v1alpha1/queues"):
+            wait_until(lambda: api.get(path, ok404=True) is not None, 20)
         kubelets = Kubelets(api)
         kubelets.start()
         berth = Berth(args.berth, api, work)
@@ -366,11 +435,13 @@ def main():
         add_nodes(16, 64)
         ok = wait_until(lambda: len((berth.get("/v1/nodes") or {}).get("nodes", [])) == 64, 30)
         check("nodes added while Berth runs join its cluster model", ok)
+        scenario_queues(api, berth, "qa")
         scenario_restart(api, berth, "burst", args.burst)
         berth.kill(signal.SIGTERM)
         berth = None
         api.ensure_namespace("ext")
         scenario_extender(api, args.berth, work, cp, "ext")
+        scenario_preemption(api, args.berth, work, "prio")
     except Exception as e:  # a broken step fails the run, with what broke
         check("no unexpected error", False, repr(e))
     finally:

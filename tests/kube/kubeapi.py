@@ -46,6 +46,20 @@ class Api:
                     continue
                 raise
 
+    def apply_yaml(self, path, text):
+        """Creates an object from YAML text (the API server reads YAML)."""
+        req = urllib.request.Request(self.server + path, data=text.encode(), method="POST")
+        req.add_header("Authorization", "Bearer " + self.token)
+        req.add_header("Content-Type", "application/yaml")
+        req.add_header("Accept", "application/json")
+        try:
+            with urllib.request.urlopen(req, context=self.ctx, timeout=30) as r:
+                return json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            if e.code == 409:
+                return None
+            raise RuntimeError("POST %s: HTTP %d: %s" % (path, e.code, e.read()[:300]))
+
     def get(self, path, **kw):
         return self.call("GET", path, **kw)
 
