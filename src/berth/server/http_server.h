@@ -5,6 +5,9 @@
 //   DELETE /v1/jobs/{id}         cancel (bearer token when configured)
 //   GET    /v1/queues, /v1/nodes, /healthz, /readyz, /metrics
 //   POST   /v1/extender/{filter,prioritize,preempt,bind}  Kubernetes extender
+// Another method on one of the /v1/jobs, /v1/queues, /v1/nodes, /healthz,
+// /readyz, /metrics paths answers 405 with an Allow header (OPTIONS: 204
+// with Allow).
 // Errors are JSON {"error": "..."} with a 4xx/5xx status; a handler that
 // throws answers 500, never crashes the process. A replica that does not lead
 // (standby, loading, stepped down) answers writes, /readyz and the /v1 reads
