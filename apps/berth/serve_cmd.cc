@@ -17,6 +17,7 @@
 #include <iostream>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include "berth/cluster/loaders.h"
 #include "berth/server/http_server.h"
@@ -42,6 +43,10 @@ struct ServeFlags {
   std::string queues;  // queue tree YAML ("" = every tenant its own queue)
   bool virtual_nodes = false;
   double speedup = 1.0;
+  std::string preemption_grace;  // durations, parsed in Serve
+  std::string min_runtime;
+  std::string catalog = "data/accelerators.yaml";
+  std::string throughputs;
 };
 
 StatusOr<std::string> ReadToken(const std::string& path) {
@@ -78,6 +83,18 @@ struct Ending {
 };
 
 int Serve(const ServeFlags& f) {
+  // Bad flag values are usage errors, found before anything is opened.
+  TimeUs grace = 0, min_runtime = -1;
+  for (const auto& [flag, text, out] : {std::tuple{"--preemption-grace", &f.preemption_grace, &grace},
+                                        std::tuple{"--min-runtime", &f.min_runtime, &min_runtime}}) {
+    if (text->empty()) continue;
+    auto d = tenancy::ParseQueueDuration(*text);
+    if (!d.ok()) {
+      std::cerr << "berth serve: " << flag << ": " << d.status().message() << "\n";
+      return kExitUsage;
+    }
+    *out = *d;
+  }
   // Block the stop signals in every thread; the main thread waits for them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -128,6 +145,10 @@ int Serve(const ServeFlags& f) {
 
   server::ServiceOptions opts;
   opts.policy = f.policy;
+  opts.catalog = f.catalog;
+  opts.throughputs = f.throughputs;
+  opts.preemption_grace = grace;
+  opts.min_runtime = min_runtime;
   opts.virtual_nodes = f.virtual_nodes || demo;
   opts.speedup = f.speedup;
   if (!f.queues.empty()) {
@@ -232,6 +253,17 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--policy", flags->policy, "scheduling policy (see berth simulate)")->capture_default_str();
   cmd->add_option("--queues", flags->queues,
                   "queue tree YAML (docs/queues.md): quotas are enforced; default: every tenant its own queue");
+  cmd->add_option("--preemption-grace", flags->preemption_grace,
+                  "grace an evicted job gets to checkpoint and leave, e.g. 30s; its preemptor starts that much "
+                  "later (default 0)");
+  cmd->add_option("--min-runtime", flags->min_runtime,
+                  "the least a job runs before preemption may evict it, e.g. 2m (default 10m); policies that "
+                  "preempt only (fairshare, priority-preempt, srtf, tiresias, ...)");
+  cmd->add_option("--catalog", flags->catalog, "accelerator catalog YAML (hetero-speed, hetero-cost)")
+      ->capture_default_str();
+  cmd->add_option("--throughputs", flags->throughputs,
+                  "measured throughput table (Gavel JSON) the hetero-speed/hetero-cost model is fitted to "
+                  "(default: specs only)");
   cmd->callback([flags, &run] { run = [flags] { return Serve(*flags); }; });
 }
 
