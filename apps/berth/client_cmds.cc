@@ -1,8 +1,11 @@
-// The client commands: `berth submit`, `berth status`, `berth queues`,
-// `berth nodes`. Thin HTTP clients of `berth serve`.
+// The client commands: `berth submit`, `berth status`, `berth cancel`,
+// `berth queues`, `berth nodes`. Thin HTTP clients of `berth serve`. The
+// server comes from --server, else BERTH_SERVER, else http://127.0.0.1:7450;
+// the token file from --token-file, else BERTH_TOKEN_FILE.
 #include <httplib.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -10,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "client_util.h"
 #include "commands.h"
 
 namespace berth::apps {
@@ -24,9 +28,25 @@ struct ClientFlags {
 };
 
 void AddClientFlags(CLI::App* cmd, ClientFlags& f) {
-  cmd->add_option("--server", f.server, "URL of berth serve")->capture_default_str();
-  cmd->add_option("--token-file", f.token_file, "file holding the bearer token (for writes)");
+  cmd->add_option("--server", f.server, "URL of berth serve (or set BERTH_SERVER)")
+      ->envname("BERTH_SERVER")
+      ->capture_default_str();
+  cmd->add_option("--token-file", f.token_file, "file holding the bearer token, for writes (or set BERTH_TOKEN_FILE)")
+      ->envname("BERTH_TOKEN_FILE");
   cmd->add_flag("--json", f.json_out, "print the server's JSON");
+}
+
+// The server URL checked before any request: a bad one is a usage error.
+// Returns 0, or the exit status.
+int CheckServer(ClientFlags& f, const char* command) {
+  const bool from_env = std::getenv("BERTH_SERVER") && f.server == std::getenv("BERTH_SERVER");
+  StatusOr<std::string> url = NormalizeServer(f.server, from_env ? "BERTH_SERVER" : "--server");
+  if (!url.ok()) {
+    std::cerr << "berth " << command << ": " << url.status().message() << "\n";
+    return kExitUsage;
+  }
+  f.server = *url;
+  return 0;
 }
 
 // One request with retries on connection errors and 503 (safe: submissions
@@ -43,13 +63,17 @@ Reply Request(const ClientFlags& f, const std::string& method, const std::string
   cli.set_read_timeout(60, 0);
   cli.set_tcp_nodelay(true);
   httplib::Headers headers;
+  Reply r;
   if (!f.token_file.empty()) {
     std::ifstream in(f.token_file);
+    if (!in) {
+      r.error = "--token-file " + f.token_file + ": cannot open";
+      return r;
+    }
     std::string token;
     in >> token;
     if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
   }
-  Reply r;
   for (int attempt = 0; attempt < 4; ++attempt) {
     if (attempt) std::this_thread::sleep_for(std::chrono::milliseconds(200 << attempt));
     httplib::Result res = method == "GET"    ? cli.Get(path, headers)
@@ -144,37 +168,117 @@ int Submit(const ClientFlags& f, const std::string& file) {
   return failures ? 1 : 0;
 }
 
-int Status(const ClientFlags& f, const std::string& id) {
-  if (!id.empty()) {
-    Reply r = Request(f, "GET", "/v1/jobs/" + id);
-    if (r.status != 200) return Fail(r);
-    if (f.json_out) {
-      std::cout << r.body.dump(2) << "\n";
-      return 0;
-    }
-    const json& j = r.body;
-    std::printf("job %s  %s  state=%s  queue=%s  gpus=%s\n", Str(j["id"]).c_str(), Str(j["name"]).c_str(),
-                Str(j["state"]).c_str(), Str(j["queue"]).c_str(), Str(j["gpus"]).c_str());
-    for (const auto& p : j["placements"])
-      std::printf("  task %s on %s gpus %s\n", Str(p["task"]).c_str(), Str(p["node"]).c_str(), p["gpus"].dump().c_str());
-    Reply why = Request(f, "GET", "/v1/jobs/" + id + "/why");
-    if (why.status == 200) std::printf("  why: %s\n", Str(why.body["why"]).c_str());
-    if (why.status == 200 && why.body.contains("verdict") && why.body["verdict"].is_object())
-      for (const auto& rj : why.body["verdict"]["rejects"])
-        std::printf("    %s nodes: %s\n", Str(rj["nodes"]).c_str(), Str(rj["reason"]).c_str());
-    return 0;
-  }
-  Reply r = Request(f, "GET", "/v1/jobs?limit=10000");
+// Seconds since a server time (seconds since the epoch), or -1.
+double AgeOf(const json& t) {
+  if (!t.is_number()) return -1;
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return now - t.get<double>();
+}
+
+std::string TenantOf(const json& j) {
+  const std::string t = Str(j.value("tenant", json()));
+  return t.empty() ? "-" : t;
+}
+
+// NODELIST(REASON): where a running job runs, else why it waits or ended.
+std::string WhereOrWhy(const json& j) {
+  std::vector<std::string> nodes;
+  if (j.contains("nodes") && j["nodes"].is_array())
+    for (const auto& n : j["nodes"]) nodes.push_back(Str(n));
+  if (!nodes.empty()) return CompactNodes(nodes);
+  const std::string why = j.contains("why") ? Str(j["why"]) : "";
+  return why.empty() || why == "-" ? "-" : "(" + why + ")";
+}
+
+// A CLI11 check: a job id is a non-negative integer.
+std::string CheckJobId(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos) return "";
+  return "job id '" + s + "': expected a non-negative integer";
+}
+
+struct StatusFilter {
+  std::string state, tenant, queue;
+};
+
+int StatusOne(const ClientFlags& f, const std::string& id) {
+  Reply r = Request(f, "GET", "/v1/jobs/" + id);
   if (r.status != 200) return Fail(r);
   if (f.json_out) {
     std::cout << r.body.dump(2) << "\n";
     return 0;
   }
-  std::printf("%-8s %-24s %-10s %-12s %5s\n", "ID", "NAME", "STATE", "QUEUE", "GPUS");
-  for (const auto& j : r.body["jobs"])
-    std::printf("%-8s %-24s %-10s %-12s %5s\n", Str(j["id"]).c_str(), Str(j["name"]).substr(0, 24).c_str(),
-                Str(j["state"]).c_str(), Str(j["queue"]).c_str(), Str(j["gpus"]).c_str());
+  const json& j = r.body;
+  std::printf("job %s  %s  state=%s  tenant=%s  queue=%s  gpus=%s  age=%s\n", Str(j["id"]).c_str(),
+              Str(j["name"]).c_str(), Str(j["state"]).c_str(), TenantOf(j).c_str(), Str(j["queue"]).c_str(),
+              Str(j["gpus"]).c_str(), FormatAge(AgeOf(j.value("submitted_at", json()))).c_str());
+  for (const auto& p : j["placements"])
+    std::printf("  task %s on %s gpus %s\n", Str(p["task"]).c_str(), Str(p["node"]).c_str(), p["gpus"].dump().c_str());
+  Reply why = Request(f, "GET", "/v1/jobs/" + id + "/why");
+  if (why.status == 200) std::printf("  why: %s\n", Str(why.body["why"]).c_str());
+  if (why.status == 200 && why.body.contains("verdict") && why.body["verdict"].is_object())
+    for (const auto& rj : why.body["verdict"]["rejects"])
+      std::printf("    %s nodes: %s\n", Str(rj["nodes"]).c_str(), Str(rj["reason"]).c_str());
   return 0;
+}
+
+// Every job (following next_after past the API's page size), filtered.
+int StatusList(const ClientFlags& f, const StatusFilter& filter) {
+  json jobs = json::array();
+  std::string after;
+  for (;;) {
+    std::string path = "/v1/jobs?limit=10000";
+    if (!filter.state.empty()) path += "&state=" + filter.state;
+    if (!after.empty()) path += "&after=" + after;
+    Reply r = Request(f, "GET", path);
+    if (r.status != 200) return Fail(r);
+    for (auto& j : r.body["jobs"]) {
+      if (!filter.tenant.empty() && j.value("tenant", "") != filter.tenant) continue;
+      if (!filter.queue.empty() && j.value("queue", "") != filter.queue) continue;
+      jobs.push_back(std::move(j));
+    }
+    if (!r.body.contains("next_after")) break;
+    after = Str(r.body["next_after"]);
+  }
+  if (f.json_out) {
+    std::cout << json({{"jobs", jobs}}).dump(2) << "\n";
+    return 0;
+  }
+  std::printf("%-8s %-24s %-12s %-16s %-10s %6s %5s  %s\n", "ID", "NAME", "TENANT", "QUEUE", "STATE", "AGE", "GPUS",
+              "NODELIST(REASON)");
+  for (const auto& j : jobs)
+    std::printf("%-8s %-24s %-12s %-16s %-10s %6s %5s  %s\n", Str(j["id"]).c_str(),
+                Str(j["name"]).substr(0, 24).c_str(), TenantOf(j).substr(0, 12).c_str(),
+                Str(j["queue"]).substr(0, 16).c_str(), Str(j["state"]).c_str(),
+                FormatAge(AgeOf(j.value("submitted_at", json()))).c_str(), Str(j["gpus"]).c_str(),
+                WhereOrWhy(j).c_str());
+  return 0;
+}
+
+int Cancel(const ClientFlags& f, const std::vector<std::string>& ids) {
+  int failures = 0;
+  for (const auto& id : ids) {
+    Reply r = Request(f, "DELETE", "/v1/jobs/" + id);
+    if (r.status != 200) {
+      std::cerr << "berth cancel: job " << id << ": ";
+      Fail(r);
+      ++failures;
+      continue;
+    }
+    if (f.json_out) {
+      std::cout << r.body.dump() << "\n";
+    } else {
+      std::cout << id << " cancelled\n";
+    }
+  }
+  return failures ? 1 : 0;
+}
+
+// GPUs as the API gives them (a number, or null for "not set").
+std::string Gpus(const json& v) {
+  if (!v.is_number()) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v.get<double>());
+  return buf;
 }
 
 int Queues(const ClientFlags& f) {
@@ -184,10 +288,25 @@ int Queues(const ClientFlags& f) {
     std::cout << r.body.dump(2) << "\n";
     return 0;
   }
-  std::printf("%-16s %8s %8s %12s %12s\n", "QUEUE", "PENDING", "RUNNING", "PENDING_GPU", "RUNNING_GPU");
-  for (const auto& q : r.body["queues"])
-    std::printf("%-16s %8s %8s %12s %12s\n", Str(q["name"]).c_str(), Str(q["pending"]).c_str(),
-                Str(q["running"]).c_str(), Str(q["pending_gpus"]).c_str(), Str(q["running_gpus"]).c_str());
+  // GUARANTEE, USAGE, BORROWED: GPUs of all types ("*"); a queue with a quota
+  // or usage on one GPU type gets an indented row per type.
+  std::printf("%-20s %-12s %9s %9s %9s %9s %8s %8s %8s\n", "QUEUE", "PARENT", "GUARANTEE", "LIMIT", "USAGE",
+              "BORROWED", "PENDING", "RUNNING", "PEND_GPU");
+  for (const auto& q : r.body["queues"]) {
+    const json dims = q.value("dimensions", json::object());
+    const json all = dims.value("*", json::object());
+    std::printf("%-20s %-12s %9s %9s %9s %9s %8s %8s %8s\n", Str(q["name"]).substr(0, 20).c_str(),
+                Str(q.value("parent", json())).substr(0, 12).c_str(), Gpus(q.value("guarantee_gpus", json())).c_str(),
+                Gpus(all.value("limit", json())).c_str(), Gpus(q.value("usage_gpus", json())).c_str(),
+                Gpus(q.value("borrowed_gpus", json())).c_str(), Str(q["pending"]).c_str(), Str(q["running"]).c_str(),
+                Str(q["pending_gpus"]).c_str());
+    for (const auto& [type, d] : dims.items()) {
+      if (type == "*") continue;
+      std::printf("  %-18s %-12s %9s %9s %9s %9s\n", type.substr(0, 18).c_str(), "",
+                  Gpus(d.value("guarantee", json())).c_str(), Gpus(d.value("limit", json())).c_str(),
+                  Gpus(d.value("usage", json())).c_str(), Gpus(d.value("borrowed", json())).c_str());
+    }
+  }
   return 0;
 }
 
@@ -215,27 +334,73 @@ void AddClientCommands(CLI::App& app, std::function<int()>& run) {
     CLI::App* cmd = app.add_subcommand("submit", "Submit jobs (a JSON object, an array, or JSON lines; - for stdin)");
     cmd->add_option("FILE", *file, "job file, or - for standard input")->required();
     AddClientFlags(cmd, *f);
-    cmd->callback([f, file, &run] { run = [f, file] { return Submit(*f, *file); }; });
+    cmd->callback([f, file, &run] {
+      run = [f, file] {
+        if (int code = CheckServer(*f, "submit")) return code;
+        return Submit(*f, *file);
+      };
+    });
   }
   {
     auto f = std::make_shared<ClientFlags>();
     auto id = std::make_shared<std::string>();
+    auto filter = std::make_shared<StatusFilter>();
     CLI::App* cmd = app.add_subcommand("status", "Show all jobs, or one job and why it waits");
-    cmd->add_option("ID", *id, "job id");
+    cmd->add_option("ID", *id, "job id")->check(CheckJobId);
+    std::string states;
+    for (auto s : kJobStateNames) states += (states.empty() ? "" : "|") + std::string(s);
+    cmd->add_option("--state", filter->state, "only jobs in this state: " + states)
+        ->check([](const std::string& s) {
+          return IsJobStateName(s) ? std::string() : "'" + s + "' is not a job state";
+        });
+    cmd->add_option("--tenant", filter->tenant, "only this tenant's jobs");
+    cmd->add_option("--queue", filter->queue, "only jobs of this (leaf) queue");
     AddClientFlags(cmd, *f);
-    cmd->callback([f, id, &run] { run = [f, id] { return Status(*f, *id); }; });
+    cmd->callback([f, id, filter, &run] {
+      run = [f, id, filter] {
+        if (int code = CheckServer(*f, "status")) return code;
+        if (!id->empty() && (!filter->state.empty() || !filter->tenant.empty() || !filter->queue.empty())) {
+          std::cerr << "berth status: --state, --tenant and --queue filter the job list; they do not go with an ID\n";
+          return kExitUsage;
+        }
+        return id->empty() ? StatusList(*f, *filter) : StatusOne(*f, *id);
+      };
+    });
   }
   {
     auto f = std::make_shared<ClientFlags>();
-    CLI::App* cmd = app.add_subcommand("queues", "Show queues: pending and running jobs and GPUs");
+    auto ids = std::make_shared<std::vector<std::string>>();
+    CLI::App* cmd = app.add_subcommand("cancel", "Cancel jobs by id (pending or running)");
+    cmd->add_option("ID", *ids, "job ids")->required()->check(CheckJobId);
     AddClientFlags(cmd, *f);
-    cmd->callback([f, &run] { run = [f] { return Queues(*f); }; });
+    cmd->callback([f, ids, &run] {
+      run = [f, ids] {
+        if (int code = CheckServer(*f, "cancel")) return code;
+        return Cancel(*f, *ids);
+      };
+    });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
+    CLI::App* cmd = app.add_subcommand("queues", "Show queues: guarantee, limit, usage and borrowing in GPUs, jobs");
+    AddClientFlags(cmd, *f);
+    cmd->callback([f, &run] {
+      run = [f] {
+        if (int code = CheckServer(*f, "queues")) return code;
+        return Queues(*f);
+      };
+    });
   }
   {
     auto f = std::make_shared<ClientFlags>();
     CLI::App* cmd = app.add_subcommand("nodes", "Show nodes: GPUs used, health, quarantine");
     AddClientFlags(cmd, *f);
-    cmd->callback([f, &run] { run = [f] { return Nodes(*f); }; });
+    cmd->callback([f, &run] {
+      run = [f] {
+        if (int code = CheckServer(*f, "nodes")) return code;
+        return Nodes(*f);
+      };
+    });
   }
 }
 

@@ -4,8 +4,16 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 
 namespace berth::apps {
+
+// Exit status of a usage error (unknown command, bad or missing flag), as
+// getopt-style tools use; a failed operation exits 1.
+inline constexpr int kExitUsage = 2;
+
+// "berth 0.1.0 (commit 1a2b3c4d5e6f, Release build)".
+std::string VersionLine();
 
 // Adds `simulate` to the app; `run` is set to the action to perform when the
 // subcommand is chosen.
@@ -17,7 +25,9 @@ void AddThroughputFitCommand(CLI::App& app, std::function<int()>& run);
 void AddConvertCommand(CLI::App& app, std::function<int()>& run);
 // Adds `serve` (the daemon).
 void AddServeCommand(CLI::App& app, std::function<int()>& run);
-// Adds the HTTP clients of `serve`: `submit`, `status`, `queues`, `nodes`.
+// Adds the HTTP clients of `serve`: `submit`, `status`, `cancel`, `queues`, `nodes`.
 void AddClientCommands(CLI::App& app, std::function<int()>& run);
+// Adds `version`, `--version` and `help [COMMAND]`.
+void AddInfoCommands(CLI::App& app, std::function<int()>& run);
 
 }  // namespace berth::apps

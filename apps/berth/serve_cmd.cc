@@ -17,6 +17,7 @@
 #include <iostream>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include "berth/cluster/loaders.h"
 #include "berth/kubesched/extender_link.h"
@@ -48,6 +49,10 @@ struct ServeFlags {
   bool kube = false;
   bool extender = false;  // extender verbs on --cluster, binding and pod watch through the API server
   KubeServeFlags k;
+  std::string preemption_grace;  // durations, parsed in Serve
+  std::string min_runtime;
+  std::string catalog = "data/accelerators.yaml";
+  std::string throughputs;
 };
 
 StatusOr<std::string> ReadToken(const std::string& path) {
@@ -84,11 +89,26 @@ struct Ending {
 };
 
 int Serve(const ServeFlags& f) {
+  // Bad flag values are usage errors, found before anything is opened.
+  TimeUs grace = 0, min_runtime = -1;
+  for (const auto& [flag, text, out] : {std::tuple{"--preemption-grace", &f.preemption_grace, &grace},
+                                        std::tuple{"--min-runtime", &f.min_runtime, &min_runtime}}) {
+    if (text->empty()) continue;
+    auto d = tenancy::ParseQueueDuration(*text);
+    if (!d.ok()) {
+      std::cerr << "berth serve: " << flag << ": " << d.status().message() << "\n";
+      return kExitUsage;
+    }
+    *out = *d;
+  }
   if (!f.extender && (f.kube || !f.k.kubeconfig.empty())) {
     KubeServeFlags k = f.k;
     k.listen = f.listen;
     k.policy = f.policy;
     k.queues = f.queues;
+    k.catalog = f.catalog;
+    k.min_runtime = min_runtime;
+    k.preemption_grace = grace;
     return ServeKube(k);
   }
   // Block the stop signals in every thread; the main thread waits for them.
@@ -141,6 +161,10 @@ int Serve(const ServeFlags& f) {
 
   server::ServiceOptions opts;
   opts.policy = f.policy;
+  opts.catalog = f.catalog;
+  opts.throughputs = f.throughputs;
+  opts.preemption_grace = grace;
+  opts.min_runtime = min_runtime;
   opts.virtual_nodes = f.virtual_nodes || demo;
   opts.speedup = f.speedup;
   if (!f.queues.empty()) {
@@ -278,8 +302,6 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--kube-qps", flags->k.kube_qps, "API server requests per second (client-go's QPS)")
       ->capture_default_str();
   cmd->add_option("--kube-burst", flags->k.kube_burst, "API server request burst")->capture_default_str();
-  cmd->add_option("--catalog", flags->k.catalog, "accelerator catalog mapping nvidia.com/gpu.product to GPU types")
-      ->capture_default_str();
   cmd->add_option("--leader-elect", flags->k.leader_elect,
                   "with --kubeconfig/--kube: elect one leader through a coordination.k8s.io Lease; only it binds")
       ->capture_default_str();
@@ -289,6 +311,17 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
                   "this replica's name in the Lease (default: the host name, so a restart takes it back at once)");
   cmd->add_flag("--insecure-skip-tls-verify", flags->k.insecure_skip_tls_verify,
                 "do not verify the API server's certificate");
+  cmd->add_option("--preemption-grace", flags->preemption_grace,
+                  "grace an evicted job gets to checkpoint and leave, e.g. 30s; its preemptor starts that much "
+                  "later (default 0)");
+  cmd->add_option("--min-runtime", flags->min_runtime,
+                  "the least a job runs before preemption may evict it, e.g. 2m (default 10m); policies that "
+                  "preempt only (fairshare, priority-preempt, srtf, tiresias, ...)");
+  cmd->add_option("--catalog", flags->catalog, "accelerator catalog YAML (hetero-speed, hetero-cost; with --kubeconfig it maps nvidia.com/gpu.product to GPU types)")
+      ->capture_default_str();
+  cmd->add_option("--throughputs", flags->throughputs,
+                  "measured throughput table (Gavel JSON) the hetero-speed/hetero-cost model is fitted to "
+                  "(default: specs only)");
   cmd->callback([flags, &run] { run = [flags] { return Serve(*flags); }; });
 }
 

@@ -51,6 +51,8 @@ int ServeKube(const KubeServeFlags& f) {
   kube::KubeSchedulerOptions opts;
   opts.scheduler_name = f.scheduler_name;
   opts.policy = f.policy;
+  opts.min_runtime = f.min_runtime;
+  opts.preemption_grace = f.preemption_grace;
   auto levels = ParseTopologyLabels(f.topology_labels);
   if (!levels.ok()) return fail("topology-label", levels.status());
   opts.node_model.levels = *levels;

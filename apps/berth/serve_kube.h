@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "berth/cluster/level.h"
+#include "berth/common/quantity.h"
 #include "berth/common/status.h"
 
 namespace berth::apps {
@@ -21,6 +22,8 @@ struct KubeServeFlags {
   double kube_qps = 50;
   int kube_burst = 100;
   bool insecure_skip_tls_verify = false;
+  TimeUs min_runtime = -1;      // -1: the policy's default
+  TimeUs preemption_grace = 0;
   bool leader_elect = true;
   std::string lease_namespace;  // "" = the kubeconfig's namespace
   std::string lease_name = "berth-scheduler";

@@ -28,6 +28,7 @@ struct Flags {
   std::string checkpoint_interval;
   std::string preemption_grace;
   std::string restore_cost;
+  std::string min_runtime;
   std::string high_priority;
   std::string policies;
   std::string json;
@@ -54,13 +55,14 @@ std::string WithPolicy(const std::string& path, const std::string& policy, bool 
   return path.substr(0, dot) + "." + policy + path.substr(dot);
 }
 
-// --half-life, --checkpoint-interval, --preemption-grace, --restore-cost, --high-priority.
+// --half-life, --checkpoint-interval, --preemption-grace, --restore-cost, --min-runtime, --high-priority.
 Status ParsePreemptionFlags(Flags& f) {
   const std::tuple<const char*, std::string*, TimeUs*> durations[] = {
       {"--half-life", &f.half_life, &f.sim.half_life},
       {"--checkpoint-interval", &f.checkpoint_interval, &f.sim.checkpoint_interval},
       {"--preemption-grace", &f.preemption_grace, &f.sim.preemption_grace},
-      {"--restore-cost", &f.restore_cost, &f.sim.restore_cost}};
+      {"--restore-cost", &f.restore_cost, &f.sim.restore_cost},
+      {"--min-runtime", &f.min_runtime, &f.sim.min_runtime}};
   for (const auto& [flag, text, out] : durations) {
     if (text->empty()) continue;
     StatusOr<TimeUs> d = tenancy::ParseQueueDuration(*text);
@@ -99,9 +101,14 @@ int Run(Flags& f) {
     std::cerr << "berth simulate: " << out.status().message() << "\n";
     return 1;
   }
-  std::fputs(sim::FormatTextSummary(*out).c_str(), stdout);
-  if (!f.json.empty() || !f.report.empty() || !f.placements.empty()) std::printf("\n");
-  if (!f.json.empty()) {
+  // `--json -`: the JSON is the standard output, the summary goes to stderr.
+  const bool json_stdout = f.json == "-";
+  std::FILE* text = json_stdout ? stderr : stdout;
+  std::fputs(sim::FormatTextSummary(*out).c_str(), text);
+  if (!f.json.empty() || !f.report.empty() || !f.placements.empty()) std::fprintf(text, "\n");
+  if (json_stdout) {
+    std::fputs((sim::ResultsToJson(*out) + "\n").c_str(), stdout);
+  } else if (!f.json.empty()) {
     Status s = sim::WriteJsonReport(*out, f.json);
     if (!s.ok()) {
       std::cerr << "berth simulate: " << s.message() << "\n";
@@ -115,7 +122,7 @@ int Run(Flags& f) {
       std::cerr << "berth simulate: " << s.message() << "\n";
       return 1;
     }
-    std::printf("wrote %s\n", f.report.c_str());
+    std::fprintf(text, "wrote %s\n", f.report.c_str());
   }
   if (!f.placements.empty()) {
     const bool several = out->results.size() > 1;
@@ -128,7 +135,7 @@ int Run(Flags& f) {
       }
       pf << "index,pod,node\n";
       for (const auto& row : r.placements) pf << row.index << ',' << row.pod << ',' << row.node << '\n';
-      std::printf("wrote %s\n", path.c_str());
+      std::fprintf(text, "wrote %s\n", path.c_str());
     }
   }
   return 0;
@@ -157,7 +164,7 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--arrival-order", flags->sim.arrival_order, "FGD protocol: pod order file (index,pod)");
   cmd->add_option("--node-rank", flags->sim.node_rank, "FGD protocol: node ranking file (rank,node)");
   cmd->add_option("--policy", flags->policies, "Policy name(s), comma-separated")->required();
-  cmd->add_option("--json", flags->json, "Write results as JSON");
+  cmd->add_option("--json", flags->json, "Write results as JSON to FILE (- for standard output; the summary then goes to stderr)");
   cmd->add_option("--report", flags->report, "Write an HTML report (one self-contained file)");
   cmd->add_option("--placements", flags->placements, "Write index,pod,node per arrival (FGD protocol)");
   cmd->add_flag("--skip-bad-lines", flags->sim.skip_bad_lines, "Skip malformed trace lines (counted) instead of stopping");
@@ -182,6 +189,9 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
                   "much later (default 0)");
   cmd->add_option("--restore-cost", flags->restore_cost,
                   "Replay: time a resumed job spends restoring its checkpoint before working, e.g. 2m (default 0)");
+  cmd->add_option("--min-runtime", flags->min_runtime,
+                  "Replay: the least a job runs before preemption may evict it, e.g. 5m (default 10m); policies "
+                  "that preempt only");
   cmd->add_option("--high-priority", flags->high_priority,
                   "SHARE[:PRIORITY]: a seeded share of the jobs (by job id) gets this priority (default 10), the "
                   "others keep the trace's, e.g. 0.2:10");

@@ -33,8 +33,11 @@ std::vector<job::JobSpec> Jobs() {
   b.dataset_mib = 1024;
   b.checkpoint_interval = SecondsToUs(600);
   b.work_steps = 1000;
+  b.required_level = cluster::Level::kSpine;
+  b.preferred_level = cluster::Level::kLeaf;
   b.groups.push_back({.name = "worker", .count = 4, .min_count = 2, .gpus = 8, .cpu_milli = 64000,
-                      .memory_mib = 262144, .gpu_type_spec = "H100|A100"});
+                      .memory_mib = 262144, .gpu_type_spec = "H100|A100", .block_tasks = 2,
+                      .block_level = cluster::Level::kNvlink});
   b.groups.push_back({.name = "ps", .count = 1, .gpus = 1, .milli_per_gpu = 250, .cpu_milli = 500});
   jobs.push_back(b);
   return jobs;

@@ -1,4 +1,5 @@
-// hetero-speed and hetero-cost score plugins.
+// hetero-speed and hetero-cost: the score plugins, and the policies and
+// model loading that make them reachable from simulate and serve.
 #include "berth/hetero/speed_score.h"
 
 #include <algorithm>
@@ -68,6 +69,40 @@ Status RegisterHeteroPlugins(framework::PluginRegistry& r, std::shared_ptr<const
         }));
   }
   return Status::Ok();
+}
+
+Status RegisterHeteroPolicies(framework::PolicyRegistry& r) {
+  for (bool cost : {false, true}) {
+    framework::Profile p;
+    p.queue_sort = "fifo";
+    p.filter = {framework::PluginRef{"fit"}};
+    p.score = {framework::PluginRef{cost ? "hetero-cost" : "hetero-speed", {}, 100}, framework::PluginRef{"bestfit"}};
+    p.permit = {framework::PluginRef{"gang"}};
+    BERTH_RETURN_IF_ERROR(r.Register(
+        cost ? "hetero-cost" : "hetero-speed", std::move(p),
+        cost ? "the accelerator type with the lowest price per unit of the job's work (throughput model), best fit within it"
+             : "the accelerator type that runs the job's class fastest (throughput model), best fit within it"));
+  }
+  return Status::Ok();
+}
+
+bool UsesHeteroPlugins(const framework::Profile& p) {
+  for (const auto* point : {&p.admit, &p.plan, &p.filter, &p.candidates, &p.score, &p.reserve, &p.permit,
+                            &p.post_filter, &p.bind})
+    for (const auto& ref : *point)
+      if (ref.name == "hetero-speed" || ref.name == "hetero-cost") return true;
+  return false;
+}
+
+StatusOr<std::shared_ptr<const ThroughputModel>> LoadThroughputModel(const std::string& catalog_path,
+                                                                     const std::string& throughputs) {
+  BERTH_ASSIGN_OR_RETURN(Catalog catalog, LoadCatalog(catalog_path));
+  MeasuredTable table;
+  if (!throughputs.empty()) {
+    BERTH_ASSIGN_OR_RETURN(table, LoadGavelThroughputs(throughputs, catalog));
+  }
+  BERTH_ASSIGN_OR_RETURN(ThroughputModel model, ThroughputModel::Fit(catalog, table));
+  return std::make_shared<const ThroughputModel>(std::move(model));
 }
 
 }  // namespace berth::hetero

@@ -609,6 +609,7 @@ StatusOr<std::unique_ptr<scheduler::Scheduler>> KubeScheduler::NewScheduler(cons
     }
   }
   current_queues_ = queues;
+  if (options_.min_runtime >= 0) BERTH_RETURN_IF_ERROR(plugins::SetMinRuntime(profile, options_.min_runtime));
   if (queues) {
     for (auto* point : {&profile.admit, &profile.reserve})
       if (std::none_of(point->begin(), point->end(), [](const auto& r) { return r.name == "quota"; }))
@@ -622,6 +623,7 @@ StatusOr<std::unique_ptr<scheduler::Scheduler>> KubeScheduler::NewScheduler(cons
   so.seed = options_.seed;
   so.queues = queues;
   so.usage_half_life = options_.usage_half_life;
+  so.preemption_grace = options_.preemption_grace;
   return std::make_unique<scheduler::Scheduler>(c, std::move(fw), std::move(so), clock_);
 }
 

@@ -56,6 +56,8 @@ struct KubeSchedulerOptions {
   std::shared_ptr<const tenancy::QueueTree> queues;  // null: every namespace its own queue
   TimeUs usage_half_life = 0;
   uint64_t seed = 42;
+  TimeUs min_runtime = -1;       // preemption guard (-1: the policy's default)
+  TimeUs preemption_grace = 0;
   TimeUs tick = 20'000;          // the loop's longest sleep
   int writers = 8;               // parallel bind/evict/status requests
   bool pod_conditions = true;    // PodScheduled=False with the reason on waiting pods

@@ -2,6 +2,7 @@
 // contributes one Register* function; this file lists them.
 #pragma once
 
+#include "berth/common/quantity.h"
 #include "berth/common/status.h"
 #include "berth/framework/registry.h"
 
@@ -24,5 +25,10 @@ Status RegisterPreemptionPlugins(framework::PluginRegistry& registry);
 Status RegisterBackfillPlugins(framework::PluginRegistry& registry);
 Status RegisterTenancyPolicies(framework::PolicyRegistry& registry);
 Status RegisterPreemptionPolicies(framework::PolicyRegistry& registry);  // plugins/preempt/register.cc
+
+// Sets the guard of every preemption post-filter of `profile`: a job runs at
+// least `min_runtime` in a run before it may be evicted (the plugins' arg
+// min_runtime_s, default 600 s). An error when the profile does not preempt.
+Status SetMinRuntime(framework::Profile& profile, TimeUs min_runtime);
 
 }  // namespace berth::plugins

@@ -45,6 +45,14 @@ TEST(ApiValidationTest, BadBodiesGetClearErrors) {
       {R"({"name":"a","groups":[{"count":1,"gpus":1,"gpu_types":["A100"]}]})", 422, "A100"},
       {R"({"name":"a","groups":[{"count":5,"gpus":8}]})", 422, "cluster has 32"},
       {R"({"name":"a","groups":[{"count":1,"memory_mib":99999999999}]})", 422, "no node"},
+      {R"({"name":"a","required_level":"rack","groups":[{"count":1}]})", 400, "required_level"},
+      {R"({"name":"a","required_level":3,"groups":[{"count":1}]})", 400, "required_level"},
+      {R"({"name":"a","preferred_level":"galaxy","groups":[{"count":1}]})", 400, "preferred_level"},
+      {R"({"name":"a","groups":[{"count":4,"gpus":8,"block_tasks":-1}]})", 400, "groups[0].block_tasks"},
+      {R"({"name":"a","groups":[{"count":4,"gpus":8,"block_tasks":"2"}]})", 400, "groups[0].block_tasks"},
+      {R"({"name":"a","groups":[{"count":3,"gpus":8,"block_tasks":2}]})", 400, "block_tasks"},
+      {R"({"name":"a","groups":[{"count":4,"gpus":8,"block_tasks":2,"block_level":"x"}]})", 400,
+       "groups[0].block_level"},
   };
   for (const auto& c : cases) {
     ApiResult r = h.service().SubmitJob(c.body);
@@ -60,10 +68,17 @@ TEST(ApiValidationTest, JobJsonRoundTrips) {
   const std::string body =
       R"({"name":"llm","tenant":"ml","queue":"q","priority":3,"submit_time_s":1.5,"duration_s":60,)"
       R"("runtime_limit_s":120,"job_class":"gpt","dataset":"web","dataset_mib":10,"checkpoint_interval_s":30,"work_steps":500,)"
+      R"("required_level":"spine","preferred_level":"leaf",)"
       R"("groups":[{"name":"w","count":4,"min_count":2,"gpus":8,"cpu_milli":1000,"memory_mib":2048,)"
-      R"("gpu_types":["H100","A100"]},{"name":"s","count":1,"gpus":1,"milli_per_gpu":250}]})";
+      R"("gpu_types":["H100","A100"],"block_tasks":2,"block_level":"leaf"},{"name":"s","count":1,"gpus":1,"milli_per_gpu":250}]})";
   auto sub = ParseJobBody(body);
   ASSERT_TRUE(sub.ok()) << sub.status().ToString();
+  EXPECT_EQ(sub->spec.required_level, cluster::Level::kSpine);
+  EXPECT_EQ(sub->spec.preferred_level, cluster::Level::kLeaf);
+  EXPECT_EQ(sub->spec.groups[0].block_tasks, 2);
+  EXPECT_EQ(sub->spec.groups[0].block_level, cluster::Level::kLeaf);
+  EXPECT_EQ(JobToJson(sub->spec)["required_level"], "spine");
+  EXPECT_EQ(JobToJson(sub->spec)["groups"][0]["block_level"], "leaf");
   EXPECT_EQ(sub->spec.groups[0].gpu_type_spec, "H100|A100");
   EXPECT_EQ(sub->spec.groups[0].min_count, 2);
   auto again = ParseJobJson(JobToJson(sub->spec));

@@ -5,7 +5,9 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <charconv>
+#include <vector>
 
 namespace berth::server {
 
@@ -161,6 +163,38 @@ void HttpServer::Routes() {
   s.Post("/v1/extender/bind", [this](const httplib::Request& req, httplib::Response& res) {
     Send(res, service_.ExtenderBind(req.body));
   });
+
+  // The other methods on the API's paths: 405 with the methods that work
+  // (OPTIONS: 204 with them).
+  struct Resource {
+    const char* pattern;
+    std::vector<std::string> allow;
+  };
+  const Resource resources[] = {{"/v1/jobs", {"GET", "POST"}},
+                                {R"(/v1/jobs/([^/]+))", {"GET", "DELETE"}},
+                                {R"(/v1/jobs/([^/]+)/why)", {"GET"}},
+                                {"/v1/queues", {"GET"}},
+                                {"/v1/nodes", {"GET"}},
+                                {"/healthz", {"GET"}},
+                                {"/readyz", {"GET"}},
+                                {"/metrics", {"GET"}}};
+  for (const Resource& r : resources) {
+    std::string allow;
+    for (const auto& m : r.allow) allow += (allow.empty() ? "" : ", ") + m;
+    auto refuse = [allow](const httplib::Request& req, httplib::Response& res) {
+      res.set_header("Allow", allow);
+      Send(res, ApiResult::Error(405, req.method + " " + req.path + ": method not allowed (allowed: " + allow + ")"));
+    };
+    auto has = [&r](const char* m) { return std::find(r.allow.begin(), r.allow.end(), m) != r.allow.end(); };
+    if (!has("POST")) s.Post(r.pattern, refuse);
+    if (!has("DELETE")) s.Delete(r.pattern, refuse);
+    s.Put(r.pattern, refuse);
+    s.Patch(r.pattern, refuse);
+    s.Options(r.pattern, [allow](const httplib::Request&, httplib::Response& res) {
+      res.set_header("Allow", allow);
+      res.status = 204;
+    });
+  }
 
   s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;  // a handler already answered

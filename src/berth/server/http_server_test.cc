@@ -76,6 +76,29 @@ TEST_F(HttpServerTest, ErrorsAreJsonDocuments) {
   EXPECT_NE(json::parse(bad->body)["error"].get<std::string>().find("malformed JSON"), std::string::npos);
 }
 
+TEST_F(HttpServerTest, OtherMethodsAre405WithAllow) {
+  auto put = client_->Put("/v1/jobs/2", Auth(), "{}", "application/json");
+  ASSERT_TRUE(put);
+  EXPECT_EQ(put->status, 405);
+  EXPECT_EQ(put->get_header_value("Allow"), "GET, DELETE");
+  EXPECT_NE(json::parse(put->body)["error"].get<std::string>().find("PUT /v1/jobs/2"), std::string::npos);
+  auto patch = client_->Patch("/v1/jobs", "{}", "application/json");
+  EXPECT_EQ(patch->status, 405);
+  EXPECT_EQ(patch->get_header_value("Allow"), "GET, POST");
+  auto del = client_->Delete("/v1/jobs", Auth());
+  EXPECT_EQ(del->status, 405);
+  auto post_job = client_->Post("/v1/jobs/2", Auth(), "{}", "application/json");
+  EXPECT_EQ(post_job->status, 405);
+  auto why = client_->Delete("/v1/jobs/2/why", Auth());
+  EXPECT_EQ(why->status, 405);
+  EXPECT_EQ(why->get_header_value("Allow"), "GET");
+  auto queues = client_->Post("/v1/queues", "{}", "application/json");
+  EXPECT_EQ(queues->status, 405);
+  auto options = client_->Options("/v1/jobs");
+  EXPECT_EQ(options->status, 204);
+  EXPECT_EQ(options->get_header_value("Allow"), "GET, POST");
+}
+
 TEST_F(HttpServerTest, ProbesMetricsAndReads) {
   EXPECT_EQ(client_->Get("/healthz")->status, 200);
   EXPECT_EQ(client_->Get("/readyz")->status, 200);

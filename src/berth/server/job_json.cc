@@ -57,6 +57,16 @@ Status GetString(const std::string& key, const json& v, std::string& out) {
   return Status::Ok();
 }
 
+// A topology level by name (cluster::ParseLevel's names and aliases).
+Status GetLevel(const std::string& key, const json& v, cluster::Level& out) {
+  if (!v.is_string()) return InvalidArgument(key + ": expected a level name (region, cluster, spine, leaf, nvlink), found " + Shown(v));
+  auto level = cluster::ParseLevel(v.get<std::string>());
+  if (!level)
+    return InvalidArgument(key + ": " + Shown(v) + " is not a level (region, cluster, spine, leaf, nvlink)");
+  out = *level;
+  return Status::Ok();
+}
+
 Status ParseGroup(const std::string& where, const json& v, job::TaskGroup& g) {
   if (!v.is_object()) return InvalidArgument(where + ": expected an object, found " + Shown(v));
   int64_t min_count = -1;
@@ -87,6 +97,10 @@ Status ParseGroup(const std::string& where, const json& v, job::TaskGroup& g) {
           return InvalidArgument(ki + ": '" + t + "' is not a GPU type name");
         g.gpu_type_spec += (i ? "|" : "") + t;
       }
+    } else if (key == "block_tasks") {
+      BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 0, 1'000'000, g.block_tasks));
+    } else if (key == "block_level") {
+      BERTH_RETURN_IF_ERROR(GetLevel(k, val, g.block_level));
     } else {
       return InvalidArgument("unknown field '" + k + "'");
     }
@@ -131,6 +145,10 @@ StatusOr<JobSubmission> ParseJobJson(const json& v) {
       BERTH_RETURN_IF_ERROR(GetSeconds(key, val, true, j.checkpoint_interval));
     } else if (key == "work_steps") {
       BERTH_RETURN_IF_ERROR(GetInt(key, val, 1, kInt64Max, j.work_steps));
+    } else if (key == "required_level" || key == "preferred_level") {
+      cluster::Level level;
+      BERTH_RETURN_IF_ERROR(GetLevel(key, val, level));
+      (key == "required_level" ? j.required_level : j.preferred_level) = level;
     } else if (key == "idempotency_key") {
       BERTH_RETURN_IF_ERROR(GetString(key, val, out.idempotency_key));
       if (out.idempotency_key.empty()) return InvalidArgument("idempotency_key: empty (omit it instead)");
@@ -182,6 +200,8 @@ json JobToJson(const job::JobSpec& s) {
   if (s.dataset_mib != 0) j["dataset_mib"] = s.dataset_mib;
   if (s.checkpoint_interval > 0) j["checkpoint_interval_s"] = UsToSeconds(s.checkpoint_interval);
   if (s.work_steps > 0) j["work_steps"] = s.work_steps;
+  if (s.required_level) j["required_level"] = cluster::LevelName(*s.required_level);
+  if (s.preferred_level) j["preferred_level"] = cluster::LevelName(*s.preferred_level);
   json groups = json::array();
   for (const auto& g : s.groups) {
     json o = json::object();
@@ -202,6 +222,10 @@ json JobToJson(const job::JobSpec& s) {
         start = bar + 1;
       }
       o["gpu_types"] = types;
+    }
+    if (g.block_tasks > 0) {
+      o["block_tasks"] = g.block_tasks;
+      o["block_level"] = cluster::LevelName(g.block_level);
     }
     groups.push_back(std::move(o));
   }

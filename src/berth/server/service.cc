@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "berth/hetero/speed_score.h"
 #include "berth/plugins/builtin.h"
 #include "berth/server/job_json.h"
 #include "berth/server/records.h"
@@ -30,6 +31,8 @@ Status ServiceOptions::Validate() const {
     return InvalidArgument("heartbeat timeout must exceed the heartbeat interval");
   if (quarantine_failures < 1) return InvalidArgument("quarantine needs at least one failure");
   if (tick <= 0 || request_timeout <= 0) return InvalidArgument("tick and request timeout must be positive");
+  if (preemption_grace < 0) return InvalidArgument("--preemption-grace must not be negative");
+  if (min_runtime < -1) return InvalidArgument("--min-runtime must not be negative");
   return Status::Ok();
 }
 
@@ -45,8 +48,16 @@ Status Service::Start() {
   BERTH_RETURN_IF_ERROR(options_.Validate());
   BERTH_RETURN_IF_ERROR(plugins::RegisterBuiltinPlugins(plugins_));
   BERTH_RETURN_IF_ERROR(plugins::RegisterBuiltinPolicies(policies_));
+  BERTH_RETURN_IF_ERROR(hetero::RegisterHeteroPolicies(policies_));
   BERTH_ASSIGN_OR_RETURN(framework::Profile profile, policies_.Find(options_.policy));
   profile.name = options_.policy;
+  if (options_.min_runtime >= 0) BERTH_RETURN_IF_ERROR(plugins::SetMinRuntime(profile, options_.min_runtime));
+  if (hetero::UsesHeteroPlugins(profile)) {
+    BERTH_ASSIGN_OR_RETURN(auto model, hetero::LoadThroughputModel(options_.catalog, options_.throughputs));
+    BERTH_RETURN_IF_ERROR(hetero::RegisterHeteroPlugins(plugins_, std::move(model)));
+  }
+  topology_planned_ = std::any_of(profile.plan.begin(), profile.plan.end(),
+                                  [](const framework::PluginRef& r) { return r.name == "topology"; });
   if (options_.queues) {  // quotas are enforced, not only accounted
     for (auto* point : {&profile.admit, &profile.reserve})
       if (std::none_of(point->begin(), point->end(), [](const auto& r) { return r.name == "quota"; }))
@@ -60,6 +71,7 @@ Status Service::Start() {
   so.seed = options_.seed;
   so.queues = options_.queues;
   so.usage_half_life = options_.usage_half_life;
+  so.preemption_grace = options_.preemption_grace;
   sched_ = std::make_unique<scheduler::Scheduler>(cluster_, std::move(fw), std::move(so), clock_);
   phase_ = Phase::kAcquiring;
   BERTH_ASSIGN_OR_RETURN(fence_, store_.Acquire());
@@ -220,6 +232,16 @@ ApiResult Service::SubmitJob(const std::string& body) {
   if (!sub.ok()) return finish(ApiResult::Error(400, sub.status().message()));
   Status feasible = CheckFeasible(cluster_, sub->spec);
   if (!feasible.ok()) return finish(ApiResult::Error(422, "the job can never run here: " + feasible.message()));
+  if (!topology_planned_) {
+    const job::JobSpec& j = sub->spec;
+    const char* field = j.required_level ? "required_level" : j.preferred_level ? "preferred_level" : nullptr;
+    for (size_t g = 0; g < j.groups.size() && !field; ++g)
+      if (j.groups[g].block_tasks > 0) field = "block_tasks";
+    if (field)
+      return finish(ApiResult::Error(422, std::string(field) + ": policy '" + options_.policy +
+                                              "' does not place by topology; serve with --policy topology, "
+                                              "fairshare or priority-preempt"));
+  }
   if (options_.queues && !options_.queues->auto_leaves() && options_.queues->LeafFor(sub->spec) < 0)
     return finish(ApiResult::Error(422, "tenant '" + sub->spec.tenant + "'" +
                                             (sub->spec.queue.empty() ? "" : " (queue '" + sub->spec.queue + "')") +
@@ -315,7 +337,7 @@ void Service::OnAccepted(int64_t id, const Status& s) {
   }
   pending_.insert(id);
   dirty_ = true;
-  log_.Info("job_accepted", {{"job", id}, {"name", e.spec.name}, {"queue", e.spec.queue}});
+  log_.Info("job_accepted", {{"job", id}, {"name", e.spec.name}, {"queue", QueueOf(e)}, {"tenant", e.spec.tenant}});
 }
 
 // ------------------------------------------------------------------- cancels
@@ -435,6 +457,11 @@ void Service::LaunchOnAgents(const JobEntry& e) {
   std::sort(nodes.begin(), nodes.end());
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
   TimeUs job_time = e.spec.duration >= 0 ? e.spec.duration : e.spec.runtime_limit;
+  // A run's work begins after its startup delay (the grace of the jobs it
+  // evicted, SchedulerOptions::preemption_grace): the agents run it that
+  // much longer.
+  const scheduler::JobRecord* rec = sched_->Find(JobId(e.id));
+  if (job_time >= 0 && rec) job_time += rec->startup_delay;
   TimeUs wall = -1;
   if (job_time >= 0) {
     wall = static_cast<TimeUs>(static_cast<double>(job_time) / options_.speedup);

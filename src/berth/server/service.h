@@ -67,6 +67,16 @@ struct ServiceOptions {
   std::function<Status(const std::string& ns, const std::string& name, const std::string& uid,
                        const std::string& node)>
       k8s_bind;
+  // Preemption: the grace an evicted job gets to checkpoint and leave (its
+  // preemptor starts that much later; SchedulerOptions::preemption_grace),
+  // and the least a job runs before it may be evicted (-1: the policy's
+  // plugins' default, 600 s; plugins::SetMinRuntime).
+  TimeUs preemption_grace = 0;
+  TimeUs min_runtime = -1;
+  // The throughput model of the hetero-speed and hetero-cost policies: the
+  // accelerator catalog, fitted to a measured table ("" = specs only).
+  std::string catalog = "data/accelerators.yaml";
+  std::string throughputs;
 
   Status Validate() const;
 };
@@ -200,6 +210,8 @@ class Service final : private VirtualNodes::Sink {
   void OnStoreError(const Status& s);
   nlohmann::json JobJson(const JobEntry& e, bool detail) const;
   nlohmann::json VerdictJson(const JobEntry& e) const;
+  std::string QueueOf(const JobEntry& e) const;
+  std::string WhyLine(const JobEntry& e) const;
   void ExpireExtenderReservations();
   // Ends the job of extender group `key` (a running job with `state`, a
   // waiting one cancelled) and forgets the group and its pods.
@@ -221,6 +233,9 @@ class Service final : private VirtualNodes::Sink {
   std::unique_ptr<VirtualNodes> vnodes_;
   store::Fence fence_;
   std::atomic<bool> ready_{false};
+  // The policy places gangs by topology (a "topology" plan plugin): jobs may
+  // ask for required_level, preferred_level and blocks. Set by Start.
+  std::atomic<bool> topology_planned_{false};
   enum class Phase { kIdle, kAcquiring, kLoading, kLeading, kSteppedDown };
   std::atomic<Phase> phase_{Phase::kIdle};
 

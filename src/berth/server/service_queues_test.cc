@@ -51,6 +51,19 @@ queues:
   EXPECT_EQ(why["verdict"]["plugin"], "quota") << why.dump();
   EXPECT_EQ(why["why"], "queue 'lab-a' (all GPU types): would use 17 GPUs, over its limit of 16");
 
+  // A job shows the leaf queue it is charged to (its tenant maps to lab-a),
+  // its nodes while running and its reason while pending.
+  const nlohmann::json ja = h.service().GetJob(a).body;
+  EXPECT_EQ(ja["queue"], "lab-a");
+  EXPECT_EQ(ja["tenant"], "alice");
+  EXPECT_EQ(ja["nodes"].size(), 2u) << ja.dump();
+  EXPECT_EQ(ja["why"], "");
+  const nlohmann::json list = h.service().ListJobs("pending", -1, 100).body;
+  ASSERT_EQ(list["jobs"].size(), 1u) << list.dump();
+  EXPECT_EQ(list["jobs"][0]["queue"], "lab-a");
+  EXPECT_EQ(list["jobs"][0]["why"], why["why"]);
+  EXPECT_TRUE(list["jobs"][0]["nodes"].empty());
+
   ApiResult r = h.service().Queues();
   ASSERT_EQ(r.code, 200);
   const nlohmann::json* qa = QueueNamed(r.body, "lab-a");

@@ -20,12 +20,32 @@ std::string FormatGpus(int64_t milli) {
   std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(milli) / kMilliPerGpu);
   return milli % kMilliPerGpu == 0 ? std::to_string(milli / kMilliPerGpu) : std::string(buf);
 }
-std::string QueueOf(const job::JobSpec& s) {
-  if (!s.queue.empty()) return s.queue;
-  if (!s.tenant.empty()) return s.tenant;
+}  // namespace
+
+// The leaf queue the job is charged to: the scheduler's record of it, else
+// where the queue tree would put it; a job the tree places nowhere (only
+// while an auto-leaf tree has not made its leaf yet) is shown under the leaf
+// it will get: its queue, else its tenant, else "default".
+std::string Service::QueueOf(const JobEntry& e) const {
+  const tenancy::QueueTree& tree = sched_->ledger().tree();
+  const scheduler::JobRecord* rec = sched_->Find(JobId(e.id));
+  const int32_t q = rec ? rec->queue : tree.LeafFor(e.spec);
+  if (q >= 0 && q < tree.size()) return tree.node(q).name;
+  if (!e.spec.queue.empty()) return e.spec.queue;
+  if (!e.spec.tenant.empty()) return e.spec.tenant;
   return "default";
 }
-}  // namespace
+
+// One line on why the job is where it is: the last verdict's reason while
+// pending, the end reason once finished, "" while running.
+std::string Service::WhyLine(const JobEntry& e) const {
+  if (e.state == JobState::kRunning) return "";
+  if (e.state != JobState::kPending) return e.end_reason;
+  const scheduler::JobRecord* rec = sched_->Find(JobId(e.id));
+  if (!rec || (rec->last_verdict.ok() && rec->last_verdict.plugin.empty()))
+    return e.durable ? "queued; not yet tried by the scheduler" : "being stored";
+  return rec->last_verdict.reason;
+}
 
 json Service::VerdictJson(const JobEntry& e) const {
   const scheduler::JobRecord* rec = sched_->Find(JobId(e.id));
@@ -41,17 +61,30 @@ json Service::JobJson(const JobEntry& e, bool detail) const {
   json j = {{"id", e.id},
             {"name", e.spec.name},
             {"state", job::JobStateName(e.state)},
-            {"queue", QueueOf(e.spec)},
+            {"queue", QueueOf(e)},
             {"tenant", e.spec.tenant},
             {"gpus", e.spec.total_gpus()},
             {"submitted_at", Seconds(e.accepted_at)},
             {"started_at", Seconds(e.state == JobState::kPending ? -1 : e.started_at)},
             {"finished_at", Seconds(e.finished_at)}};
+  json nodes = json::array();
+  for (const auto& p : e.placements) {
+    const std::string& n = cluster_.node(p.alloc.node).name;
+    if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
+  }
+  j["nodes"] = nodes;
+  j["why"] = WhyLine(e);
   if (!detail) return j;
   j["idempotency_key"] = e.key;
   j["spec"] = JobToJson(e.spec);
   j["requeues"] = e.requeues;
   j["starts"] = e.generation;
+  if (const scheduler::JobRecord* rec = sched_->Find(JobId(e.id))) {
+    j["preemptions"] = rec->preemptions;
+    // The current run's work begins this long after it started (the grace of
+    // the jobs it evicted, --preemption-grace).
+    if (e.state == JobState::kRunning) j["startup_delay_s"] = UsToSeconds(rec->startup_delay);
+  }
   if (!e.end_reason.empty()) j["reason"] = e.end_reason;
   json placements = json::array();
   for (const auto& p : e.placements) {
@@ -168,7 +201,7 @@ ApiResult Service::Queues() {
         (running ? x.running_gpus : x.pending_gpus) += e.spec.total_gpus();
       };
       if (q < 0) {
-        add(outside[QueueOf(e.spec)]);
+        add(outside[QueueOf(e)]);
         return;
       }
       for (; q >= 0; q = tree.node(q).parent) add(in_tree[q]);
@@ -286,8 +319,8 @@ std::string Service::MetricsText() {
   auto gauges = Call<std::string>([this] {
     std::string g;
     std::map<std::string, int64_t> pending_by_queue, running_by_queue;
-    for (int64_t id : pending_) ++pending_by_queue[QueueOf(jobs_.at(id).spec)];
-    for (int64_t id : running_) ++running_by_queue[QueueOf(jobs_.at(id).spec)];
+    for (int64_t id : pending_) ++pending_by_queue[QueueOf(jobs_.at(id))];
+    for (int64_t id : running_) ++running_by_queue[QueueOf(jobs_.at(id))];
     g += "# HELP berth_queue_pending_jobs Jobs waiting, per queue.\n# TYPE berth_queue_pending_jobs gauge\n";
     for (const auto& [q, n] : pending_by_queue)
       g += "berth_queue_pending_jobs{queue=\"" + PromLabel(q) + "\"} " + std::to_string(n) + "\n";

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "berth/cluster/loaders.h"
+#include "berth/hetero/speed_score.h"
 #include "berth/plugins/builtin.h"
 #include "berth/sim/fgd_protocol.h"
 #include "berth/sim/gavel/gavel_sim.h"
@@ -37,6 +38,7 @@ Status SimulateOptions::Validate() const {
     return InvalidArgument("--checkpoint-interval must be positive");
   if (preemption_grace < 0) return InvalidArgument("--preemption-grace must not be negative");
   if (restore_cost < 0) return InvalidArgument("--restore-cost must not be negative");
+  if (min_runtime < -1) return InvalidArgument("--min-runtime must not be negative");
   if (!(high_priority_share >= 0 && high_priority_share <= 1))
     return InvalidArgument("--high-priority: the share must be in [0, 1]");
   return Status::Ok();
@@ -89,10 +91,21 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   BERTH_RETURN_IF_ERROR(plugins::RegisterBuiltinPlugins(plugins));
   framework::PolicyRegistry policies;
   BERTH_RETURN_IF_ERROR(plugins::RegisterBuiltinPolicies(policies));
+  BERTH_RETURN_IF_ERROR(hetero::RegisterHeteroPolicies(policies));
   std::vector<framework::Profile> profiles;
+  bool hetero_scores = false;
   for (const auto& name : o.policies) {
     BERTH_ASSIGN_OR_RETURN(framework::Profile p, policies.Find(name));
+    p.name = name;
+    if (o.min_runtime >= 0) BERTH_RETURN_IF_ERROR(plugins::SetMinRuntime(p, o.min_runtime));
+    hetero_scores = hetero_scores || hetero::UsesHeteroPlugins(p);
     profiles.push_back(std::move(p));
+  }
+  // hetero-speed / hetero-cost read the throughput model: --catalog's specs,
+  // fitted to --throughputs.
+  if (hetero_scores) {
+    BERTH_ASSIGN_OR_RETURN(auto model, hetero::LoadThroughputModel(o.catalog, o.throughputs));
+    BERTH_RETURN_IF_ERROR(hetero::RegisterHeteroPlugins(plugins, std::move(model)));
   }
   BERTH_ASSIGN_OR_RETURN(cluster::Cluster cluster, cluster::LoadCluster(o.cluster));
   ReadOptions ro;

@@ -55,6 +55,9 @@ struct SimulateOptions {
   TimeUs checkpoint_interval = -1;
   TimeUs preemption_grace = 0;
   TimeUs restore_cost = 0;
+  // The least a job runs in a run before preemption may evict it (the
+  // preemption plugins' min_runtime_s); -1 = the plugins' default (600 s).
+  TimeUs min_runtime = -1;
   double high_priority_share = 0;
   int32_t high_priority = 10;
   bool check_indexes = false;

@@ -162,6 +162,22 @@ Status RegisterPreemptionPlugins(framework::PluginRegistry& registry) {
   return Status::Ok();
 }
 
+Status SetMinRuntime(framework::Profile& profile, TimeUs min_runtime) {
+  if (min_runtime < 0) return InvalidArgument("--min-runtime: must be >= 0");
+  if (profile.post_filter.empty())
+    return InvalidArgument("--min-runtime: policy '" + profile.name +
+                           "' does not preempt (no post-filter plugin); choose one that does, e.g. fairshare, "
+                           "priority-preempt, srtf, tiresias");
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.6f", UsToSeconds(min_runtime));
+  for (auto& ref : profile.post_filter) {
+    ref.args["min_runtime_s"] = seconds;
+    // A plugin used twice is built once, with the queue sort's args.
+    if (ref.name == profile.queue_sort) profile.queue_sort_args["min_runtime_s"] = seconds;
+  }
+  return Status::Ok();
+}
+
 Status RegisterPreemptionPolicies(framework::PolicyRegistry& registry) {
   struct Entry {
     const char* name;

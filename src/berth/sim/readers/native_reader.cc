@@ -67,6 +67,16 @@ LineResult GetString(const Place& p, const std::string& key, const json& v, std:
   return {};
 }
 
+// A topology level by name (cluster::ParseLevel's names and aliases).
+LineResult GetLevel(const Place& p, const std::string& key, const json& v, cluster::Level& out) {
+  if (!v.is_string())
+    return Bad(kWrongType, p.Error(key + ": expected a level name (region, cluster, spine, leaf, nvlink), found " + Shown(v)));
+  auto level = cluster::ParseLevel(v.get<std::string>());
+  if (!level) return Bad(kBadValue, p.Error(key + ": " + Shown(v) + " is not a level (region, cluster, spine, leaf, nvlink)"));
+  out = *level;
+  return {};
+}
+
 #define BERTH_RETURN_BAD(expr)              \
   do {                                      \
     ::berth::sim::LineResult _r = (expr);   \
@@ -101,6 +111,10 @@ LineResult ParseGroup(const Place& p, const std::string& where, const json& v, j
           return Bad(kBadValue, p.Error(k + "[" + std::to_string(i) + "]: '" + t + "' is not a GPU type name"));
         g.gpu_type_spec += (i ? "|" : "") + t;
       }
+    } else if (key == "block_tasks") {
+      BERTH_RETURN_BAD(GetIntAs(p, k, val, 0, kInt32Max, g.block_tasks));
+    } else if (key == "block_level") {
+      BERTH_RETURN_BAD(GetLevel(p, k, val, g.block_level));
     } else {
       return Bad(kUnknownKey, p.Error("unknown key '" + k + "'"));
     }
@@ -141,6 +155,10 @@ LineResult ParseJob(const Place& p, const json& v, job::JobSpec& j) {
       BERTH_RETURN_BAD(GetSeconds(p, key, val, true, j.checkpoint_interval));
     } else if (key == "work_steps") {
       BERTH_RETURN_BAD(GetInt(p, key, val, 1, kInt64Max, j.work_steps));
+    } else if (key == "required_level" || key == "preferred_level") {
+      cluster::Level level;
+      BERTH_RETURN_BAD(GetLevel(p, key, val, level));
+      (key == "required_level" ? j.required_level : j.preferred_level) = level;
     } else if (key == "groups") {
       if (!val.is_array() || val.empty())
         return Bad(kWrongType, p.Error("groups: expected a non-empty array of task groups, found " + Shown(val)));

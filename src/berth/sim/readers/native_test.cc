@@ -16,8 +16,10 @@ TEST(NativeReader, ReadsEveryKey) {
       dir, "a.jsonl",
       R"({"name":"train","tenant":"vision","queue":"vision/prod","priority":7,"submit_time_s":1.5,)"
       R"("duration_s":3600,"runtime_limit_s":7200,"job_class":"resnet50","dataset":"imagenet","dataset_mib":150000,)"
-      R"("checkpoint_interval_s":600,"work_steps":5000,"groups":[{"name":"ps","count":1,"cpu_milli":4000,)"
-      R"("memory_mib":8192},{"name":"worker","count":4,"min_count":2,"gpus":8,"gpu_types":["H100","A100"]},)"
+      R"("checkpoint_interval_s":600,"work_steps":5000,"required_level":"spine","preferred_level":"rail",)"
+      R"("groups":[{"name":"ps","count":1,"cpu_milli":4000,)"
+      R"("memory_mib":8192},{"name":"worker","count":4,"min_count":2,"gpus":8,"gpu_types":["H100","A100"],)"
+      R"("block_tasks":2,"block_level":"leaf"},)"
       R"({"name":"share","gpus":1,"milli_per_gpu":250}]})"
       "\n"
       R"({"name":"min","groups":[{}]})"
@@ -46,6 +48,11 @@ TEST(NativeReader, ReadsEveryKey) {
   EXPECT_EQ(j.groups[1].count, 4);
   EXPECT_EQ(j.groups[1].gang_min(), 2);
   EXPECT_EQ(j.groups[1].gpu_type_spec, "H100|A100");
+  EXPECT_EQ(j.required_level, cluster::Level::kSpine);
+  EXPECT_EQ(j.preferred_level, cluster::Level::kLeaf);  // "rail" is an alias
+  EXPECT_EQ(j.groups[1].block_tasks, 2);
+  EXPECT_EQ(j.groups[1].block_level, cluster::Level::kLeaf);
+  EXPECT_EQ(j.groups[0].block_tasks, 0);
   EXPECT_EQ(j.groups[2].milli_per_gpu, 250);
   // Defaults are JobSpec's.
   const auto& m = t->jobs[1];
@@ -55,6 +62,8 @@ TEST(NativeReader, ReadsEveryKey) {
   EXPECT_EQ(m.runtime_limit, d.runtime_limit);
   EXPECT_EQ(m.checkpoint_interval, d.checkpoint_interval);
   EXPECT_EQ(m.work_steps, -1);
+  EXPECT_FALSE(m.required_level.has_value());
+  EXPECT_FALSE(m.preferred_level.has_value());
   EXPECT_EQ(m.groups[0].name, "main");
   EXPECT_EQ(m.groups[0].count, 1);
   EXPECT_EQ(m.groups[0].min_count, -1);
@@ -89,6 +98,12 @@ TEST(NativeReader, StrictChecksNameTheLineAndTheKey) {
       {R"({"name":"x","groups":[{}]} {"name":"y","groups":[{}]})", "not valid JSON"},
       {R"({"name":"x",)", "not valid JSON"},
       {R"({"name":"ok","groups":[{}]})", "name: 'ok' already on line 1"},
+      {R"({"name":"x","required_level":"rack","groups":[{}]})", "required_level: \"rack\" is not a level"},
+      {R"({"name":"x","preferred_level":2,"groups":[{}]})", "preferred_level: expected a level name"},
+      {R"({"name":"x","groups":[{"count":4,"gpus":8,"block_tasks":-2}]})", "groups[0].block_tasks: -2 is outside"},
+      {R"({"name":"x","groups":[{"count":3,"gpus":8,"block_tasks":2}]})", "block_tasks: count 3 is not a multiple"},
+      {R"({"name":"x","groups":[{"count":2,"gpus":8,"block_tasks":2,"block_level":"row"}]})",
+       "groups[0].block_level"},
   };
   for (const auto& [line, what] : bad) {
     SCOPED_TRACE(line);
@@ -168,6 +183,15 @@ TEST(NativeRoundTrip, EveryJobSpecField) {
   g.memory_mib = 6;
   g.gpu_type_spec = "A|B";
   j.groups.push_back(g);
+  j.required_level = cluster::Level::kCluster;
+  j.preferred_level = cluster::Level::kNvlink;
+  job::TaskGroup blocks;
+  blocks.name = "tp";
+  blocks.count = 4;
+  blocks.gpus = 8;
+  blocks.block_tasks = 2;
+  blocks.block_level = cluster::Level::kLeaf;
+  j.groups.push_back(blocks);
   const std::string path = TestDir() + "/all.jsonl";
   ASSERT_TRUE(WriteNativeTrace({j}, path).ok());
   auto t = ReadTrace(path, "", {});

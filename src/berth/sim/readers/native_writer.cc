@@ -35,6 +35,10 @@ ordered_json GroupJson(const job::TaskGroup& g) {
     }
     o["gpu_types"] = std::move(types);
   }
+  if (g.block_tasks > 0) {
+    o["block_tasks"] = g.block_tasks;
+    o["block_level"] = cluster::LevelName(g.block_level);
+  }
   return o;
 }
 
@@ -54,6 +58,8 @@ StatusOr<std::string> NativeJobLine(const job::JobSpec& j) {
   if (j.dataset_mib) o["dataset_mib"] = j.dataset_mib;
   if (j.checkpoint_interval >= 0) o["checkpoint_interval_s"] = Seconds(j.checkpoint_interval);
   if (j.work_steps >= 0) o["work_steps"] = j.work_steps;
+  if (j.required_level) o["required_level"] = cluster::LevelName(*j.required_level);
+  if (j.preferred_level) o["preferred_level"] = cluster::LevelName(*j.preferred_level);
   ordered_json groups = ordered_json::array();
   for (const auto& g : j.groups) groups.push_back(GroupJson(g));
   o["groups"] = std::move(groups);

@@ -47,6 +47,8 @@ inline void ExpectSameJob(const job::JobSpec& a, const job::JobSpec& b) {
   EXPECT_EQ(a.dataset_mib, b.dataset_mib);
   EXPECT_EQ(a.checkpoint_interval, b.checkpoint_interval);
   EXPECT_EQ(a.work_steps, b.work_steps);
+  EXPECT_EQ(a.required_level, b.required_level);
+  EXPECT_EQ(a.preferred_level, b.preferred_level);
   ASSERT_EQ(a.groups.size(), b.groups.size());
   for (size_t i = 0; i < a.groups.size(); ++i) {
     const auto &g = a.groups[i], &h = b.groups[i];
@@ -58,6 +60,8 @@ inline void ExpectSameJob(const job::JobSpec& a, const job::JobSpec& b) {
     EXPECT_EQ(g.cpu_milli, h.cpu_milli);
     EXPECT_EQ(g.memory_mib, h.memory_mib);
     EXPECT_EQ(g.gpu_type_spec, h.gpu_type_spec);
+    EXPECT_EQ(g.block_tasks, h.block_tasks);
+    if (g.block_tasks > 0) EXPECT_EQ(g.block_level, h.block_level);  // written only with blocks
   }
 }
 
