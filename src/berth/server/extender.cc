@@ -308,9 +308,13 @@ StatusOr<PreemptionArgs> ParsePreemptionArgs(const json& v) {
   const json* pod = Member(v, "pod");
   if (!pod) return InvalidArgument("pod: missing");
   BERTH_ASSIGN_OR_RETURN(a.pod, ParsePod(*pod));
-  if (const json* m = Member(v, "nodeToVictims")) {
-    BERTH_ASSIGN_OR_RETURN(a.node_to_victims, ParseVictimsMap(*m, "nodeToVictims", false));
+  // Go sends NodeNameToVictims; "nodeToVictims" is an older spelling.
+  for (const char* key : {"NodeNameToVictims", "nodeToVictims"}) {
+    const json* m = Member(v, key);
+    if (!m) continue;
+    BERTH_ASSIGN_OR_RETURN(a.node_to_victims, ParseVictimsMap(*m, key, false));
     a.has_victims = true;
+    break;
   }
   if (const json* m = Member(v, "nodeNameToMetaVictims")) {
     BERTH_ASSIGN_OR_RETURN(a.node_to_meta_victims, ParseVictimsMap(*m, "nodeNameToMetaVictims", true));

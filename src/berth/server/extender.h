@@ -3,16 +3,20 @@
 // verbs, as C++ values with exact JSON mappings, and how a pod becomes a Berth
 // task.
 //
-// JSON keys follow the Go types: ExtenderArgs {"pod","nodes","nodenames"};
-// ExtenderFilterResult {"nodes","nodenames","failedNodes",
-// "failedAndUnresolvableNodes","error"}; HostPriority {"host","score"};
-// ExtenderBindingArgs {"PodName","PodNamespace","PodUID","Node"} and
-// ExtenderBindingResult {"Error"} (no json tags in Go); ExtenderPreemptionArgs
-// {"pod","nodeToVictims","nodeNameToMetaVictims"}, Victims {"pods",
-// "numPDBViolations"}, MetaVictims {"pods":[{"uid"}],"numPDBViolations"},
-// ExtenderPreemptionResult {"nodeNameToMetaVictims"}. Like Go's decoder, keys
-// are matched case-insensitively when the exact key is absent, and unknown
-// keys are ignored.
+// The Go types carry no json tags (v1.20 and later alike), so kube-scheduler
+// writes the field names: ExtenderArgs {"Pod","Nodes","NodeNames"};
+// ExtenderBindingArgs {"PodName","PodNamespace","PodUID","Node"};
+// ExtenderPreemptionArgs {"Pod","NodeNameToVictims","NodeNameToMetaVictims"}
+// (the first with nodeCacheCapable false, the second with true), Victims
+// {"Pods","NumPDBViolations"}, MetaVictims {"Pods":[{"UID"}],
+// "NumPDBViolations"}; and its decoder matches keys case-insensitively. Berth
+// reads the same way (exact key first, then any case; unknown keys ignored;
+// "nodeToVictims" is accepted too) and writes: ExtenderFilterResult
+// {"nodes","nodenames","failedNodes","failedAndUnresolvableNodes","error"}
+// (1.20 has no FailedAndUnresolvableNodes field: every reason is in
+// failedNodes as well), HostPriority {"host","score"}, ExtenderBindingResult
+// {"Error"}, ExtenderPreemptionResult {"nodeNameToMetaVictims":{NODE:{"pods":
+// [{"uid"}],"numPDBViolations"}}}.
 //
 // Gangs and queues come from the labels and annotations users already write:
 //   group:  annotation scheduling.k8s.io/group-name (Volcano), label
@@ -90,7 +94,8 @@ struct MetaVictims {
 
 struct PreemptionArgs {
   Pod pod;
-  // nodeToVictims (full pods) reduced to uids, and nodeNameToMetaVictims.
+  // NodeNameToVictims (full pods, reduced to their uids; also read from
+  // "nodeToVictims") and NodeNameToMetaVictims.
   std::map<std::string, MetaVictims> node_to_victims;
   std::map<std::string, MetaVictims> node_to_meta_victims;
   bool has_victims = false, has_meta_victims = false;
