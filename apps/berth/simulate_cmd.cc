@@ -15,6 +15,7 @@
 #include "berth/sim/report/text_report.h"
 #include "berth/sim/simulate.h"
 #include "berth/tenancy/queue_yaml.h"
+#include "cluster_flags.h"
 #include "commands.h"
 #include "progress.h"
 
@@ -34,6 +35,8 @@ struct Flags {
   std::string json;
   std::string report;
   std::string placements;
+  std::vector<std::string> topology_labels;
+  bool catalog_given = false;  // --catalog on the command line (not its default)
   bool quiet = false;
   bool progress = false;
 };
@@ -88,6 +91,12 @@ int Run(Flags& f) {
     std::cerr << "berth simulate: " << s.message() << "\n";
     return 1;
   }
+  StatusOr<ClusterLoader> loader = MakeClusterLoader(f.sim.cluster, f.topology_labels, f.sim.catalog, f.catalog_given);
+  if (!loader.ok()) {
+    std::cerr << "berth simulate: " << loader.status().message() << "\n";
+    return 1;
+  }
+  f.sim.load_cluster = *loader;
   f.sim.record_placements = !f.placements.empty();
   std::optional<ProgressBar> bar;
   if (ShouldShowProgress(f.progress, f.quiet)) {
@@ -146,8 +155,11 @@ int Run(Flags& f) {
 void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("simulate", "Replay a trace through the scheduler under one or more policies");
-  cmd->add_option("--cluster", flags->sim.cluster, "Cluster: FILE (.yaml, or .csv openb node list) or SPEC")
+  cmd->add_option("--cluster", flags->sim.cluster,
+                  "Cluster: FILE (.yaml, .csv openb node list, or .json Kubernetes NodeList from kubectl get nodes "
+                  "-o json) or SPEC")
       ->required();
+  AddTopologyLabelOption(cmd, &flags->topology_labels);
   cmd->add_option("--trace", flags->sim.trace, "Trace file (required unless --workload is given)");
   cmd->add_option("--trace-format", flags->sim.trace_format, "openb|philly|gavel|tiresias|native (default: guess)");
   cmd->add_option("--mode", flags->sim.mode, "fgd (one-shot FGD protocol) or replay (default: fgd for openb)");
@@ -221,7 +233,10 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
                   "gavel: round mechanism: gavel (Gavel's priorities, allocation reset at most every 1920 s) or "
                   "deficit (reallocate on every change, lifetime deficits)")
       ->default_val("gavel");
-  cmd->callback([flags, &run] { run = [flags] { return Run(*flags); }; });
+  cmd->callback([flags, &run, cmd] {
+    flags->catalog_given = cmd->count("--catalog") > 0;
+    run = [flags] { return Run(*flags); };
+  });
 }
 
 }  // namespace berth::apps

@@ -244,8 +244,7 @@ StatusOr<NodeInfo> ParseNode(const json& node, const NodeModelOptions& options) 
   return info;
 }
 
-StatusOr<cluster::Cluster> BuildCluster(const std::vector<NodeInfo>& nodes, const NodeModelOptions& options) {
-  (void)options;
+StatusOr<cluster::Cluster> BuildCluster(const std::vector<NodeInfo>& nodes, const NodeModelOptions& /*options*/) {
   std::vector<const cluster::NodeSpec*> order;
   order.reserve(nodes.size());
   for (const auto& n : nodes) order.push_back(&n.spec);

@@ -43,7 +43,7 @@ struct NodeModelOptions {
   // "KEY", "KEY=VALUE", "KEY:EFFECT" or "KEY=VALUE:EFFECT" (like a toleration
   // with operator Exists, or Equal when a value is given). Default: the GPU
   // resource's own taint, which Kubernetes' ExtendedResourceToleration
-  // admission makes every GPU pod tolerate.
+  // admission makes every GPU pod tolerate (set it too when gpu_resource changes).
   std::vector<std::string> tolerated_taints = {"nvidia.com/gpu"};
 };
 
@@ -72,7 +72,8 @@ StatusOr<NodeInfo> ParseNode(const nlohmann::json& node, const NodeModelOptions&
 // unusable ones down). Node order is deterministic, whatever the input order:
 // sorted by (region, cluster, spine, leaf, nvlink, name), so node ids are
 // stable for the same node set. Errors: duplicate names, too many GPUs on a
-// node (those of ClusterBuilder::Build).
+// node (those of ClusterBuilder::Build). `options` is not read today: the
+// specs carry what the build needs.
 StatusOr<cluster::Cluster> BuildCluster(const std::vector<NodeInfo>& nodes, const NodeModelOptions& options);
 
 // A v1.NodeList file (`kubectl get nodes -o json`), or a JSON array of Nodes.

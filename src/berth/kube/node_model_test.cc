@@ -300,6 +300,30 @@ TEST_F(NodeModelTest, MalformedDocumentsNameTheNodeAndField) {
   }
 }
 
+// Every field of a real node replaced by every JSON kind: an answer (a node or
+// an error), never a throw or a crash.
+TEST_F(NodeModelTest, AnyShapeGivesAnAnswer) {
+  json base = GpuNode("n", {{"nvidia.com/gpu.product", "Tesla-T4"}, {"fabric.topograph.run/tier-0", "l"}});
+  base["spec"]["taints"] = json::array({{{"key", "k"}, {"effect", "NoSchedule"}}});
+  const json kinds[] = {nullptr, 1, -2.5, true, "x", "", json::array(), json::object(), json::array({1})};
+  const json flat = base.flatten();
+  int errors = 0;
+  for (const auto& [pointer, value] : flat.items()) {
+    for (const json& k : kinds) {
+      json node = base;
+      node[json::json_pointer(pointer)] = k;
+      StatusOr<NodeInfo> n = ParseNode(node, options_);
+      if (!n.ok()) {
+        ++errors;
+        EXPECT_FALSE(n.status().message().empty());
+      }
+    }
+  }
+  EXPECT_GT(errors, 0);
+  EXPECT_FALSE(ParseNode(json("Node"), options_).ok());
+  EXPECT_FALSE(ParseNode(json(nullptr), options_).ok());
+}
+
 // 2 spines x 2 leaves x 3 nodes, two of them sharing an NVLink domain.
 std::vector<NodeInfo> Fleet(const NodeModelOptions& o) {
   std::vector<NodeInfo> nodes;

@@ -84,6 +84,10 @@ bool HighPriority(uint64_t seed, int64_t id, double share) {
 
 }  // namespace
 
+StatusOr<cluster::Cluster> SimulateOptions::LoadClusterFile() const {
+  return load_cluster ? load_cluster(cluster) : cluster::LoadCluster(cluster);
+}
+
 StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   BERTH_RETURN_IF_ERROR(o.Validate());
   if (o.workload == "gavel") return gavel::RunGavelSimulation(o);
@@ -107,7 +111,7 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
     BERTH_ASSIGN_OR_RETURN(auto model, hetero::LoadThroughputModel(o.catalog, o.throughputs));
     BERTH_RETURN_IF_ERROR(hetero::RegisterHeteroPlugins(plugins, std::move(model)));
   }
-  BERTH_ASSIGN_OR_RETURN(cluster::Cluster cluster, cluster::LoadCluster(o.cluster));
+  BERTH_ASSIGN_OR_RETURN(cluster::Cluster cluster, o.LoadClusterFile());
   ReadOptions ro;
   ro.skip_bad_lines = o.skip_bad_lines;
   ro.max_jobs = o.max_jobs;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/cluster/cluster.h"
 #include "berth/common/quantity.h"
 #include "berth/common/status.h"
 #include "berth/sim/result.h"
@@ -14,6 +15,10 @@ namespace berth::sim {
 
 struct SimulateOptions {
   std::string cluster;        // file (.yaml, .csv) or compact spec
+  // How `cluster` becomes a Cluster; null = cluster::LoadCluster. The command
+  // line sets kube::LoadClusterSource, which also reads Kubernetes NodeLists
+  // (.json) with its --topology-label mappings.
+  std::function<StatusOr<cluster::Cluster>(const std::string&)> load_cluster;
   std::string trace;          // path
   std::string trace_format;   // openb|philly|gavel|tiresias|native ("" = guess)
   std::string mode;           // fgd|replay ("" = fgd for openb, else replay)
@@ -82,6 +87,7 @@ struct SimulateOptions {
   std::function<void(int64_t, int64_t)> progress;
 
   Status Validate() const;
+  StatusOr<cluster::Cluster> LoadClusterFile() const;
 };
 
 struct SimulateOutput {

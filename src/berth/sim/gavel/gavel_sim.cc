@@ -34,7 +34,7 @@ StatusOr<SimulateOutput> RunGavelSimulation(const SimulateOptions& o) {
   BERTH_ASSIGN_OR_RETURN(hetero::MeasuredTable table, hetero::LoadGavelThroughputs(o.throughputs, catalog));
   BERTH_ASSIGN_OR_RETURN(hetero::ThroughputModel model, hetero::ThroughputModel::Fit(catalog, table));
   BERTH_ASSIGN_OR_RETURN(hetero::Normalizer normalizer, hetero::Normalizer::Create(model, o.reference_type));
-  BERTH_ASSIGN_OR_RETURN(cluster::Cluster cluster, cluster::LoadCluster(o.cluster));
+  BERTH_ASSIGN_OR_RETURN(cluster::Cluster cluster, o.LoadClusterFile());
 
   SimulateOutput out;
   out.cluster_summary = cluster.Summary();
