@@ -89,5 +89,30 @@ TEST_F(AdoptTest, VerdictCountsRejectionsPerFilter) {
   EXPECT_EQ(v.rejects[1].nodes, 1);
 }
 
+TEST_F(AdoptTest, ReleaseTaskFreesOneTaskAndTheLastEndsTheJob) {
+  ASSERT_TRUE(sched_->Submit(Job(1, 2, 4)).ok());
+  std::vector<framework::TaskPlacement> p = {On(1, 0, 0, 0x0f), On(1, 1, 1, 0x0f)};
+  ASSERT_TRUE(sched_->Adopt(JobId(1), p, 500).ok());
+  // One member ends: its GPUs are free, the job keeps running on the other.
+  ASSERT_TRUE(sched_->ReleaseTask(JobId(1), 0, job::JobState::kSucceeded).ok());
+  EXPECT_EQ(sched_->state().full_free_gpus(NodeId(0)), 8);
+  EXPECT_EQ(sched_->state().full_free_gpus(NodeId(1)), 4);
+  const JobRecord* r = sched_->Find(JobId(1));
+  EXPECT_EQ(r->state, job::JobState::kRunning);
+  ASSERT_EQ(r->placements.size(), 1u);
+  ASSERT_EQ(sched_->running_jobs().size(), 1u);
+  EXPECT_EQ(sched_->running_jobs()[0].milli_gpu, 4 * kMilliPerGpu);
+  EXPECT_EQ(sched_->running_jobs()[0].placements.size(), 1u);
+  // A task that holds nothing, and a non-terminal state, are refused.
+  EXPECT_EQ(sched_->ReleaseTask(JobId(1), 0, job::JobState::kSucceeded).code(), StatusCode::kNotFound);
+  EXPECT_EQ(sched_->ReleaseTask(JobId(1), 1, job::JobState::kRunning).code(), StatusCode::kInvalidArgument);
+  // The last one ends the job with the state given.
+  ASSERT_TRUE(sched_->ReleaseTask(JobId(1), 1, job::JobState::kFailed).ok());
+  EXPECT_EQ(sched_->Find(JobId(1))->state, job::JobState::kFailed);
+  EXPECT_EQ(sched_->running_count(), 0u);
+  EXPECT_EQ(sched_->state().allocated_milli(), 0);
+  EXPECT_EQ(sched_->ReleaseTask(JobId(1), 1, job::JobState::kFailed).code(), StatusCode::kFailedPrecondition);
+}
+
 }  // namespace
 }  // namespace berth::scheduler
