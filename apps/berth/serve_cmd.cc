@@ -112,18 +112,9 @@ int Serve(const ServeFlags& f) {
     return ServeKube(k);
   }
   // Block the stop signals in every thread; the main thread waits for them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
+  sigset_t stop_signals = BlockStopSignals();
   server::Logger log;
-  auto fail = [&](const std::string& what, const Status& s) {
-    log.Error("startup_failed", {{"what", what}, {"error", s.message()}});
-    std::cerr << "berth serve: " << s.message() << "\n";
-    return 1;
-  };
+  auto fail = [&](const std::string& what, const Status& s) { return StartupFailed(log, what, s); };
   auto listen = server::ParseListen(f.listen);
   if (!listen.ok()) return fail("listen", listen.status());
   const bool demo = f.cluster.empty();

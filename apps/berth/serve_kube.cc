@@ -30,19 +30,25 @@ StatusOr<std::vector<std::pair<std::string, cluster::Level>>> ParseTopologyLabel
   return out;
 }
 
-int ServeKube(const KubeServeFlags& f) {
+sigset_t BlockStopSignals() {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  return stop_signals;
+}
 
+int StartupFailed(server::Logger& log, const std::string& what, const Status& s) {
+  log.Error("startup_failed", {{"what", what}, {"error", s.message()}});
+  std::cerr << "berth serve: " << s.message() << "\n";
+  return 1;
+}
+
+int ServeKube(const KubeServeFlags& f) {
+  sigset_t stop_signals = BlockStopSignals();
   server::Logger log;
-  auto fail = [&](const std::string& what, const Status& s) {
-    log.Error("startup_failed", {{"what", what}, {"error", s.message()}});
-    std::cerr << "berth serve: " << s.message() << "\n";
-    return 1;
-  };
+  auto fail = [&](const std::string& what, const Status& s) { return StartupFailed(log, what, s); };
   auto listen = server::ParseListen(f.listen);
   if (!listen.ok()) return fail("listen", listen.status());
   auto cfg = kube::ResolveKubeConfig(f.kubeconfig);

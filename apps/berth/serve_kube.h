@@ -1,6 +1,7 @@
 // `berth serve` against a Kubernetes API server (serve_kube.cc).
 #pragma once
 
+#include <csignal>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "berth/cluster/level.h"
 #include "berth/common/quantity.h"
 #include "berth/common/status.h"
+#include "berth/server/log.h"
 
 namespace berth::apps {
 
@@ -35,5 +37,10 @@ StatusOr<std::vector<std::pair<std::string, cluster::Level>>> ParseTopologyLabel
     const std::vector<std::string>& specs);
 
 int ServeKube(const KubeServeFlags& flags);
+
+// Blocks SIGINT and SIGTERM in every thread (the main thread waits for them).
+sigset_t BlockStopSignals();
+// Logs and prints a startup error; returns the exit status (1).
+int StartupFailed(server::Logger& log, const std::string& what, const Status& s);
 
 }  // namespace berth::apps

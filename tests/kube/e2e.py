@@ -165,6 +165,10 @@ def scenario_basic(api, berth, ns):
     api.post("/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups" % ns,
              {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
               "metadata": {"name": "vol", "namespace": ns}, "spec": {"minMember": 4}})
+    api.post("/apis/berth.dev/v1alpha1/namespaces/%s/podgroups" % ns,
+             {"apiVersion": "berth.dev/v1alpha1", "kind": "PodGroup",
+              "metadata": {"name": "bg", "namespace": ns},
+              "spec": {"minMember": 4, "topology": {"required": "leaf"}}})
     time.sleep(0.5)
     gangs = {}
     for style, prefix in (("berth", "bg"), ("volcano", "vol"), ("kueue", "kq")):
@@ -174,6 +178,13 @@ def scenario_basic(api, berth, ns):
         leaves = {leaf_of(api, n) for n in (b or {}).values()}
         check("gang %s (4 x 8 GPUs) bound whole in one leaf" % prefix, b and len(leaves) == 1 and len(set(b.values())) == 4,
               "nodes=%s leaves=%s" % (b and sorted(b.values()), leaves))
+
+    def group_status():
+        g = api.get("/apis/berth.dev/v1alpha1/namespaces/%s/podgroups/bg" % ns)
+        st = g.get("status", {})
+        return st if st.get("phase") == "Running" and st.get("scheduled") == 4 else None
+    st = wait_until(group_status, 10)
+    check("the Berth PodGroup's status says Running, 4 scheduled", st, str(st))
 
     # A gang that must sit in one leaf and cannot fit waits, with Berth's
     # reason in the pod condition.

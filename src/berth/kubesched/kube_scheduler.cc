@@ -227,7 +227,7 @@ void KubeScheduler::Loop() {
 void KubeScheduler::Enqueue(WriteOp op) {
   {
     std::lock_guard<std::mutex> lock(wmu_);
-    if (op.kind == WriteOp::Kind::kCondition) {
+    if (op.kind == WriteOp::Kind::kCondition || op.kind == WriteOp::Kind::kGroupStatus) {
       if (low_writes_.size() > 20000) return;  // shed status updates, never binds
       low_writes_.push_back(std::move(op));
     } else {
@@ -235,6 +235,25 @@ void KubeScheduler::Enqueue(WriteOp op) {
     }
   }
   wcv_.notify_one();
+}
+
+// An Event about the pod of `op`, as kube-scheduler records them.
+void KubeScheduler::PostEvent(const WriteOp& op, const char* type, const char* reason, const std::string& message) {
+  const std::string now = NowRfc3339();
+  json ev = {{"apiVersion", "v1"},
+             {"kind", "Event"},
+             {"metadata", {{"generateName", op.name + "."}, {"namespace", op.ns}}},
+             {"involvedObject",
+              {{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", op.name}, {"namespace", op.ns}, {"uid", op.uid}}},
+             {"reason", reason},
+             {"message", message},
+             {"type", type},
+             {"source", {{"component", options_.scheduler_name}}},
+             {"firstTimestamp", now},
+             {"lastTimestamp", now},
+             {"count", 1},
+             {"reportingComponent", options_.scheduler_name}};
+  (void)event_client_.Post("/api/v1/namespaces/" + op.ns + "/events", ev);
 }
 
 void KubeScheduler::WriterLoop() {
@@ -278,20 +297,7 @@ void KubeScheduler::WriterLoop() {
             s = Status::Ok();
         }
         if (s.ok() && options_.events) {
-          json ev = {{"apiVersion", "v1"},
-                     {"kind", "Event"},
-                     {"metadata", {{"generateName", op.name + "."}, {"namespace", op.ns}}},
-                     {"involvedObject",
-                      {{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", op.name}, {"namespace", op.ns}, {"uid", op.uid}}},
-                     {"reason", "Scheduled"},
-                     {"message", "Successfully assigned " + op.ns + "/" + op.name + " to " + op.node},
-                     {"type", "Normal"},
-                     {"source", {{"component", options_.scheduler_name}}},
-                     {"firstTimestamp", NowRfc3339()},
-                     {"lastTimestamp", NowRfc3339()},
-                     {"count", 1},
-                     {"reportingComponent", options_.scheduler_name}};
-          (void)event_client_.Post("/api/v1/namespaces/" + op.ns + "/events", ev);
+          PostEvent(op, "Normal", "Scheduled", "Successfully assigned " + op.ns + "/" + op.name + " to " + op.node);
         }
         Post([this, op, s] { OnBindDone(op, s); });
         break;
@@ -311,6 +317,16 @@ void KubeScheduler::WriterLoop() {
           log_.Warn("kube_delete_failed", {{"pod", op.ns + "/" + op.name}, {"error", s.message()}});
         break;
       }
+      case WriteOp::Kind::kGroupStatus: {
+        // node: the phase; gpus: the scheduled count (as text).
+        json patch = {{"status", {{"phase", op.node}, {"scheduled", std::stoll(op.gpus)}, {"message", op.message}}}};
+        Status s = client_.Patch("/apis/berth.dev/v1alpha1/namespaces/" + op.ns + "/podgroups/" + op.name + "/status",
+                                 patch)
+                       .status();
+        if (!s.ok() && s.code() != StatusCode::kNotFound)
+          log_.Warn("kube_podgroup_status_failed", {{"podgroup", op.ns + "/" + op.name}, {"error", s.message()}});
+        break;
+      }
       case WriteOp::Kind::kCondition: {
         json patch = {{"status",
                        {{"conditions",
@@ -322,20 +338,7 @@ void KubeScheduler::WriterLoop() {
         Status s = client_.Patch(PodPath(op.ns, op.name) + "/status", patch, "application/strategic-merge-patch+json")
                        .status();
         if (s.ok() && options_.events) {
-          json ev = {{"apiVersion", "v1"},
-                     {"kind", "Event"},
-                     {"metadata", {{"generateName", op.name + "."}, {"namespace", op.ns}}},
-                     {"involvedObject",
-                      {{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", op.name}, {"namespace", op.ns}, {"uid", op.uid}}},
-                     {"reason", "FailedScheduling"},
-                     {"message", op.message},
-                     {"type", "Warning"},
-                     {"source", {{"component", options_.scheduler_name}}},
-                     {"firstTimestamp", NowRfc3339()},
-                     {"lastTimestamp", NowRfc3339()},
-                     {"count", 1},
-                     {"reportingComponent", options_.scheduler_name}};
-          (void)event_client_.Post("/api/v1/namespaces/" + op.ns + "/events", ev);
+          PostEvent(op, "Warning", "FailedScheduling", op.message);
         }
         break;
       }
@@ -983,6 +986,19 @@ void KubeScheduler::AfterStart(JobEntry& job) {
     pending_job_of_group_.erase(g);
   dirty_ = true;  // the group may have more pods waiting
   if (job.waiting_for.empty()) SendBinds(job);
+  GroupStatus(job.group, "Running", static_cast<int64_t>(job.pod_of_task.size()), "");
+}
+
+void KubeScheduler::GroupStatus(const std::string& group, const std::string& phase, int64_t scheduled,
+                                const std::string& message) {
+  if (!pod_groups_.count("berth-podgroup:" + group)) return;  // only Berth's own PodGroup objects
+  const std::string shown = phase + "|" + std::to_string(scheduled) + "|" + message;
+  auto& last = group_status_shown_[group];
+  if (last == shown) return;
+  last = shown;
+  const auto slash = group.find('/');
+  Enqueue(WriteOp::Make(WriteOp::Kind::kGroupStatus, group.substr(0, slash), group.substr(slash + 1), "", phase,
+                        std::to_string(scheduled), message));
 }
 
 void KubeScheduler::SendBinds(JobEntry& job) {
@@ -1034,6 +1050,8 @@ void KubeScheduler::UpdateWaiting() {
     auto jit = jobs_.find(id);
     if (!rec || jit == jobs_.end() || rec->last_verdict.reason.empty()) continue;
     const std::string message = "berth: " + rec->last_verdict.reason;
+    GroupStatus(key, rec->last_verdict.code == framework::VerdictCode::kUnresolvable ? "Unschedulable" : "Pending", 0,
+                message);
     for (const auto& uid : jit->second.pod_of_task) {
       auto p = pods_.find(uid);
       if (p == pods_.end()) continue;

@@ -131,7 +131,7 @@ class KubeScheduler {
     std::string required_level, preferred_level;
   };
   struct WriteOp {
-    enum class Kind { kBind, kEvict, kCondition, kDelete } kind = Kind::kBind;
+    enum class Kind { kBind, kEvict, kCondition, kDelete, kGroupStatus } kind = Kind::kBind;
     std::string ns, name, uid, node, gpus, message;
     int64_t job = -1;
     static WriteOp Make(Kind kind, std::string ns, std::string name, std::string uid, std::string node = "",
@@ -155,6 +155,9 @@ class KubeScheduler {
   void Loop();
   void WriterLoop();
   void Enqueue(WriteOp op);
+  // A Berth PodGroup's status: phase, pods scheduled, and the reason it waits.
+  void GroupStatus(const std::string& group, const std::string& phase, int64_t scheduled, const std::string& message);
+  void PostEvent(const WriteOp& op, const char* type, const char* reason, const std::string& message);
 
   // On the loop thread.
   void OnNode(const std::string& type, const nlohmann::json& obj);
@@ -210,6 +213,7 @@ class KubeScheduler {
   bool topology_dirty_ = true;
   bool dirty_ = true;
   std::unordered_map<std::string, PodEntry> pods_;  // by uid
+  std::map<std::string, std::string> group_status_shown_;  // "ns/name" -> last status written
   std::map<std::string, GroupInfo> pod_groups_;     // "kind:ns/name" -> PodGroup
   std::map<std::string, nlohmann::json> queue_crds_;  // Queue name -> spec
   std::shared_ptr<const tenancy::QueueTree> current_queues_;
