@@ -45,6 +45,7 @@ struct ServeFlags {
   double speedup = 1.0;
   std::string preemption_grace;  // durations, parsed in Serve
   std::string min_runtime;
+  std::string restore_cost;
   std::string catalog = "data/accelerators.yaml";
   std::string throughputs;
 };
@@ -84,9 +85,10 @@ struct Ending {
 
 int Serve(const ServeFlags& f) {
   // Bad flag values are usage errors, found before anything is opened.
-  TimeUs grace = 0, min_runtime = -1;
+  TimeUs grace = 0, min_runtime = -1, restore_cost = 0;
   for (const auto& [flag, text, out] : {std::tuple{"--preemption-grace", &f.preemption_grace, &grace},
-                                        std::tuple{"--min-runtime", &f.min_runtime, &min_runtime}}) {
+                                        std::tuple{"--min-runtime", &f.min_runtime, &min_runtime},
+                                        std::tuple{"--restore-cost", &f.restore_cost, &restore_cost}}) {
     if (text->empty()) continue;
     auto d = tenancy::ParseQueueDuration(*text);
     if (!d.ok()) {
@@ -149,6 +151,7 @@ int Serve(const ServeFlags& f) {
   opts.throughputs = f.throughputs;
   opts.preemption_grace = grace;
   opts.min_runtime = min_runtime;
+  opts.restore_cost = restore_cost;
   opts.virtual_nodes = f.virtual_nodes || demo;
   opts.speedup = f.speedup;
   if (!f.queues.empty()) {
@@ -250,7 +253,7 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--token-file", flags->token_file, "file holding the bearer token that writes must present");
   cmd->add_flag("--virtual-nodes", flags->virtual_nodes, "simulate node agents that heartbeat and run jobs");
   cmd->add_option("--speedup", flags->speedup, "virtual nodes run a job for duration/N")->capture_default_str();
-  cmd->add_option("--policy", flags->policy, "scheduling policy (see berth simulate)")->capture_default_str();
+  cmd->add_option("--policy", flags->policy, "scheduling policy (berth policies lists them)")->capture_default_str();
   cmd->add_option("--queues", flags->queues,
                   "queue tree YAML (docs/queues.md): quotas are enforced; default: every tenant its own queue");
   cmd->add_option("--preemption-grace", flags->preemption_grace,
@@ -259,6 +262,9 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--min-runtime", flags->min_runtime,
                   "the least a job runs before preemption may evict it, e.g. 2m (default 10m); policies that "
                   "preempt only (fairshare, priority-preempt, srtf, tiresias, ...)");
+  cmd->add_option("--restore-cost", flags->restore_cost,
+                  "time a job resumed after preemption spends restoring its checkpoint before working, e.g. 2m "
+                  "(default 0)");
   cmd->add_option("--catalog", flags->catalog, "accelerator catalog YAML (hetero-speed, hetero-cost)")
       ->capture_default_str();
   cmd->add_option("--throughputs", flags->throughputs,
