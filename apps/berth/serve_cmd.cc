@@ -25,6 +25,7 @@
 #include "berth/store/store.h"
 #include "berth/tenancy/queue_yaml.h"
 #include "commands.h"
+#include "serve_kube.h"
 
 namespace berth::apps {
 namespace {
@@ -46,8 +47,10 @@ struct ServeFlags {
   std::string preemption_grace;  // durations, parsed in Serve
   std::string min_runtime;
   std::string restore_cost;
-  std::string catalog = "data/accelerators.yaml";
   std::string throughputs;
+  // Kubernetes: schedule the API server's pods (serve_kube.cc).
+  bool kube = false;
+  KubeServeFlags k;
 };
 
 StatusOr<std::string> ReadToken(const std::string& path) {
@@ -96,6 +99,18 @@ int Serve(const ServeFlags& f) {
       return kExitUsage;
     }
     *out = *d;
+  }
+  if (f.kube || !f.k.kubeconfig.empty()) {
+    if (!f.preemption_grace.empty() || !f.min_runtime.empty() || !f.restore_cost.empty() || !f.throughputs.empty()) {
+      std::cerr << "berth serve: --preemption-grace, --min-runtime, --restore-cost and --throughputs are not "
+                   "supported with --kube/--kubeconfig yet\n";
+      return kExitUsage;
+    }
+    KubeServeFlags k = f.k;
+    k.listen = f.listen;
+    k.policy = f.policy;
+    k.queues = f.queues;
+    return ServeKube(k);
   }
   // Block the stop signals in every thread; the main thread waits for them.
   sigset_t stop_signals;
@@ -147,7 +162,7 @@ int Serve(const ServeFlags& f) {
 
   server::ServiceOptions opts;
   opts.policy = f.policy;
-  opts.catalog = f.catalog;
+  opts.catalog = f.k.catalog;
   opts.throughputs = f.throughputs;
   opts.preemption_grace = grace;
   opts.min_runtime = min_runtime;
@@ -265,11 +280,34 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--restore-cost", flags->restore_cost,
                   "time a job resumed after preemption spends restoring its checkpoint before working, e.g. 2m "
                   "(default 0)");
-  cmd->add_option("--catalog", flags->catalog, "accelerator catalog YAML (hetero-speed, hetero-cost)")
-      ->capture_default_str();
   cmd->add_option("--throughputs", flags->throughputs,
                   "measured throughput table (Gavel JSON) the hetero-speed/hetero-cost model is fitted to "
                   "(default: specs only)");
+  cmd->add_option("--kubeconfig", flags->k.kubeconfig,
+                  "schedule a Kubernetes cluster: its Nodes and the pods whose schedulerName is --scheduler-name");
+  cmd->add_flag("--kube", flags->kube,
+                "schedule the Kubernetes cluster found through $KUBECONFIG, the pod's service account or ~/.kube/config");
+  cmd->add_option("--scheduler-name", flags->k.scheduler_name, "spec.schedulerName of the pods Berth schedules")
+      ->capture_default_str();
+  cmd->add_option("--topology-label", flags->k.topology_labels,
+                  "LABEL=LEVEL: a node label naming the node's domain at LEVEL (region, cluster, spine, leaf, "
+                  "nvlink); repeatable, checked before the built-in keys");
+  cmd->add_option("--kube-qps", flags->k.kube_qps, "API server requests per second (client-go's QPS)")
+      ->capture_default_str();
+  cmd->add_option("--kube-burst", flags->k.kube_burst, "API server request burst")->capture_default_str();
+  cmd->add_option("--catalog", flags->k.catalog,
+                  "accelerator catalog: maps nvidia.com/gpu.product to GPU types (--kube) and feeds the "
+                  "hetero-speed/hetero-cost model")
+      ->capture_default_str();
+  cmd->add_option("--leader-elect", flags->k.leader_elect,
+                  "with --kubeconfig/--kube: elect one leader through a coordination.k8s.io Lease; only it binds")
+      ->capture_default_str();
+  cmd->add_option("--lease-namespace", flags->k.lease_namespace, "namespace of the Lease (default: the kubeconfig's)");
+  cmd->add_option("--lease-name", flags->k.lease_name, "name of the Lease")->capture_default_str();
+  cmd->add_option("--lease-identity", flags->k.lease_identity,
+                  "this replica's name in the Lease (default: the host name, so a restart takes it back at once)");
+  cmd->add_flag("--insecure-skip-tls-verify", flags->k.insecure_skip_tls_verify,
+                "do not verify the API server's certificate");
   cmd->callback([flags, &run] { run = [flags] { return Serve(*flags); }; });
 }
 

@@ -8,6 +8,9 @@
 // Another method on one of the /v1/jobs, /v1/queues, /v1/nodes, /healthz,
 // /readyz, /metrics paths answers 405 with an Allow header (OPTIONS: 204
 // with Allow).
+// Bodies over HttpOptions::max_body_bytes (16 MiB: kube-scheduler's whole
+// NodeLists) answer 413; form-encoded ones are capped at 8 KiB by the library,
+// so clients send application/json.
 // Errors are JSON {"error": "..."} with a 4xx/5xx status; a handler that
 // throws answers 500, never crashes the process. A replica that does not lead
 // (standby, loading, stepped down) answers writes, /readyz and the /v1 reads
@@ -32,7 +35,7 @@ struct HttpOptions {
   int port = 7450;             // 0: any free port (see port())
   std::string token;           // "" = writes are open
   int threads = 32;  // a keep-alive connection holds a thread while open
-  size_t max_body_bytes = 1 << 20;
+  size_t max_body_bytes = 16 << 20;  // kube-scheduler sends whole NodeLists (nodeCacheCapable false)
 };
 
 // Splits "HOST:PORT" (IPv6 as "[::1]:PORT").
