@@ -27,7 +27,7 @@ void AddConvertCommand(CLI::App& app, std::function<int()>& run);
 void AddServeCommand(CLI::App& app, std::function<int()>& run);
 // Adds the HTTP clients of `serve`: `submit`, `status`, `cancel`, `queues`, `nodes`.
 void AddClientCommands(CLI::App& app, std::function<int()>& run);
-// Adds `version`, `--version` and `help [COMMAND]`.
+// Adds `version`, `--version`, `help [COMMAND]` and `policies`.
 void AddInfoCommands(CLI::App& app, std::function<int()>& run);
 
 }  // namespace berth::apps

@@ -1,7 +1,12 @@
-// `berth version` (and `berth --version`) and `berth help [COMMAND]`.
+// `berth version` (and `berth --version`), `berth help [COMMAND]` and
+// `berth policies`.
+#include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "berth/hetero/allocation_policy.h"
+#include "berth/hetero/speed_score.h"
+#include "berth/plugins/builtin.h"
 #include "commands.h"
 #include "version_info.h"
 
@@ -11,7 +16,33 @@ std::string VersionLine() {
   return std::string("berth ") + BERTH_VERSION + " (commit " + BERTH_GIT_COMMIT + ", " + BERTH_BUILD_TYPE + " build)";
 }
 
+namespace {
+
+// Every policy name with its description: those of trace replay, the FGD
+// protocol and `berth serve`, then those of `--workload gavel`.
+int Policies() {
+  framework::PolicyRegistry policies;
+  hetero::AllocationPolicyRegistry rounds;
+  for (const Status& s : {plugins::RegisterBuiltinPolicies(policies), hetero::RegisterHeteroPolicies(policies),
+                          hetero::RegisterAllocationPolicies(rounds)})
+    if (!s.ok()) {
+      std::cerr << "berth policies: " << s.message() << "\n";
+      return 1;
+    }
+  std::printf("berth simulate (trace replay, FGD protocol) and berth serve, --policy NAME[,NAME...]:\n");
+  for (const auto& [name, info] : policies.all()) std::printf("  %-22s %s\n", name.c_str(), info.description.c_str());
+  std::printf("\nberth simulate --workload gavel (or --workload gavel --trace FILE), --policy NAME[,NAME...]:\n");
+  for (const auto& name : rounds.Names())
+    std::printf("  %-22s %s\n", name.c_str(), rounds.Description(name).c_str());
+  return 0;
+}
+
+}  // namespace
+
 void AddInfoCommands(CLI::App& app, std::function<int()>& run) {
+  app.add_subcommand("policies", "List the scheduling policies and what each does")->callback([&run] {
+    run = [] { return Policies(); };
+  });
   app.set_version_flag("--version", VersionLine(), "Print the version, git commit and build type, and exit");
   {
     auto json_out = std::make_shared<bool>(false);

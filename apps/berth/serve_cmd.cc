@@ -51,7 +51,7 @@ struct ServeFlags {
   KubeServeFlags k;
   std::string preemption_grace;  // durations, parsed in Serve
   std::string min_runtime;
-  std::string catalog = "data/accelerators.yaml";
+  std::string restore_cost;
   std::string throughputs;
 };
 
@@ -90,9 +90,10 @@ struct Ending {
 
 int Serve(const ServeFlags& f) {
   // Bad flag values are usage errors, found before anything is opened.
-  TimeUs grace = 0, min_runtime = -1;
+  TimeUs grace = 0, min_runtime = -1, restore_cost = 0;
   for (const auto& [flag, text, out] : {std::tuple{"--preemption-grace", &f.preemption_grace, &grace},
-                                        std::tuple{"--min-runtime", &f.min_runtime, &min_runtime}}) {
+                                        std::tuple{"--min-runtime", &f.min_runtime, &min_runtime},
+                                        std::tuple{"--restore-cost", &f.restore_cost, &restore_cost}}) {
     if (text->empty()) continue;
     auto d = tenancy::ParseQueueDuration(*text);
     if (!d.ok()) {
@@ -102,11 +103,14 @@ int Serve(const ServeFlags& f) {
     *out = *d;
   }
   if (!f.extender && (f.kube || !f.k.kubeconfig.empty())) {
+    if (!f.restore_cost.empty() || !f.throughputs.empty()) {
+      std::cerr << "berth serve: --restore-cost and --throughputs are not supported with --kube/--kubeconfig yet\n";
+      return kExitUsage;
+    }
     KubeServeFlags k = f.k;
     k.listen = f.listen;
     k.policy = f.policy;
     k.queues = f.queues;
-    k.catalog = f.catalog;
     k.min_runtime = min_runtime;
     k.preemption_grace = grace;
     return ServeKube(k);
@@ -152,10 +156,11 @@ int Serve(const ServeFlags& f) {
 
   server::ServiceOptions opts;
   opts.policy = f.policy;
-  opts.catalog = f.catalog;
+  opts.catalog = f.k.catalog;
   opts.throughputs = f.throughputs;
   opts.preemption_grace = grace;
   opts.min_runtime = min_runtime;
+  opts.restore_cost = restore_cost;
   opts.virtual_nodes = f.virtual_nodes || demo;
   opts.speedup = f.speedup;
   if (!f.queues.empty()) {
@@ -275,9 +280,21 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--token-file", flags->token_file, "file holding the bearer token that writes must present");
   cmd->add_flag("--virtual-nodes", flags->virtual_nodes, "simulate node agents that heartbeat and run jobs");
   cmd->add_option("--speedup", flags->speedup, "virtual nodes run a job for duration/N")->capture_default_str();
-  cmd->add_option("--policy", flags->policy, "scheduling policy (see berth simulate)")->capture_default_str();
+  cmd->add_option("--policy", flags->policy, "scheduling policy (berth policies lists them)")->capture_default_str();
   cmd->add_option("--queues", flags->queues,
                   "queue tree YAML (docs/queues.md): quotas are enforced; default: every tenant its own queue");
+  cmd->add_option("--preemption-grace", flags->preemption_grace,
+                  "grace an evicted job gets to checkpoint and leave, e.g. 30s; its preemptor starts that much "
+                  "later (default 0)");
+  cmd->add_option("--min-runtime", flags->min_runtime,
+                  "the least a job runs before preemption may evict it, e.g. 2m (default 10m); policies that "
+                  "preempt only (fairshare, priority-preempt, srtf, tiresias, ...)");
+  cmd->add_option("--restore-cost", flags->restore_cost,
+                  "time a job resumed after preemption spends restoring its checkpoint before working, e.g. 2m "
+                  "(default 0)");
+  cmd->add_option("--throughputs", flags->throughputs,
+                  "measured throughput table (Gavel JSON) the hetero-speed/hetero-cost model is fitted to "
+                  "(default: specs only)");
   cmd->add_option("--kubeconfig", flags->k.kubeconfig,
                   "schedule a Kubernetes cluster: its Nodes and the pods whose schedulerName is --scheduler-name");
   cmd->add_flag("--kube", flags->kube,
@@ -293,6 +310,10 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--kube-qps", flags->k.kube_qps, "API server requests per second (client-go's QPS)")
       ->capture_default_str();
   cmd->add_option("--kube-burst", flags->k.kube_burst, "API server request burst")->capture_default_str();
+  cmd->add_option("--catalog", flags->k.catalog,
+                  "accelerator catalog: maps nvidia.com/gpu.product to GPU types (--kube) and feeds the "
+                  "hetero-speed/hetero-cost model")
+      ->capture_default_str();
   cmd->add_option("--leader-elect", flags->k.leader_elect,
                   "with --kubeconfig/--kube: elect one leader through a coordination.k8s.io Lease; only it binds")
       ->capture_default_str();
@@ -302,17 +323,6 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
                   "this replica's name in the Lease (default: the host name, so a restart takes it back at once)");
   cmd->add_flag("--insecure-skip-tls-verify", flags->k.insecure_skip_tls_verify,
                 "do not verify the API server's certificate");
-  cmd->add_option("--preemption-grace", flags->preemption_grace,
-                  "grace an evicted job gets to checkpoint and leave, e.g. 30s; its preemptor starts that much "
-                  "later (default 0)");
-  cmd->add_option("--min-runtime", flags->min_runtime,
-                  "the least a job runs before preemption may evict it, e.g. 2m (default 10m); policies that "
-                  "preempt only (fairshare, priority-preempt, srtf, tiresias, ...)");
-  cmd->add_option("--catalog", flags->catalog, "accelerator catalog YAML (hetero-speed, hetero-cost; with --kubeconfig it maps nvidia.com/gpu.product to GPU types)")
-      ->capture_default_str();
-  cmd->add_option("--throughputs", flags->throughputs,
-                  "measured throughput table (Gavel JSON) the hetero-speed/hetero-cost model is fitted to "
-                  "(default: specs only)");
   cmd->callback([flags, &run] { run = [flags] { return Serve(*flags); }; });
 }
 

@@ -175,7 +175,8 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--seed", flags->sim.seed, "Random seed")->default_val(42);
   cmd->add_option("--arrival-order", flags->sim.arrival_order, "FGD protocol: pod order file (index,pod)");
   cmd->add_option("--node-rank", flags->sim.node_rank, "FGD protocol: node ranking file (rank,node)");
-  cmd->add_option("--policy", flags->policies, "Policy name(s), comma-separated")->required();
+  cmd->add_option("--policy", flags->policies, "Policy name(s), comma-separated (berth policies lists them)")
+      ->required();
   cmd->add_option("--json", flags->json, "Write results as JSON to FILE (- for standard output; the summary then goes to stderr)");
   cmd->add_option("--report", flags->report, "Write an HTML report (one self-contained file)");
   cmd->add_option("--placements", flags->placements, "Write index,pod,node per arrival (FGD protocol)");

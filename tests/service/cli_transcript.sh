@@ -32,6 +32,7 @@ expect 0 "$BERTH" version --json;       has out '"version":'
 expect 0 "$BERTH" help;                 has out 'cancel'
 expect 0 "$BERTH" help status;          has out '--state'
 expect 0 "$BERTH" status --help;        has out '--tenant'
+expect 0 "$BERTH" policies;             has out '^  hetero-speed  '; has out '^  gavel-las  '; has out '^  fairshare  '
 # Usage errors: exit 2 with the message.
 expect 2 "$BERTH";                      has err 'a command is required'
 expect 2 "$BERTH" frobnicate;           has err "unknown command 'frobnicate'"
@@ -111,6 +112,7 @@ expect 1 "$BERTH" simulate --cluster 1x8:H100 --trace "$WORK/t.jsonl" --mode rep
 has err "policy 'bestfit' does not preempt"
 expect 2 "$BERTH" serve --min-runtime soon; has err '--min-runtime'
 expect 2 "$BERTH" serve --preemption-grace=-3s; has err '--preemption-grace'
+expect 2 "$BERTH" serve --restore-cost 5x; has err '--restore-cost'
 expect 1 "$BERTH" serve --listen 127.0.0.1:0 --store "sqlite:$WORK/d2/berth.db" --policy bestfit --min-runtime 1m
 has err "policy 'bestfit' does not preempt"
 echo "cli transcript: ok"

@@ -31,6 +31,11 @@ std::vector<std::string> AllocationPolicyRegistry::Names() const {
   return out;
 }
 
+std::string AllocationPolicyRegistry::Description(const std::string& name) const {
+  auto it = entries_.find(name);
+  return it == entries_.end() ? std::string() : it->second.second;
+}
+
 std::vector<double> BlindShares(std::span<const PolicyJob> jobs, double total) {
   std::vector<double> share(jobs.size(), 0.0);
   double demand = 0, weights = 0;

@@ -78,6 +78,8 @@ class AllocationPolicyRegistry {
   StatusOr<std::unique_ptr<AllocationPolicy>> Create(const std::string& name, const PolicyOptions& o) const;
   bool Has(const std::string& name) const { return entries_.count(name) > 0; }
   std::vector<std::string> Names() const;
+  // The description given at registration ("" for an unknown name).
+  std::string Description(const std::string& name) const;
 
  private:
   std::map<std::string, std::pair<Factory, std::string>> entries_;

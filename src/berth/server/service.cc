@@ -33,6 +33,7 @@ Status ServiceOptions::Validate() const {
   if (tick <= 0 || request_timeout <= 0) return InvalidArgument("tick and request timeout must be positive");
   if (preemption_grace < 0) return InvalidArgument("--preemption-grace must not be negative");
   if (min_runtime < -1) return InvalidArgument("--min-runtime must not be negative");
+  if (restore_cost < 0) return InvalidArgument("--restore-cost must not be negative");
   return Status::Ok();
 }
 
@@ -72,6 +73,7 @@ Status Service::Start() {
   so.queues = options_.queues;
   so.usage_half_life = options_.usage_half_life;
   so.preemption_grace = options_.preemption_grace;
+  so.restore_cost = options_.restore_cost;
   sched_ = std::make_unique<scheduler::Scheduler>(cluster_, std::move(fw), std::move(so), clock_);
   phase_ = Phase::kAcquiring;
   BERTH_ASSIGN_OR_RETURN(fence_, store_.Acquire());
@@ -458,8 +460,8 @@ void Service::LaunchOnAgents(const JobEntry& e) {
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
   TimeUs job_time = e.spec.duration >= 0 ? e.spec.duration : e.spec.runtime_limit;
   // A run's work begins after its startup delay (the grace of the jobs it
-  // evicted, SchedulerOptions::preemption_grace): the agents run it that
-  // much longer.
+  // evicted, the restore of its checkpoint): the agents run it that much
+  // longer.
   const scheduler::JobRecord* rec = sched_->Find(JobId(e.id));
   if (job_time >= 0 && rec) job_time += rec->startup_delay;
   TimeUs wall = -1;

@@ -73,6 +73,9 @@ struct ServiceOptions {
   // plugins' default, 600 s; plugins::SetMinRuntime).
   TimeUs preemption_grace = 0;
   TimeUs min_runtime = -1;
+  // A run resumed from a checkpoint spends this long restoring before it
+  // works (SchedulerOptions::restore_cost).
+  TimeUs restore_cost = 0;
   // The throughput model of the hetero-speed and hetero-cost policies: the
   // accelerator catalog, fitted to a measured table ("" = specs only).
   std::string catalog = "data/accelerators.yaml";

@@ -1,5 +1,6 @@
 // Scheduling knobs of `berth serve` that reach the core: --min-runtime (the
 // preemption guard), --preemption-grace (the preemptor's startup delay),
+// --restore-cost (checked here; the scheduler's own tests cover its effect),
 // topology fields only under a policy that places by topology, and the
 // hetero-speed / hetero-cost policies.
 #include <gtest/gtest.h>
@@ -63,6 +64,11 @@ TEST(ServiceOptionsTest, NegativeDurationsAreRefused) {
   o.preemption_grace = 0;
   o.min_runtime = -5;
   EXPECT_FALSE(o.Validate().ok());
+  o.min_runtime = -1;
+  o.restore_cost = -1;
+  EXPECT_FALSE(o.Validate().ok());
+  o.restore_cost = SecondsToUs(60);
+  EXPECT_TRUE(o.Validate().ok());
 }
 
 TEST(ServiceOptionsTest, TopologyFieldsNeedATopologyPolicy) {
