@@ -37,7 +37,8 @@ struct TaskRequest {
 // plugin sees it when it bounds its scores (ScorePlugin::ScoreBound). Every
 // node of the set that passes the fit filter for the task has
 //   full_free_lo <= full_free_gpus <= full_free_hi,
-//   node_free_lo <= node_free_milli <= node_free_hi,   free_cpu <= cpu_hi,
+//   node_free_lo <= node_free_milli <= node_free_hi,
+//   cpu_lo <= free_cpu <= cpu_hi,
 // and (fit) free_cpu >= the task's CPU, free milli-GPU >= the task's.
 struct NodeTier {
   GpuTypeId type;
@@ -45,6 +46,7 @@ struct NodeTier {
   int32_t full_free_hi = 0;
   MilliGpu node_free_lo = 0;
   MilliGpu node_free_hi = 0;
+  MilliCpu cpu_lo = 0;
   MilliCpu cpu_hi = 0;
 };
 

@@ -148,7 +148,7 @@ int64_t RunLockstep(const std::string& policy, uint64_t seed, int steps) {
 }
 
 TEST(IndexSearch, SameChoiceAsFullScanForEveryBoundedScore) {
-  for (const char* policy : {"bestfit", "firstfit", "worstfit", "dotprod", "fifo", "priority", "topology", "srtf"}) {
+  for (const char* policy : {"bestfit", "firstfit", "worstfit", "dotprod", "gpupacking", "fifo", "priority", "topology", "srtf"}) {
     int64_t settled = 0;
     for (uint64_t seed = 1; seed <= 30; ++seed) settled += RunLockstep(policy, seed, 300);
     // The property is not vacuous: most placements came from the indexes.
@@ -161,8 +161,8 @@ TEST(IndexSearch, AppliesOnlyToProfilesItCanServe) {
   auto c = cluster::ParseClusterSpec("4x8:H100");
   ASSERT_TRUE(c.ok());
   ManualClock clock(0);
-  // binpack has its own candidates; fgd does not bound its scores (yet).
-  for (const char* policy : {"binpack", "gpupacking"}) {
+  // binpack has its own candidates; gpuclustering does not bound its scores.
+  for (const char* policy : {"binpack", "gpuclustering"}) {
     auto fw = framework::Framework::Create(*reg.policies.Find(policy), reg.plugins);
     ASSERT_TRUE(fw.ok());
     Scheduler s(*c, std::move(fw).value(), {}, clock);

@@ -40,10 +40,19 @@ Scheduler::Scheduler(const cluster::Cluster& cluster, std::unique_ptr<framework:
   for (const auto* f : framework_->filter()) has_fit = has_fit || f->Name() == "fit";
   use_index_search_ = !options_.full_scan && has_fit && framework_->candidates().empty() &&
                       framework_->score().size() == 1 && framework_->score().front().second > 0;
+  if (use_index_search_) index_search_.Reset(state_, type_cpu_max_);
 }
 
 Status Scheduler::ApplyChecked(const state::Event& e) {
+  NodeId node;
+  if (use_index_search_) {
+    if (const auto* p = std::get_if<state::PlaceTask>(&e)) node = p->alloc.node;
+    if (const auto* u = std::get_if<state::SetNodeUp>(&e)) node = u->node;
+    if (const auto* r = std::get_if<state::ReleaseTask>(&e))
+      if (const state::Allocation* a = state_.Find(r->task)) node = a->node;
+  }
   Status s = state_.Apply(e);
+  if (s.ok() && use_index_search_ && node.valid()) index_search_.NodeChanged(state_, node);
   if (s.ok() && options_.check_indexes) s = state_.CheckIndexes();
   return s;
 }

@@ -35,7 +35,7 @@ TEST_F(IndexSearchExactness, OpenbFgdProtocolSeeds42To44) {
     o.seed = seed;
     auto input = BuildFgdInput((*in)->cluster, (*in)->trace, o);
     ASSERT_TRUE(input.ok()) << input.status().ToString();
-    for (const char* policy : {"bestfit", "firstfit", "worstfit", "dotprod", "fifo", "sjf", "priority", "topology"}) {
+    for (const char* policy : {"bestfit", "firstfit", "worstfit", "dotprod", "gpupacking", "fifo", "sjf", "priority", "topology"}) {
       auto profile = policies_.Find(policy);
       ASSERT_TRUE(profile.ok()) << policy;
       FgdOptions scan = o;
@@ -71,7 +71,7 @@ void ExpectSameReplay(const cluster::Cluster& c, const Trace& t, const framework
 TEST_F(IndexSearchExactness, OpenbReplay) {
   auto in = testing::OpenbDefault();
   ASSERT_TRUE(in.ok()) << in.status().ToString();
-  ExpectSameReplay((*in)->cluster, (*in)->trace, policies_, plugins_, {"bestfit", "worstfit", "dotprod", "sjf"});
+  ExpectSameReplay((*in)->cluster, (*in)->trace, policies_, plugins_, {"bestfit", "worstfit", "dotprod", "gpupacking", "sjf"});
 }
 
 // A day of Philly (339 jobs, gangs of up to 128 GPUs) on 32 GPUs:

@@ -8,9 +8,10 @@
 //
 // Both bound their scores for the index search: BestFit's raw score only falls
 // as free CPU or GPU grows (every floating-point step is monotone), so a tier's
-// bound is the score with no CPU left and the least GPU the tier may hold;
+// bound is the score with the least CPU and GPU the tier's nodes may hold;
 // FirstFit's is 0. Min-max keeps the best node (only the highest raw score
 // normalizes to 100).
+#include <algorithm>
 #include <cmath>
 
 #include "berth/plugins/builtin.h"
@@ -36,7 +37,7 @@ class BestFit final : public framework::ScorePlugin {
   }
   std::optional<int64_t> ScoreBound(const framework::CycleContext&, const framework::TaskRequest& req,
                                     const framework::NodeTier& tier) const override {
-    return BestFitScore(0, tier.node_free_lo - req.total_milli());
+    return BestFitScore(std::max<int64_t>(0, tier.cpu_lo - req.cpu_milli), tier.node_free_lo - req.total_milli());
   }
   void Normalize(const framework::CycleContext&, const framework::TaskRequest&, std::span<const NodeId>,
                  std::span<int64_t> scores) const override {

@@ -10,8 +10,8 @@
 // below the request scores 0. No normalization; a share takes the default GPU
 // (the fullest one that fits). The floating-point steps are kept in the
 // original's order so that truncation lands on the same integers. For the
-// index search a tier's bound is the score of a node with exactly the task's
-// CPU free and the least GPU the tier may hold (each step is monotone, so the
+// index search a tier's bound is the score of a node with the least CPU (at
+// least the task's) and GPU the tier's nodes may hold (each step is monotone, so the
 // score only falls as free CPU or GPU grows).
 #include "berth/plugins/builtin.h"
 #include "berth/plugins/score/score_util.h"
@@ -28,7 +28,7 @@ class DotProd final : public framework::ScorePlugin {
   }
   std::optional<int64_t> ScoreBound(const framework::CycleContext&, const framework::TaskRequest& req,
                                     const framework::NodeTier& tier) const override {
-    return Raw(req, req.cpu_milli, tier.node_free_lo);
+    return Raw(req, std::max(req.cpu_milli, tier.cpu_lo), tier.node_free_lo);
   }
 
  private:
