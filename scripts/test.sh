@@ -4,5 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+scripts/kube-control-plane.sh build   # once per machine: kube-apiserver/kube-scheduler v1.20.2, cached
 scripts/build.sh release
 ctest --preset release -j "$(nproc)" --timeout 600

@@ -24,6 +24,7 @@
 #include "berth/store/store.h"
 #include "berth/tenancy/queue_yaml.h"
 #include "commands.h"
+#include "serve_kube.h"
 
 namespace berth::apps {
 namespace {
@@ -42,6 +43,9 @@ struct ServeFlags {
   std::string queues;  // queue tree YAML ("" = every tenant its own queue)
   bool virtual_nodes = false;
   double speedup = 1.0;
+  // Kubernetes: schedule the API server's pods (serve_kube.cc).
+  bool kube = false;
+  KubeServeFlags k;
 };
 
 StatusOr<std::string> ReadToken(const std::string& path) {
@@ -78,6 +82,13 @@ struct Ending {
 };
 
 int Serve(const ServeFlags& f) {
+  if (f.kube || !f.k.kubeconfig.empty()) {
+    KubeServeFlags k = f.k;
+    k.listen = f.listen;
+    k.policy = f.policy;
+    k.queues = f.queues;
+    return ServeKube(k);
+  }
   // Block the stop signals in every thread; the main thread waits for them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -232,6 +243,29 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--policy", flags->policy, "scheduling policy (see berth simulate)")->capture_default_str();
   cmd->add_option("--queues", flags->queues,
                   "queue tree YAML (docs/queues.md): quotas are enforced; default: every tenant its own queue");
+  cmd->add_option("--kubeconfig", flags->k.kubeconfig,
+                  "schedule a Kubernetes cluster: its Nodes and the pods whose schedulerName is --scheduler-name");
+  cmd->add_flag("--kube", flags->kube,
+                "schedule the Kubernetes cluster found through $KUBECONFIG, the pod's service account or ~/.kube/config");
+  cmd->add_option("--scheduler-name", flags->k.scheduler_name, "spec.schedulerName of the pods Berth schedules")
+      ->capture_default_str();
+  cmd->add_option("--topology-label", flags->k.topology_labels,
+                  "LABEL=LEVEL: a node label naming the node's domain at LEVEL (region, cluster, spine, leaf, "
+                  "nvlink); repeatable, checked before the built-in keys");
+  cmd->add_option("--kube-qps", flags->k.kube_qps, "API server requests per second (client-go's QPS)")
+      ->capture_default_str();
+  cmd->add_option("--kube-burst", flags->k.kube_burst, "API server request burst")->capture_default_str();
+  cmd->add_option("--catalog", flags->k.catalog, "accelerator catalog mapping nvidia.com/gpu.product to GPU types")
+      ->capture_default_str();
+  cmd->add_option("--leader-elect", flags->k.leader_elect,
+                  "with --kubeconfig/--kube: elect one leader through a coordination.k8s.io Lease; only it binds")
+      ->capture_default_str();
+  cmd->add_option("--lease-namespace", flags->k.lease_namespace, "namespace of the Lease (default: the kubeconfig's)");
+  cmd->add_option("--lease-name", flags->k.lease_name, "name of the Lease")->capture_default_str();
+  cmd->add_option("--lease-identity", flags->k.lease_identity,
+                  "this replica's name in the Lease (default: the host name, so a restart takes it back at once)");
+  cmd->add_flag("--insecure-skip-tls-verify", flags->k.insecure_skip_tls_verify,
+                "do not verify the API server's certificate");
   cmd->callback([flags, &run] { run = [flags] { return Serve(*flags); }; });
 }
 

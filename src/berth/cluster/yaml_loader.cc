@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "berth/cluster/loaders.h"
+#include "berth/cluster/node_labels.h"
 #include "berth/common/csv.h"
 
 namespace berth::cluster {
@@ -30,15 +31,7 @@ constexpr std::array<const char*, 4> kDomainListKey = {"regions", "clusters", "s
 constexpr const char* kDomainWord[4] = {"region", "cluster", "spine", "leaf"};
 constexpr int64_t kMaxCount = 10'000'000;
 
-// Kubernetes and Topograph node labels, by the level they give.
-constexpr const char* kRegionLabel = "topology.kubernetes.io/region";
-constexpr const char* kZoneLabel = "topology.kubernetes.io/zone";
-constexpr const char* kDatacenterLabel = "network.topology.nvidia.com/datacenter";
-constexpr const char* kSpineLabel = "network.topology.nvidia.com/spine";
-constexpr const char* kLeafLabel = "network.topology.nvidia.com/leaf";
-constexpr const char* kBlockLabel = "network.topology.nvidia.com/block";
-constexpr const char* kAcceleratorLabel = "network.topology.nvidia.com/accelerator";
-constexpr const char* kCliqueLabel = "nvidia.com/gpu.clique";
+// GPU facts from node labels (topology labels: node_labels.h).
 constexpr const char* kGpuProductLabel = "nvidia.com/gpu.product";
 constexpr const char* kGpuCountLabel = "nvidia.com/gpu.count";
 
@@ -333,14 +326,10 @@ Status Loader::Nodes(const YAML::Node& seq, const Scope& scope, const std::strin
         l[it->first.Scalar()] = it->second.Scalar();
       }
       auto get = [&](const char* k) { auto it = l.find(k); return it == l.end() ? std::string() : it->second; };
-      where[0] = get(kRegionLabel);
-      where[1] = get(kZoneLabel).empty() ? get(kDatacenterLabel) : get(kZoneLabel);
-      where[2] = get(kSpineLabel);
-      where[3] = get(kLeafLabel).empty() ? get(kBlockLabel) : get(kLeafLabel);
-      if (!nvlink) {
-        std::string acc = get(kAcceleratorLabel).empty() ? get(kCliqueLabel) : get(kAcceleratorLabel);
-        if (!acc.empty()) nvlink = acc;
-      }
+      const LabelPlace place = PlaceFromLabels(l, {});
+      for (int level = 0; level < 4; ++level) where[level] = place.names[level];
+      if (!nvlink && !place.names[static_cast<int>(Level::kNvlink)].empty())
+        nvlink = place.names[static_cast<int>(Level::kNvlink)];
       if (!type && !get(kGpuProductLabel).empty()) type = get(kGpuProductLabel);
       if (!gpus && !get(kGpuCountLabel).empty()) {
         int64_t g = 0;

@@ -689,6 +689,32 @@ Status Scheduler::Adopt(JobId id, std::span<const TaskPlacement> placements, Tim
   return Status::Ok();
 }
 
+Status Scheduler::ReleaseTask(JobId id, int32_t task_index, JobState final_state) {
+  auto it = index_of_.find(id);
+  if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
+  const int32_t index = it->second;
+  JobRecord& rec = jobs_[index];
+  if (!job::IsTerminal(final_state)) return InvalidArgument("ReleaseTask needs a terminal state");
+  if (rec.state != JobState::kRunning)
+    return FailedPrecondition("job " + std::to_string(id.value()) + " is not running");
+  auto p = std::find_if(rec.placements.begin(), rec.placements.end(),
+                        [&](const TaskPlacement& t) { return t.task.index == task_index; });
+  if (p == rec.placements.end())
+    return NotFound("job " + std::to_string(id.value()) + " has no placement for task " + std::to_string(task_index));
+  if (rec.placements.size() == 1) return Finish(id, final_state);
+  const TimeUs now = clock_.Now();
+  BERTH_RETURN_IF_ERROR(ApplyChecked(state::ReleaseTask{p->task}));
+  const int64_t milli = int64_t{std::popcount(p->alloc.gpu_mask)} * p->alloc.milli_per_gpu;
+  if (milli > 0) ledger_.Charge(rec.queue, cluster_.node(p->alloc.node).gpu_type, -milli, now);
+  // The task's share of attained service, then the running view shrinks.
+  framework::RunningJob& run = running_jobs_[running_pos_[index]];
+  rec.attained_gpu_seconds += static_cast<double>(milli) / kMilliPerGpu * UsToSeconds(now - rec.start_time);
+  run.milli_gpu -= milli;
+  rec.placements.erase(p);
+  run.placements = rec.placements;
+  return Status::Ok();
+}
+
 Status Scheduler::SetNodeUp(NodeId node, bool up) { return ApplyChecked(state::SetNodeUp{node, up}); }
 
 }  // namespace berth::scheduler

@@ -99,6 +99,12 @@ class Scheduler {
   // same state path, all or nothing. Errors: not found, not pending, a
   // placement that does not belong to the job or does not fit (nothing changes).
   Status Adopt(JobId id, std::span<const framework::TaskPlacement> placements, TimeUs start_time);
+  // One task of a running job ends on its own (a pod of a gang completed or
+  // was deleted): its resources are released through the same state path and
+  // the job keeps running on the rest. When its last task goes, the job ends
+  // with `final_state` (a terminal state). Errors: not found, not running, no
+  // placement for that task (nothing changes).
+  Status ReleaseTask(JobId id, int32_t task_index, job::JobState final_state);
   // Marks a node (un)schedulable.
   Status SetNodeUp(NodeId node, bool up);
 

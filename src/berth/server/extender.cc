@@ -121,43 +121,6 @@ StatusOr<std::map<std::string, MetaVictims>> ParseVictimsMap(const json& v, cons
 
 }  // namespace
 
-StatusOr<int64_t> ParseQuantity(const std::string& text, int64_t scale) {
-  if (text.empty()) return InvalidArgument("empty quantity");
-  size_t i = 0;
-  if (text[i] == '+' || text[i] == '-') ++i;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
-  const std::string number = text.substr(0, i);
-  std::string suffix = text.substr(i);
-  long double mult = 1;
-  if (suffix.empty()) {
-  } else if (suffix == "m") { mult = 1e-3L;
-  } else if (suffix == "k") { mult = 1e3L;
-  } else if (suffix == "M") { mult = 1e6L;
-  } else if (suffix == "G") { mult = 1e9L;
-  } else if (suffix == "T") { mult = 1e12L;
-  } else if (suffix == "P") { mult = 1e15L;
-  } else if (suffix == "Ki") { mult = 1024.0L;
-  } else if (suffix == "Mi") { mult = 1024.0L * 1024;
-  } else if (suffix == "Gi") { mult = 1024.0L * 1024 * 1024;
-  } else if (suffix == "Ti") { mult = 1024.0L * 1024 * 1024 * 1024;
-  } else if (suffix == "Pi") { mult = 1024.0L * 1024 * 1024 * 1024 * 1024;
-  } else if (suffix[0] == 'e' || suffix[0] == 'E') {
-    const std::string exp = suffix.substr(1);
-    if (exp.empty() || exp.size() > 3 || exp.find_first_not_of("+-0123456789") != std::string::npos)
-      return InvalidArgument("'" + text + "' is not a quantity");
-    mult = std::pow(10.0L, std::stoi(exp));
-  } else {
-    return InvalidArgument("'" + text + "' is not a quantity (unknown suffix '" + suffix + "')");
-  }
-  if (number.empty() || number == "+" || number == "-" || number.find_first_of("0123456789") == std::string::npos ||
-      std::count(number.begin(), number.end(), '.') > 1)
-    return InvalidArgument("'" + text + "' is not a quantity");
-  const long double value = std::stold(number) * mult * scale;
-  if (value < 0) return InvalidArgument("'" + text + "' is negative");
-  if (value > 9e18L) return InvalidArgument("'" + text + "' is too large");
-  return static_cast<int64_t>(std::ceil(value - 1e-9L));
-}
-
 std::string Pod::group_name() const {
   auto find = [](const std::map<std::string, std::string>& m, const char* k) -> std::string {
     auto it = m.find(k);
@@ -345,9 +308,13 @@ StatusOr<PreemptionArgs> ParsePreemptionArgs(const json& v) {
   const json* pod = Member(v, "pod");
   if (!pod) return InvalidArgument("pod: missing");
   BERTH_ASSIGN_OR_RETURN(a.pod, ParsePod(*pod));
-  if (const json* m = Member(v, "nodeToVictims")) {
-    BERTH_ASSIGN_OR_RETURN(a.node_to_victims, ParseVictimsMap(*m, "nodeToVictims", false));
+  // Go sends NodeNameToVictims; "nodeToVictims" is an older spelling.
+  for (const char* key : {"NodeNameToVictims", "nodeToVictims"}) {
+    const json* m = Member(v, key);
+    if (!m) continue;
+    BERTH_ASSIGN_OR_RETURN(a.node_to_victims, ParseVictimsMap(*m, key, false));
     a.has_victims = true;
+    break;
   }
   if (const json* m = Member(v, "nodeNameToMetaVictims")) {
     BERTH_ASSIGN_OR_RETURN(a.node_to_meta_victims, ParseVictimsMap(*m, "nodeNameToMetaVictims", true));

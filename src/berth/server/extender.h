@@ -3,16 +3,20 @@
 // verbs, as C++ values with exact JSON mappings, and how a pod becomes a Berth
 // task.
 //
-// JSON keys follow the Go types: ExtenderArgs {"pod","nodes","nodenames"};
-// ExtenderFilterResult {"nodes","nodenames","failedNodes",
-// "failedAndUnresolvableNodes","error"}; HostPriority {"host","score"};
-// ExtenderBindingArgs {"PodName","PodNamespace","PodUID","Node"} and
-// ExtenderBindingResult {"Error"} (no json tags in Go); ExtenderPreemptionArgs
-// {"pod","nodeToVictims","nodeNameToMetaVictims"}, Victims {"pods",
-// "numPDBViolations"}, MetaVictims {"pods":[{"uid"}],"numPDBViolations"},
-// ExtenderPreemptionResult {"nodeNameToMetaVictims"}. Like Go's decoder, keys
-// are matched case-insensitively when the exact key is absent, and unknown
-// keys are ignored.
+// The Go types carry no json tags (v1.20 and later alike), so kube-scheduler
+// writes the field names: ExtenderArgs {"Pod","Nodes","NodeNames"};
+// ExtenderBindingArgs {"PodName","PodNamespace","PodUID","Node"};
+// ExtenderPreemptionArgs {"Pod","NodeNameToVictims","NodeNameToMetaVictims"}
+// (the first with nodeCacheCapable false, the second with true), Victims
+// {"Pods","NumPDBViolations"}, MetaVictims {"Pods":[{"UID"}],
+// "NumPDBViolations"}; and its decoder matches keys case-insensitively. Berth
+// reads the same way (exact key first, then any case; unknown keys ignored;
+// "nodeToVictims" is accepted too) and writes: ExtenderFilterResult
+// {"nodes","nodenames","failedNodes","failedAndUnresolvableNodes","error"}
+// (1.20 has no FailedAndUnresolvableNodes field: every reason is in
+// failedNodes as well), HostPriority {"host","score"}, ExtenderBindingResult
+// {"Error"}, ExtenderPreemptionResult {"nodeNameToMetaVictims":{NODE:{"pods":
+// [{"uid"}],"numPDBViolations"}}}.
 //
 // Gangs and queues come from the labels and annotations users already write:
 //   group:  annotation scheduling.k8s.io/group-name (Volcano), label
@@ -33,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/common/k8s_quantity.h"
 #include "berth/common/quantity.h"
 #include "berth/common/status.h"
 
@@ -89,7 +94,8 @@ struct MetaVictims {
 
 struct PreemptionArgs {
   Pod pod;
-  // nodeToVictims (full pods) reduced to uids, and nodeNameToMetaVictims.
+  // NodeNameToVictims (full pods, reduced to their uids; also read from
+  // "nodeToVictims") and NodeNameToMetaVictims.
   std::map<std::string, MetaVictims> node_to_victims;
   std::map<std::string, MetaVictims> node_to_meta_victims;
   bool has_victims = false, has_meta_victims = false;
@@ -118,7 +124,11 @@ nlohmann::json ToJson(const BindingResult& r);
 nlohmann::json ToJson(const PreemptionResult& r);
 
 // A Kubernetes resource quantity ("500m", "2", "1.5", "64Gi", "1e3") times
-// `scale` (1000 for milli-units), rounded up. Errors name the text.
-StatusOr<int64_t> ParseQuantity(const std::string& text, int64_t scale);
+// `scale` (1000 for milli-units), rounded up. Errors name the text. The same
+// as berth::ParseK8sQuantity (common/k8s_quantity.h), which the node model
+// shares.
+inline StatusOr<int64_t> ParseQuantity(const std::string& text, int64_t scale) {
+  return ParseK8sQuantity(text, scale);
+}
 
 }  // namespace berth::server::k8s

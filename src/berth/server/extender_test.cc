@@ -5,48 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include "berth/server/extender_test_util.h"
 #include "berth/server/service_test_util.h"
 
 namespace berth::server {
 namespace {
 
 using nlohmann::json;
+using testing::NodeDoc;
+using testing::PodDoc;
 using testing::ServiceHarness;
-
-// A v1.Pod as kube-scheduler sends it (trimmed to what matters, plus noise it
-// also sends: status, other resources, init containers).
-json PodDoc(const std::string& name, const std::string& group, int gpus, const std::string& min_member = "2") {
-  json pod = {
-      {"kind", "Pod"},
-      {"apiVersion", "v1"},
-      {"metadata",
-       {{"name", name},
-        {"namespace", "ml"},
-        {"uid", "uid-" + name},
-        {"labels", {{"kueue.x-k8s.io/queue-name", "research"}}},
-        {"annotations", json::object()}}},
-      {"spec",
-       {{"schedulerName", "default-scheduler"},
-        {"priority", 100},
-        {"containers",
-         {{{"name", "trainer"},
-           {"image", "trainer:1"},
-           {"resources",
-            {{"requests", {{"cpu", "4"}, {"memory", "16Gi"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
-             {"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}},
-          {{"name", "sidecar"}, {"resources", {{"requests", {{"cpu", "500m"}, {"memory", "512Mi"}}}}}}}}}},
-      {"status", {{"phase", "Pending"}}}};
-  if (!group.empty()) {
-    pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"] = group;
-    pod["metadata"]["annotations"]["berth.dev/min-member"] = min_member;
-  }
-  return pod;
-}
-
-json NodeDoc(const std::string& name) {
-  return {{"metadata", {{"name", name}, {"labels", {{"nvidia.com/gpu.product", "H100"}}}}},
-          {"status", {{"capacity", {{"nvidia.com/gpu", "8"}}}}}};
-}
 
 TEST(ExtenderJsonTest, ArgsWithNodeNames) {
   json doc = {{"pod", PodDoc("p0", "g", 8)}, {"nodenames", {"node-0", "node-1"}}};
@@ -162,6 +130,43 @@ TEST(ExtenderJsonTest, PreemptionKeys) {
   EXPECT_EQ(back->node_to_meta_victims.at("node-1").pod_uids, std::vector<std::string>{"u1"});
 }
 
+TEST(ExtenderJsonTest, GoFieldNamesAsKubeSchedulerWritesThem) {
+  // The Go types have no json tags: kube-scheduler writes the field names.
+  json filter = {{"Pod", PodDoc("p0", "", 1)}, {"Nodes", nullptr}, {"NodeNames", {"node-0"}}};
+  auto a = k8s::ParseExtenderArgs(filter);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_FALSE(a->nodes);
+  EXPECT_EQ(a->CandidateNames(), std::vector<std::string>{"node-0"});
+  // nodeCacheCapable false: NodeNameToVictims with whole pods.
+  json victim = PodDoc("v", "", 1);
+  json pre = {{"Pod", PodDoc("p0", "", 1)},
+              {"NodeNameToVictims", {{"node-0", {{"Pods", {victim}}, {"NumPDBViolations", 2}}}}},
+              {"NodeNameToMetaVictims", nullptr}};
+  auto p = k8s::ParsePreemptionArgs(pre);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->has_victims);
+  EXPECT_FALSE(p->has_meta_victims);
+  EXPECT_EQ(p->node_to_victims.at("node-0").pod_uids, std::vector<std::string>{"uid-v"});
+  EXPECT_EQ(p->node_to_victims.at("node-0").num_pdb_violations, 2);
+  // Any case, as Go's decoder; and the older spelling.
+  for (const char* key : {"nodeNameToVictims", "nodenametovictims", "nodeToVictims"}) {
+    json doc = {{"pod", PodDoc("p0", "", 1)}, {key, {{"node-1", {{"pods", json::array()}}}}}};
+    auto q = k8s::ParsePreemptionArgs(doc);
+    ASSERT_TRUE(q.ok()) << key << ": " << q.status().ToString();
+    EXPECT_TRUE(q->has_victims && q->node_to_victims.count("node-1")) << key;
+  }
+  // nodeCacheCapable true: NodeNameToMetaVictims with {"UID"}.
+  json meta = {{"Pod", PodDoc("p0", "", 1)},
+               {"NodeNameToMetaVictims", {{"node-2", {{"Pods", {{{"UID", "u9"}}}}, {"NumPDBViolations", 0}}}}}};
+  auto m = k8s::ParsePreemptionArgs(meta);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->node_to_meta_victims.at("node-2").pod_uids, std::vector<std::string>{"u9"});
+  // A malformed map is named by the key that was sent.
+  auto bad = k8s::ParsePreemptionArgs(json{{"pod", PodDoc("p0", "", 1)}, {"NodeNameToVictims", 3}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("NodeNameToVictims"), std::string::npos) << bad.status().message();
+}
+
 TEST(ExtenderJsonTest, Quantities) {
   EXPECT_EQ(k8s::ParseQuantity("500m", 1000).value(), 500);
   EXPECT_EQ(k8s::ParseQuantity("2", 1000).value(), 2000);
@@ -186,7 +191,11 @@ TEST(ExtenderServiceTest, GangPlacedAtFirstFilterThenEachPodSteered) {
   };
   json a = filter("a");
   ASSERT_EQ(a["nodenames"].size(), 1u) << a.dump();
-  EXPECT_EQ(a["failedNodes"].size(), 3u);
+  // Every reason is in failedNodes (all kube-scheduler 1.20 reads); the
+  // unknown node is also unresolvable (read by 1.21+).
+  EXPECT_EQ(a["failedNodes"].size(), 4u);
+  EXPECT_TRUE(a["failedNodes"].contains("ghost"));
+  EXPECT_EQ(a["failedAndUnresolvableNodes"].size(), 1u);
   EXPECT_TRUE(a["failedAndUnresolvableNodes"].contains("ghost"));
   json b = filter("b");
   ASSERT_EQ(b["nodenames"].size(), 1u);
@@ -203,9 +212,10 @@ TEST(ExtenderServiceTest, GangPlacedAtFirstFilterThenEachPodSteered) {
   ApiResult bad = h.service().ExtenderBind(
       json{{"PodName", "a"}, {"PodNamespace", "ml"}, {"PodUID", "uid-a"}, {"Node", other}}.dump());
   EXPECT_NE(bad.body["Error"].get<std::string>(), "");
-  ApiResult ok = h.service().ExtenderBind(
+  // On the planned node, but no API server to create the Binding: an error, never a silent success.
+  ApiResult none = h.service().ExtenderBind(
       json{{"PodName", "a"}, {"PodNamespace", "ml"}, {"PodUID", "uid-a"}, {"Node", planned}}.dump());
-  EXPECT_EQ(ok.body, json::parse(R"({"Error":""})"));
+  EXPECT_NE(none.body["Error"].get<std::string>().find("no Kubernetes API server"), std::string::npos) << none.body;
   // A full NodeList in, the passing node object out.
   json list = {{"items", {NodeDoc("node-0"), NodeDoc("node-1"), NodeDoc("node-2"), NodeDoc("node-3")}}};
   ApiResult nl = h.service().ExtenderFilter(json{{"pod", PodDoc("b", "g", 8)}, {"nodes", list}}.dump());
@@ -220,6 +230,8 @@ TEST(ExtenderServiceTest, UnfitPodsAndPreemption) {
   // Can never fit: 16 GPUs in one pod.
   ApiResult never = h.service().ExtenderFilter(json{{"pod", PodDoc("big", "", 16)}, {"nodenames", names}}.dump());
   EXPECT_EQ(never.body["failedAndUnresolvableNodes"].size(), 2u) << never.body.dump();
+  EXPECT_EQ(never.body["failedNodes"], never.body["failedAndUnresolvableNodes"]);
+  EXPECT_NE(never.body["failedNodes"]["node-0"].get<std::string>().find("berth: "), std::string::npos);
   // Fills the cluster, then a pod that must wait.
   h.service().ExtenderFilter(json{{"pod", PodDoc("f", "fill", 8, "4")}, {"nodenames", names}}.dump());
   ApiResult wait = h.service().ExtenderFilter(json{{"pod", PodDoc("w", "", 1)}, {"nodenames", names}}.dump());

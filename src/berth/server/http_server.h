@@ -5,6 +5,9 @@
 //   DELETE /v1/jobs/{id}         cancel (bearer token when configured)
 //   GET    /v1/queues, /v1/nodes, /healthz, /readyz, /metrics
 //   POST   /v1/extender/{filter,prioritize,preempt,bind}  Kubernetes extender
+// Bodies over HttpOptions::max_body_bytes (16 MiB: kube-scheduler's whole
+// NodeLists) answer 413; form-encoded ones are capped at 8 KiB by the library,
+// so clients send application/json.
 // Errors are JSON {"error": "..."} with a 4xx/5xx status; a handler that
 // throws answers 500, never crashes the process. A replica that does not lead
 // (standby, loading, stepped down) answers writes, /readyz and the /v1 reads
@@ -29,7 +32,7 @@ struct HttpOptions {
   int port = 7450;             // 0: any free port (see port())
   std::string token;           // "" = writes are open
   int threads = 32;  // a keep-alive connection holds a thread while open
-  size_t max_body_bytes = 1 << 20;
+  size_t max_body_bytes = 16 << 20;  // kube-scheduler sends whole NodeLists (nodeCacheCapable false)
 };
 
 // Splits "HOST:PORT" (IPv6 as "[::1]:PORT").

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include "berth/server/extender_test_util.h"
 #include "berth/server/service_test_util.h"
 
 namespace berth::server {
@@ -87,6 +88,46 @@ TEST_F(HttpServerTest, ProbesMetricsAndReads) {
   auto f = client_->Post("/v1/extender/filter", "{}", "application/json");
   EXPECT_EQ(f->status, 400);
   EXPECT_TRUE(json::parse(f->body).contains("error"));
+}
+
+// kube-scheduler with nodeCacheCapable false sends every candidate Node
+// whole: with their image lists, 100 nodes pass 1 MiB. The default limit
+// takes 16 MiB.
+TEST(HttpServerLimitsTest, FiveMebibyteExtenderBody) {
+  ServiceHarness h;
+  ASSERT_TRUE(h.Start().ok());
+  Logger log{std::fopen("/dev/null", "w")};
+  HttpOptions o;
+  EXPECT_EQ(o.max_body_bytes, size_t{16} << 20);
+  o.port = 0;
+  HttpServer server(h.service(), h.metrics(), log, o);
+  ASSERT_TRUE(server.Bind().ok());
+  server.Start();
+  httplib::Client client("127.0.0.1", server.port());
+  client.set_read_timeout(60, 0);
+  client.set_write_timeout(60, 0);
+  json items = json::array();
+  for (int i = 0; i < 4; ++i) {
+    json node = testing::NodeDoc("node-" + std::to_string(i));
+    json images = json::array();
+    for (int k = 0; k < 1500; ++k)
+      images.push_back({{"names", {"registry.example/team/image-" + std::to_string(k) + "@sha256:" +
+                                   std::string(64, 'a' + k % 26) + std::string(800, 'x')}},
+                        {"sizeBytes", 123456789}});
+    node["status"]["images"] = images;
+    items.push_back(node);
+  }
+  const std::string body =
+      json{{"Pod", testing::PodDoc("p", "", 1)}, {"Nodes", {{"kind", "NodeList"}, {"items", items}}}}.dump();
+  ASSERT_GT(body.size(), size_t{5} << 20);
+  ASSERT_LT(body.size(), size_t{6} << 20);
+  auto r = client.Post("/v1/extender/filter", body, "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body.substr(0, 200);
+  json out = json::parse(r->body);
+  ASSERT_EQ(out["nodes"]["items"].size(), 1u);  // the one planned node, returned whole
+  EXPECT_EQ(out["nodes"]["items"][0]["status"]["images"].size(), 1500u);
+  server.Stop();
 }
 
 TEST(ParseListenTest, Forms) {

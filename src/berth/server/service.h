@@ -52,12 +52,21 @@ struct ServiceOptions {
   TimeUs quarantine_window = 600'000'000;
   TimeUs tick = 20'000;                       // the scheduling loop's longest sleep
   TimeUs request_timeout = 30'000'000;        // longest wait for the loop or the store
-  TimeUs extender_reservation_ttl = 600'000'000;  // unbound extender reservations expire
+  // An extender placement no pod of its group ever bound is released this
+  // long after it was made (and a waiting group nobody asked about for this
+  // long is dropped). Groups with a bound pod never expire.
+  TimeUs extender_reservation_ttl = 600'000'000;
   uint64_t seed = 42;
   // The queue tree (null: every tenant its own unconstrained queue). With a
   // tree, the policy's profile gets the quota plugin if it lacks it.
   std::shared_ptr<const tenancy::QueueTree> queues;
   TimeUs usage_half_life = 0;  // decayed usage for fair share
+  // Creates the Binding of pod ns/name (uid) to `node` in the API server, for
+  // the extender's bind verb. Called on an HTTP thread, never on the
+  // scheduling thread, so it may block. Unset: the bind verb answers an error.
+  std::function<Status(const std::string& ns, const std::string& name, const std::string& uid,
+                       const std::string& node)>
+      k8s_bind;
 
   Status Validate() const;
 };
@@ -109,6 +118,15 @@ class Service final : private VirtualNodes::Sink {
   ApiResult ExtenderPrioritize(const std::string& body);
   ApiResult ExtenderPreempt(const std::string& body);
   ApiResult ExtenderBind(const std::string& body);
+  // What a Kubernetes watch saw, for the extender's bookkeeping. Both return at
+  // once; the work runs on the scheduling thread in order with the verbs.
+  // A pod was deleted or reached Succeeded/Failed: Berth forgets it; when every
+  // pod Berth knew of a group is gone, the group's job ends (its GPUs are
+  // freed) and waiting jobs are tried again. Unknown pods are ignored.
+  void ExtenderPodGone(const std::string& ns, const std::string& name, const std::string& uid);
+  // A pod was seen bound to `node`: its group counts as bound (never expires).
+  void ExtenderPodBound(const std::string& ns, const std::string& name, const std::string& uid,
+                        const std::string& node);
 
   // Failure injection and inspection, for tests and demos (null without virtual nodes).
   VirtualNodes* virtual_nodes() { return vnodes_.get(); }
@@ -139,12 +157,20 @@ class Service final : private VirtualNodes::Sink {
     std::deque<TimeUs> failures;  // within the quarantine window
     int64_t total_failures = 0;
   };
-  // Extender bookkeeping: a pod group (or single pod) as one Berth job.
+  // Extender bookkeeping: a pod group (or a lone pod) as one Berth job.
+  struct ExtPod {
+    std::string name;
+    int32_t task = -1;     // -1 while the group's job waits
+    bool bound = false;    // a Binding exists (bind verb or watch)
+    bool binding = false;  // the bind verb is creating its Binding now
+    std::string node;      // where it is bound
+  };
   struct ExtGroup {
     int64_t job = -1;
-    std::map<std::string, int32_t> task_of_pod;  // pod uid -> task index
-    std::set<std::string> bound;                 // pod uids bound
-    TimeUs created = 0;
+    bool lone = false;                  // a pod outside any gang: its job belongs to its uid
+    std::map<std::string, ExtPod> pods; // by pod uid; each task index held by at most one pod
+    bool bound = false;                 // a pod of the group was bound once: the group never expires
+    TimeUs last_seen = 0;               // the group's last filter call
   };
 
   // VirtualNodes::Sink (agents' thread): post to the loop.
@@ -175,6 +201,13 @@ class Service final : private VirtualNodes::Sink {
   nlohmann::json JobJson(const JobEntry& e, bool detail) const;
   nlohmann::json VerdictJson(const JobEntry& e) const;
   void ExpireExtenderReservations();
+  // Ends the job of extender group `key` (a running job with `state`, a
+  // waiting one cancelled) and forgets the group and its pods.
+  void EndExtenderGroup(const std::string& key, job::JobState state, const std::string& reason);
+  // The group key and pod uid of a pod Berth knows (by uid, else by ns/name).
+  std::optional<std::pair<std::string, std::string>> FindExtenderPod(const std::string& ns, const std::string& name,
+                                                                     const std::string& uid) const;
+  std::string ExtenderPlannedNode(const JobEntry& e, int32_t task) const;
 
   const cluster::Cluster& cluster_;
   store::Store& store_;
@@ -208,9 +241,8 @@ class Service final : private VirtualNodes::Sink {
   bool dirty_ = false;
   std::map<std::string, ExtGroup> ext_groups_;  // by group key
   std::unordered_map<int64_t, std::string> ext_group_of_job_;
+  std::unordered_map<std::string, std::string> ext_group_of_pod_;  // pod uid -> group key
   TimeUs next_expiry_check_ = 0;
-
-  friend class ExtenderLogic;
 };
 
 template <typename T>

@@ -3,6 +3,13 @@
 // member count; the first filter call of a group places the whole gang, and
 // each pod of the group is then steered to the node of its task. Extender
 // jobs live in memory only (Kubernetes holds the truth about pods).
+//
+// Lifetime of a group: created at its first filter call; marked bound when
+// one of its pods binds (bind verb, or ExtenderPodBound from a watch), and
+// from then on never expires; ended when every pod Berth knew of it is gone
+// (ExtenderPodGone), when a lone pod is replaced by a new pod of the same
+// name (a new uid is a new job), or, never bound, after
+// extender_reservation_ttl.
 #include <algorithm>
 
 #include "berth/server/extender.h"
@@ -30,45 +37,98 @@ k8s::FilterResult FilterError(std::string message) {
   return r;
 }
 
+// "ns/GROUP" for a gang; "ns/pod:NAME" for a lone pod (whose group also
+// records the uid: a new uid under the same name is a new pod).
 std::string GroupKey(const k8s::Pod& pod) {
   const std::string g = pod.group_name();
   return pod.ns + "/" + (g.empty() ? "pod:" + pod.name : g);
 }
 
+// Records a node the pod cannot use. Every reason goes to failedNodes, the
+// only map kube-scheduler 1.20 reads; those preemption cannot help also go to
+// failedAndUnresolvableNodes, which 1.21+ reads and prefers.
+void FailNode(k8s::FilterResult& out, const std::string& node, const std::string& why, bool unresolvable) {
+  out.failed_nodes[node] = why;
+  if (unresolvable) out.failed_and_unresolvable[node] = why;
+}
+
 }  // namespace
+
+std::string Service::ExtenderPlannedNode(const JobEntry& e, int32_t task) const {
+  if (e.state != JobState::kRunning || task < 0) return "";
+  for (const auto& p : e.placements)
+    if (p.task.index == task) return cluster_.node(p.alloc.node).name;
+  return "";
+}
+
+std::optional<std::pair<std::string, std::string>> Service::FindExtenderPod(const std::string& ns,
+                                                                           const std::string& name,
+                                                                           const std::string& uid) const {
+  if (!uid.empty()) {
+    auto it = ext_group_of_pod_.find(uid);
+    if (it != ext_group_of_pod_.end()) return std::pair{it->second, uid};
+  }
+  // Without a known uid: the pod of that name in that namespace, if one.
+  const std::string prefix = (ns.empty() ? std::string("default") : ns) + "/";
+  for (const auto& [key, g] : ext_groups_) {
+    if (key.compare(0, prefix.size(), prefix) != 0) continue;
+    for (const auto& [puid, p] : g.pods)
+      if (p.name == name && (uid.empty() || puid == uid)) return std::pair{key, puid};
+  }
+  return std::nullopt;
+}
+
+void Service::EndExtenderGroup(const std::string& key, JobState state, const std::string& reason) {
+  auto git = ext_groups_.find(key);
+  if (git == ext_groups_.end()) return;
+  const int64_t id = git->second.job;
+  for (const auto& [uid, p] : git->second.pods) {
+    auto it = ext_group_of_pod_.find(uid);
+    if (it != ext_group_of_pod_.end() && it->second == key) ext_group_of_pod_.erase(it);
+  }
+  auto it = jobs_.find(id);
+  if (it != jobs_.end() && !job::IsTerminal(it->second.state)) {
+    JobEntry& e = it->second;
+    const JobState final_state = e.state == JobState::kRunning ? state : JobState::kCancelled;
+    (void)sched_->Finish(JobId(id), final_state);
+    pending_.erase(id);
+    running_.erase(id);
+    e.state = final_state;
+    e.finished_at = clock_.Now();
+    e.end_reason = reason;
+    e.placements.clear();
+    dirty_ = true;  // freed GPUs: waiting jobs get a pass
+    log_.Info("extender_job_ended",
+              {{"group", key}, {"job", id}, {"state", job::JobStateName(final_state)}, {"reason", reason}});
+  }
+  ext_group_of_job_.erase(id);
+  ext_groups_.erase(git);
+}
 
 void Service::ExpireExtenderReservations() {
   if (ext_groups_.empty()) return;
   const TimeUs now = clock_.Now();
   if (now < next_expiry_check_) return;
   next_expiry_check_ = now + kUsPerSecond;
-  std::vector<std::string> expired;
+  std::vector<std::pair<std::string, std::string>> expired;  // key, reason
   for (const auto& [key, g] : ext_groups_) {
     auto it = jobs_.find(g.job);
-    if (it == jobs_.end()) {
-      expired.push_back(key);
+    if (it == jobs_.end() || job::IsTerminal(it->second.state)) {
+      expired.emplace_back(key, "");
       continue;
     }
-    const bool all_bound = static_cast<int32_t>(g.bound.size()) >= it->second.spec.num_tasks();
-    if (job::IsTerminal(it->second.state) || (!all_bound && now - g.created > options_.extender_reservation_ttl))
-      expired.push_back(key);
+    if (g.bound) continue;
+    const bool binding = std::any_of(g.pods.begin(), g.pods.end(), [](const auto& p) { return p.second.binding; });
+    if (binding) continue;
+    const JobEntry& e = it->second;
+    if (e.state == JobState::kRunning && now - e.started_at > options_.extender_reservation_ttl)
+      expired.emplace_back(key, "extender reservation expired unbound");
+    else if (e.state == JobState::kPending && now - g.last_seen > options_.extender_reservation_ttl)
+      expired.emplace_back(key, "extender group not asked for since it waited");
   }
-  for (const auto& key : expired) {
-    const int64_t id = ext_groups_[key].job;
-    auto it = jobs_.find(id);
-    if (it != jobs_.end() && !job::IsTerminal(it->second.state)) {
-      (void)sched_->Finish(JobId(id), JobState::kCancelled);
-      pending_.erase(id);
-      running_.erase(id);
-      it->second.state = JobState::kCancelled;
-      it->second.finished_at = now;
-      it->second.end_reason = "extender reservation expired unbound";
-      it->second.placements.clear();
-      dirty_ = true;
-      log_.Info("extender_reservation_expired", {{"group", key}, {"job", id}});
-    }
-    ext_group_of_job_.erase(id);
-    ext_groups_.erase(key);
+  for (const auto& [key, reason] : expired) {
+    if (!reason.empty()) log_.Info("extender_reservation_expired", {{"group", key}, {"job", ext_groups_[key].job}});
+    EndExtenderGroup(key, JobState::kCancelled, reason);
   }
 }
 
@@ -85,10 +145,42 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
     const std::vector<std::string> names = a.CandidateNames();
     k8s::FilterResult out;
     auto fail_all = [&](const std::string& why, bool unresolvable) {
-      for (const auto& n : names) (unresolvable ? out.failed_and_unresolvable : out.failed_nodes)[n] = why;
+      for (const auto& n : names) FailNode(out, n, why, unresolvable);
     };
     const std::string key = GroupKey(pod);
+    const std::string pod_ref = pod.ns + "/" + pod.name;
     auto git = ext_groups_.find(key);
+    if (git != ext_groups_.end()) {
+      auto jt = jobs_.find(git->second.job);
+      if (jt == jobs_.end() || job::IsTerminal(jt->second.state)) {
+        // Cancelled by hand or failed: a new filter call starts over.
+        EndExtenderGroup(key, JobState::kCancelled, "");
+        git = ext_groups_.end();
+      }
+    }
+    if (git != ext_groups_.end() && !git->second.pods.count(pod.uid)) {
+      // A new uid under a name the group knows: the old pod is gone
+      // (names are unique within a namespace), e.g. a StatefulSet re-created it.
+      ExtGroup& g = git->second;
+      auto same = std::find_if(g.pods.begin(), g.pods.end(), [&](const auto& p) { return p.second.name == pod.name; });
+      if (same != g.pods.end()) {
+        const std::string old_uid = same->first;
+        log_.Info("extender_pod_replaced", {{"pod", pod_ref}, {"old_uid", old_uid}, {"uid", pod.uid}});
+        if (g.lone) {
+          EndExtenderGroup(key, JobState::kSucceeded, "pod " + pod_ref + " was replaced (new uid " + pod.uid + ")");
+          git = ext_groups_.end();
+        } else {
+          // The new pod takes over the old one's task, unbound.
+          ExtPod p;
+          p.name = pod.name;
+          p.task = same->second.task;
+          g.pods.erase(same);
+          ext_group_of_pod_.erase(old_uid);
+          g.pods.emplace(pod.uid, std::move(p));
+          ext_group_of_pod_[pod.uid] = key;
+        }
+      }
+    }
     if (git == ext_groups_.end()) {
       job::JobSpec spec;
       spec.name = key;
@@ -110,7 +202,7 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
       }
       JobEntry e;
       e.id = next_id_++;
-      e.key = "k8s:" + key;
+      e.key = "k8s:" + key + (pod.group_name().empty() ? ":" + pod.uid : "");
       e.spec = spec;
       e.spec.id = JobId(e.id);
       e.accepted_at = clock_.Now();
@@ -123,7 +215,7 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
       }
       ExtGroup grp;
       grp.job = e.id;
-      grp.created = e.accepted_at;
+      grp.lone = pod.group_name().empty();
       pending_.insert(e.id);
       ext_group_of_job_[e.id] = key;
       log_.Info("extender_job", {{"group", key}, {"job", e.id}, {"tasks", g.count}, {"gpus", g.gpus}});
@@ -132,45 +224,51 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
       dirty_ = true;
     }
     ExtGroup& grp = git->second;
+    grp.last_seen = clock_.Now();
+    const std::string who = grp.lone ? "pod " + pod_ref : "gang " + key;  // in the reasons
     JobEntry& e = jobs_.at(grp.job);
+    auto [pit, inserted] = grp.pods.try_emplace(pod.uid);
+    ExtPod& me = pit->second;
+    if (inserted) {
+      me.name = pod.name;
+      ext_group_of_pod_[pod.uid] = key;
+    }
     if (e.state == JobState::kPending) SchedulePass();  // answer now, not on the next tick
     if (e.state != JobState::kRunning) {
       const scheduler::JobRecord* rec = sched_->Find(JobId(e.id));
       const bool never = e.state == JobState::kFailed ||
                          (rec && rec->last_verdict.code == framework::VerdictCode::kUnresolvable);
       std::string why = rec && !rec->last_verdict.reason.empty() ? rec->last_verdict.reason : job::JobStateName(e.state);
-      fail_all("berth: gang " + key + " does not fit: " + why, never);
+      fail_all("berth: " + who + " does not fit: " + why, never);
       return {200, k8s::ToJson(out)};
     }
     // The pod's task: the one it had, else the lowest task no pod holds yet.
-    int32_t task = -1;
-    if (auto t = grp.task_of_pod.find(pod.uid); t != grp.task_of_pod.end()) {
-      task = t->second;
-    } else {
+    if (me.task < 0) {
       std::vector<uint8_t> taken(e.spec.num_tasks(), 0);
-      for (const auto& [uid, t2] : grp.task_of_pod) taken[t2] = 1;
-      for (int32_t t2 = 0; t2 < e.spec.num_tasks(); ++t2)
-        if (!taken[t2]) {
-          task = t2;
+      for (const auto& [uid, p] : grp.pods)
+        if (p.task >= 0 && p.task < e.spec.num_tasks()) taken[p.task] = 1;
+      for (int32_t t = 0; t < e.spec.num_tasks(); ++t)
+        if (!taken[t]) {
+          me.task = t;
           break;
         }
-      if (task < 0) {
+      if (me.task < 0) {
         fail_all("berth: gang " + key + " already has its " + std::to_string(e.spec.num_tasks()) + " pods", false);
         return {200, k8s::ToJson(out)};
       }
-      grp.task_of_pod[pod.uid] = task;
     }
-    std::string target;
-    for (const auto& p : e.placements)
-      if (p.task.index == task) target = cluster_.node(p.alloc.node).name;
+    const std::string target = ExtenderPlannedNode(e, me.task);
     std::vector<std::string> pass;
     for (const auto& n : names) {
       if (n == target) {
         pass.push_back(n);
       } else if (!cluster_.FindNode(n)) {
-        out.failed_and_unresolvable[n] = "berth: node unknown to berth";
+        FailNode(out, n, "berth: node unknown to berth", true);
       } else {
-        out.failed_nodes[n] = "berth: task " + std::to_string(task) + " of gang " + key + " is placed on " + target;
+        FailNode(out, n,
+                 "berth: " + (grp.lone ? who : "task " + std::to_string(me.task) + " of " + who) + " is placed on " +
+                     target,
+                 false);
       }
     }
     if (a.node_names) out.node_names = pass;
@@ -199,11 +297,8 @@ ApiResult Service::ExtenderPrioritize(const std::string& body) {
     std::string target;
     auto git = ext_groups_.find(GroupKey(pod));
     if (git != ext_groups_.end()) {
-      auto t = git->second.task_of_pod.find(pod.uid);
-      const JobEntry& e = jobs_.at(git->second.job);
-      if (t != git->second.task_of_pod.end() && e.state == JobState::kRunning)
-        for (const auto& p : e.placements)
-          if (p.task.index == t->second) target = cluster_.node(p.alloc.node).name;
+      auto p = git->second.pods.find(pod.uid);
+      if (p != git->second.pods.end()) target = ExtenderPlannedNode(jobs_.at(git->second.job), p->second.task);
     }
     std::vector<k8s::HostPriority> list;
     for (const auto& n : shared->CandidateNames())
@@ -219,28 +314,89 @@ ApiResult Service::ExtenderBind(const std::string& body) {
   auto args = k8s::ParseBindingArgs(*doc);
   if (!args.ok()) return {400, k8s::ToJson(k8s::BindingResult{args.status().message()})};
   const k8s::BindingArgs a = *args;
-  auto r = Call<ApiResult>([this, a]() -> ApiResult {
-    const std::string uid = a.pod_uid.empty() ? a.pod_namespace + "/" + a.pod_name : a.pod_uid;
-    for (auto& [key, grp] : ext_groups_) {
-      auto t = grp.task_of_pod.find(uid);
-      if (t == grp.task_of_pod.end()) continue;
-      const JobEntry& e = jobs_.at(grp.job);
-      std::string planned;
-      for (const auto& p : e.placements)
-        if (p.task.index == t->second) planned = cluster_.node(p.alloc.node).name;
-      if (e.state != JobState::kRunning || planned.empty())
-        return {200, k8s::ToJson(k8s::BindingResult{"berth: gang " + key + " holds no placement now"})};
-      if (planned != a.node)
-        return {200, k8s::ToJson(k8s::BindingResult{"berth: pod " + a.pod_namespace + "/" + a.pod_name +
-                                                    " is placed on " + planned + ", not " + a.node})};
-      grp.bound.insert(uid);
-      log_.Info("extender_bind", {{"pod", a.pod_namespace + "/" + a.pod_name}, {"node", a.node}, {"job", e.id}});
-      return {200, k8s::ToJson(k8s::BindingResult{})};
-    }
-    return {200, k8s::ToJson(k8s::BindingResult{"berth: no placement for pod " + a.pod_namespace + "/" + a.pod_name +
-                                                " (its filter call did not go through berth)"})};
+  const std::string pod_ref = a.pod_namespace + "/" + a.pod_name;
+  const bool can_bind = static_cast<bool>(options_.k8s_bind);
+  // On the loop: the pod must be planned on that node; then it is marked as
+  // binding so that its reservation cannot expire while the Binding is made.
+  struct Check {
+    std::string error, key, uid;
+  };
+  auto check = Call<Check>([this, a, pod_ref, can_bind]() -> Check {
+    auto found = FindExtenderPod(a.pod_namespace, a.pod_name, a.pod_uid);
+    if (!found) return {"berth: no placement for pod " + pod_ref + " (its filter call did not go through berth)"};
+    const auto& [key, uid] = *found;
+    ExtGroup& grp = ext_groups_.at(key);
+    ExtPod& p = grp.pods.at(uid);
+    const JobEntry& e = jobs_.at(grp.job);
+    const std::string planned = ExtenderPlannedNode(e, p.task);
+    if (planned.empty()) return {"berth: gang " + key + " holds no placement for pod " + pod_ref + " now"};
+    if (planned != a.node) return {"berth: pod " + pod_ref + " is placed on " + planned + ", not " + a.node};
+    if (!can_bind)
+      return {"berth: cannot create the Binding of pod " + pod_ref +
+              ": no Kubernetes API server is configured; leave bindVerb out of the kube-scheduler "
+              "configuration so that kube-scheduler binds"};
+    p.binding = true;
+    return {"", key, uid};
   });
-  return r ? *r : ApiResult{503, k8s::ToJson(k8s::BindingResult{"berth did not answer in time"})};
+  if (!check) return {503, k8s::ToJson(k8s::BindingResult{"berth did not answer in time"})};
+  if (!check->error.empty()) return {200, k8s::ToJson(k8s::BindingResult{check->error})};
+  // The API call, on this (HTTP) thread: the loop goes on meanwhile.
+  Status bound = options_.k8s_bind(a.pod_namespace, a.pod_name, a.pod_uid, a.node);
+  const std::string key = check->key, uid = check->uid;
+  (void)Call<bool>([this, key, uid, a, pod_ref, bound]() {
+    auto git = ext_groups_.find(key);
+    if (git == ext_groups_.end()) return false;
+    auto p = git->second.pods.find(uid);
+    if (p == git->second.pods.end()) return false;
+    p->second.binding = false;
+    if (!bound.ok()) {
+      log_.Warn("extender_bind_failed", {{"pod", pod_ref}, {"node", a.node}, {"error", bound.message()}});
+      return false;
+    }
+    p->second.bound = true;
+    p->second.node = a.node;
+    git->second.bound = true;
+    log_.Info("extender_bind", {{"pod", pod_ref}, {"node", a.node}, {"job", git->second.job}});
+    return true;
+  });
+  if (!bound.ok())
+    return {200, k8s::ToJson(k8s::BindingResult{"berth: binding pod " + pod_ref + " to " + a.node + ": " +
+                                                bound.message()})};
+  return {200, k8s::ToJson(k8s::BindingResult{})};
+}
+
+void Service::ExtenderPodBound(const std::string& ns, const std::string& name, const std::string& uid,
+                               const std::string& node) {
+  Post([this, ns, name, uid, node] {
+    auto found = FindExtenderPod(ns, name, uid);
+    const std::string pod_ref = (ns.empty() ? "default" : ns) + "/" + name;
+    if (!found) {
+      log_.Info("extender_bound_unknown_pod", {{"pod", pod_ref}, {"uid", uid}, {"node", node}});
+      return;
+    }
+    ExtGroup& grp = ext_groups_.at(found->first);
+    ExtPod& p = grp.pods.at(found->second);
+    const std::string planned = ExtenderPlannedNode(jobs_.at(grp.job), p.task);
+    if (planned != node)
+      log_.Warn("extender_bound_off_plan", {{"pod", pod_ref}, {"node", node}, {"planned", planned}});
+    if (!p.bound) log_.Info("extender_pod_bound", {{"pod", pod_ref}, {"node", node}, {"job", grp.job}});
+    p.bound = true;
+    p.node = node;
+    grp.bound = true;
+  });
+}
+
+void Service::ExtenderPodGone(const std::string& ns, const std::string& name, const std::string& uid) {
+  Post([this, ns, name, uid] {
+    auto found = FindExtenderPod(ns, name, uid);
+    if (!found) return;
+    const auto [key, puid] = *found;
+    ExtGroup& grp = ext_groups_.at(key);
+    grp.pods.erase(puid);
+    ext_group_of_pod_.erase(puid);
+    log_.Info("extender_pod_gone", {{"pod", (ns.empty() ? "default" : ns) + "/" + name}, {"job", grp.job}});
+    if (grp.pods.empty()) EndExtenderGroup(key, JobState::kSucceeded, "all pods of the group are gone");
+  });
 }
 
 ApiResult Service::ExtenderPreempt(const std::string& body) {
@@ -250,12 +406,24 @@ ApiResult Service::ExtenderPreempt(const std::string& body) {
   if (!args.ok()) return ApiResult::Error(400, args.status().message());
   auto shared = std::make_shared<k8s::PreemptionArgs>(std::move(args).value());
   auto r = Call<ApiResult>([this, shared]() -> ApiResult {
-    // Keep the nodes Berth could use (known, up, not quarantined) with their victims.
+    const k8s::Pod& pod = shared->pod;
+    // A pod whose gang Berth placed can use its planned node only.
+    std::string planned;
+    if (auto git = ext_groups_.find(GroupKey(pod)); git != ext_groups_.end())
+      if (auto p = git->second.pods.find(pod.uid); p != git->second.pods.end())
+        planned = ExtenderPlannedNode(jobs_.at(git->second.job), p->second.task);
+    // Keep the nodes Berth could use (known, up, not quarantined, big enough
+    // for the pod) with their victims.
     k8s::PreemptionResult out;
     const auto& in = shared->has_meta_victims ? shared->node_to_meta_victims : shared->node_to_victims;
     for (const auto& [node, victims] : in) {
       auto n = cluster_.FindNode(node);
       if (!n || !nodes_[n->value()].up || nodes_[n->value()].quarantined) continue;
+      if (!planned.empty() && node != planned) continue;
+      const cluster::Node& cn = cluster_.node(*n);
+      if (cn.gpu_count < pod.gpus || (cn.cpu_milli > 0 && cn.cpu_milli < pod.cpu_milli) ||
+          (cn.memory_mib > 0 && cn.memory_mib < pod.memory_mib))
+        continue;
       out.node_to_meta_victims[node] = victims;
     }
     return {200, k8s::ToJson(out)};

@@ -65,6 +65,14 @@ json Service::JobJson(const JobEntry& e, bool detail) const {
   }
   j["placements"] = placements;
   if (e.state == JobState::kPending) j["verdict"] = VerdictJson(e);
+  // A Kubernetes extender job: its pod group and the pods Berth knows of it.
+  if (auto k = ext_group_of_job_.find(e.id); k != ext_group_of_job_.end()) {
+    const ExtGroup& g = ext_groups_.at(k->second);
+    json pods = json::array();
+    for (const auto& [uid, p] : g.pods)
+      pods.push_back({{"name", p.name}, {"uid", uid}, {"task", p.task}, {"bound", p.bound}, {"node", p.node}});
+    j["extender"] = {{"group", k->second}, {"bound", g.bound}, {"pods", pods}};
+  }
   return j;
 }
 

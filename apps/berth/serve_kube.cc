@@ -1,0 +1,179 @@
+// `berth serve --kubeconfig FILE`: Berth as a Kubernetes scheduler of its own
+// (src/berth/kubesched/kube_scheduler.h). The cluster comes from the API server's
+// Nodes; pods whose spec.schedulerName is --scheduler-name are placed and
+// bound. HTTP serves /healthz, /readyz, /metrics, /v1/nodes and /v1/pods.
+#include <httplib.h>
+
+#include <csignal>
+#include <ctime>
+#include <iostream>
+#include <unistd.h>
+
+#include "berth/cluster/node_labels.h"
+#include "berth/hetero/catalog.h"
+#include "berth/kubesched/kube_scheduler.h"
+#include "berth/kubesched/lease.h"
+#include "berth/server/http_server.h"
+#include "berth/tenancy/queue_yaml.h"
+#include "serve_kube.h"
+
+namespace berth::apps {
+
+StatusOr<std::vector<std::pair<std::string, cluster::Level>>> ParseTopologyLabels(
+    const std::vector<std::string>& specs) {
+  std::vector<std::pair<std::string, cluster::Level>> out;
+  for (const auto& s : specs) {
+    auto one = cluster::ParseTopologyLabel(s);
+    if (!one.ok()) return InvalidArgument("--topology-label: " + one.status().message());
+    out.push_back(*one);
+  }
+  return out;
+}
+
+int ServeKube(const KubeServeFlags& f) {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  server::Logger log;
+  auto fail = [&](const std::string& what, const Status& s) {
+    log.Error("startup_failed", {{"what", what}, {"error", s.message()}});
+    std::cerr << "berth serve: " << s.message() << "\n";
+    return 1;
+  };
+  auto listen = server::ParseListen(f.listen);
+  if (!listen.ok()) return fail("listen", listen.status());
+  auto cfg = kube::ResolveKubeConfig(f.kubeconfig);
+  if (!cfg.ok()) return fail("kubeconfig", cfg.status());
+  if (f.insecure_skip_tls_verify) cfg->insecure_skip_tls_verify = true;
+  kube::KubeSchedulerOptions opts;
+  opts.scheduler_name = f.scheduler_name;
+  opts.policy = f.policy;
+  auto levels = ParseTopologyLabels(f.topology_labels);
+  if (!levels.ok()) return fail("topology-label", levels.status());
+  opts.node_model.levels = *levels;
+  hetero::Catalog catalog;
+  bool have_catalog = false;
+  if (!f.catalog.empty()) {
+    auto c = hetero::LoadCatalog(f.catalog);
+    if (c.ok()) {
+      catalog = std::move(c).value();
+      have_catalog = true;
+    } else {
+      log.Warn("catalog_unavailable", {{"catalog", f.catalog}, {"error", c.status().message()},
+                                       {"hint", "GPU products are used as type names as they are"}});
+    }
+  }
+  if (have_catalog) opts.node_model.catalog = &catalog;
+  if (!f.queues.empty()) {
+    // Quotas need the GPU types; without a cluster file they are named by the tree itself.
+    auto file = tenancy::ReadQueueFile(f.queues);
+    if (!file.ok()) return fail("queues", file.status());
+    log.Warn("queues_ignored", {{"queues", f.queues},
+                                {"hint", "queue trees from a file are not applied with --kubeconfig yet"}});
+  }
+  kube::ClientOptions co;
+  co.qps = f.kube_qps;
+  co.burst = f.kube_burst;
+  kube::KubeClient client(*cfg, co);
+  kube::KubeConfig event_cfg = *cfg;
+  event_cfg.temp_files.clear();  // owned by the first client
+  kube::ClientOptions eo = co;
+  kube::KubeClient event_client(event_cfg, eo);
+  server::Metrics metrics;
+  std::atomic<bool> leading{!f.leader_elect};
+  if (f.leader_elect) opts.leading = &leading;
+  kube::KubeScheduler sched(client, event_client, opts, log, metrics);
+  char host[256] = {0};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  kube::LeaseOptions lo;
+  lo.ns = f.lease_namespace.empty() ? cfg->ns : f.lease_namespace;
+  lo.name = f.lease_name;
+  lo.identity = f.lease_identity.empty() ? std::string(host) : f.lease_identity;
+  kube::LeaseElector elector(client, lo);
+
+  httplib::Server http;
+  http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+  http.Get("/readyz", [&](const httplib::Request&, httplib::Response& res) {
+    const bool ready = sched.ready() && leading.load();
+    res.status = ready ? 200 : 503;
+    res.set_content(ready ? "ready\n" : (leading.load() ? "loading\n" : "standby: leader " + elector.holder() + "\n"),
+                    "text/plain");
+  });
+  http.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(sched.MetricsText(), "text/plain; version=0.0.4");
+  });
+  http.Get("/v1/nodes", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(nlohmann::json({{"nodes", sched.NodesJson()}}).dump(), "application/json");
+  });
+  http.Get("/v1/pods", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(nlohmann::json({{"pods", sched.PodsJson()}}).dump(), "application/json");
+  });
+  int port = listen->second;
+  if (port == 0) {
+    port = http.bind_to_any_port(listen->first);
+  } else if (!http.bind_to_port(listen->first, port)) {
+    port = -1;
+  }
+  if (port < 0) return fail("listen", Unavailable("cannot listen on " + f.listen));
+  std::thread http_thread([&] { http.listen_after_bind(); });
+  log.Info("listening", {{"host", listen->first}, {"port", port}, {"kube", cfg->server},
+                         {"scheduler_name", f.scheduler_name}, {"leader_elect", f.leader_elect}});
+  // Wait for a signal while campaigning, then while leading.
+  std::atomic<bool> stop{false};
+  std::atomic<bool> lost{false};
+  std::string lost_reason;
+  std::mutex lost_mu;
+  std::thread campaign;
+  std::atomic<bool> start_done{false};
+  Status start_status;
+  auto lead = [&] {
+    if (f.leader_elect) {
+      log.Info("campaigning", {{"lease", lo.ns + "/" + lo.name}, {"identity", lo.identity}});
+      if (!elector.Campaign(stop).ok()) return;
+      leading = true;
+      log.Info("leading", {{"lease", lo.ns + "/" + lo.name}, {"identity", lo.identity}});
+      elector.KeepLeading([&](const std::string& why) {
+        leading = false;
+        std::lock_guard<std::mutex> lock(lost_mu);
+        lost_reason = why;
+        lost = true;
+      });
+    }
+    start_status = sched.Start();
+    start_done = true;
+  };
+  campaign = std::thread(lead);
+  int sig = 0;
+  int code = 0;
+  while (sig <= 0) {
+    siginfo_t info;
+    const timespec tick{0, 200'000'000};
+    sig = sigtimedwait(&stop_signals, &info, &tick);
+    if (lost) {
+      std::lock_guard<std::mutex> lock(lost_mu);
+      log.Error("stepping_down", {{"reason", lost_reason}, {"exit_status", 3}});
+      code = 3;
+      break;
+    }
+    if (start_done && !start_status.ok()) {
+      log.Error("startup_failed", {{"what", "kube"}, {"error", start_status.message()}});
+      std::cerr << "berth serve: " << start_status.message() << "\n";
+      code = 1;
+      break;
+    }
+  }
+  if (sig > 0) log.Info("stopping", {{"signal", sig}});
+  stop = true;
+  if (campaign.joinable()) campaign.join();
+  sched.Stop();
+  if (f.leader_elect && code == 0) elector.Resign();
+  http.stop();
+  http_thread.join();
+  log.Info("stopped", {{"exit_status", code}});
+  return code;
+}
+
+}  // namespace berth::apps

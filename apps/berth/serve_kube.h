@@ -1,0 +1,36 @@
+// `berth serve` against a Kubernetes API server (serve_kube.cc).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "berth/cluster/level.h"
+#include "berth/common/status.h"
+
+namespace berth::apps {
+
+struct KubeServeFlags {
+  std::string listen = "127.0.0.1:7450";
+  std::string kubeconfig;  // "" = $KUBECONFIG, in-cluster, ~/.kube/config
+  std::string scheduler_name = "berth";
+  std::string policy = "topology";
+  std::string queues;
+  std::string catalog = "data/accelerators.yaml";
+  std::vector<std::string> topology_labels;  // LABEL=LEVEL
+  double kube_qps = 50;
+  int kube_burst = 100;
+  bool insecure_skip_tls_verify = false;
+  bool leader_elect = true;
+  std::string lease_namespace;  // "" = the kubeconfig's namespace
+  std::string lease_name = "berth-scheduler";
+  std::string lease_identity;  // "" = the host name (a pod's name): a restarted replica takes its Lease back at once
+};
+
+// LABEL=LEVEL options (repeatable --topology-label) as label -> level pairs.
+StatusOr<std::vector<std::pair<std::string, cluster::Level>>> ParseTopologyLabels(
+    const std::vector<std::string>& specs);
+
+int ServeKube(const KubeServeFlags& flags);
+
+}  // namespace berth::apps

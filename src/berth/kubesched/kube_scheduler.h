@@ -1,0 +1,224 @@
+// Berth as a Kubernetes scheduler of its own: the scheduling core driven by
+// the API server. Nodes, Pods and PodGroups are listed and watched (resuming
+// from the last resourceVersion, re-listing after 410 Gone); pods whose
+// spec.schedulerName is Berth's are grouped into gangs and placed by the same
+// scheduler::Scheduler the simulator and `berth serve` use; placements are
+// bound through the pods/binding subresource (the GPU indexes ride along as
+// the annotation berth.dev/gpus). Waiting pods get a PodScheduled=False
+// condition with Berth's reason and a FailedScheduling event.
+//
+// The truth about what runs is Kubernetes': every non-terminal pod bound to a
+// node holds its resources in Berth's state until the watch reports it gone
+// (deleted, Succeeded or Failed). After a restart Berth rebuilds from the
+// lists alone: bound pods are adopted where they are (by group), pending ones
+// queued in creation order.
+//
+// Threads: one watch thread per resource feeds a queue; one loop thread owns
+// the Scheduler and every table; a pool of writer threads binds, evicts and
+// writes conditions and events, reporting back through the queue.
+//
+// Node set changes (a node added or deleted, or its GPUs, type or topology
+// labels changed) rebuild the cluster model and re-adopt every placement
+// (ADR 0001: the node order is fixed per model); cordon and readiness only
+// mark a node down or up.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "berth/cluster/cluster.h"
+#include "berth/common/clock.h"
+#include "berth/framework/registry.h"
+#include "berth/kubesched/client.h"
+#include "berth/kube/node_model.h"
+#include "berth/scheduler/scheduler.h"
+#include "berth/server/log.h"
+#include "berth/server/metrics.h"
+#include "berth/tenancy/queue_tree.h"
+
+namespace berth::kube {
+
+struct KubeSchedulerOptions {
+  std::string scheduler_name = "berth";
+  std::string policy = "topology";
+  NodeModelOptions node_model;
+  std::shared_ptr<const tenancy::QueueTree> queues;  // null: every namespace its own queue
+  TimeUs usage_half_life = 0;
+  uint64_t seed = 42;
+  TimeUs tick = 20'000;          // the loop's longest sleep
+  int writers = 8;               // parallel bind/evict/status requests
+  bool pod_conditions = true;    // PodScheduled=False with the reason on waiting pods
+  bool events = true;            // Scheduled / FailedScheduling events
+  TimeUs condition_interval = 2'000'000;  // at most one condition update per waiting pod per interval
+  int watch_timeout_s = 300;
+  // When set, writes happen only while it is true (leader election: a
+  // replica that lost its Lease binds and evicts nothing more).
+  const std::atomic<bool>* leading = nullptr;
+};
+
+// What the loop knows of one pod.
+struct PodEntry {
+  std::string ns, name, uid;
+  std::string scheduler;       // spec.schedulerName
+  std::string node;            // spec.nodeName ("" = unbound)
+  std::string phase;
+  bool terminating = false;    // deletionTimestamp set (still holds its resources)
+  std::string group;           // "ns/group" or "" for a lone pod
+  int32_t min_member = 1;
+  std::string queue;
+  std::string priority_class;
+  int32_t priority = 0;
+  int32_t gpus = 0;
+  MilliCpu cpu_milli = 0;
+  MiB memory_mib = 0;
+  std::string created;         // metadata.creationTimestamp (RFC 3339 sorts as text)
+  std::string gpu_annotation;  // berth.dev/gpus
+  std::string required_level, preferred_level;  // berth.dev/required-level, ...-preferred-level
+  // Berth's bookkeeping.
+  int64_t job = -1;            // the Berth job holding this pod's task
+  int32_t task = -1;
+  bool binding = false;        // a bind request is in flight
+  std::string shown_reason;    // the last condition message written
+  TimeUs shown_at = 0;
+};
+
+class KubeScheduler {
+ public:
+  KubeScheduler(KubeClient& client, KubeClient& event_client, KubeSchedulerOptions options, server::Logger& log,
+                server::Metrics& metrics);
+  ~KubeScheduler();
+
+  // Lists nodes, pods and pod groups, rebuilds the state, then starts the
+  // watches, the loop and the writers. Errors: the API server cannot be read.
+  Status Start();
+  void Stop();
+  bool ready() const { return ready_.load(); }
+
+  // Views for /v1/nodes, /v1/pods and /metrics (computed on the loop thread).
+  nlohmann::json NodesJson();
+  nlohmann::json PodsJson();
+  std::string MetricsText();
+  // Runs `fn` on the loop thread after everything queued before it.
+  bool Sync(std::function<void()> fn = [] {});
+
+ private:
+  struct JobEntry {
+    int64_t id = -1;
+    std::string group;                 // group key (or "uid:<uid>" for a lone pod)
+    job::JobSpec spec;
+    std::vector<std::string> pod_of_task;  // task index -> pod uid ("" once gone)
+    bool running = false;
+    std::set<std::string> waiting_for;  // victims' pods that must be gone before binding
+    bool binds_sent = false;
+  };
+  struct GroupInfo {  // from a PodGroup object
+    int32_t min_member = 0;
+    std::string queue;
+    std::string priority_class;
+    std::string required_level, preferred_level;
+  };
+  struct WriteOp {
+    enum class Kind { kBind, kEvict, kCondition, kDelete } kind = Kind::kBind;
+    std::string ns, name, uid, node, gpus, message;
+    int64_t job = -1;
+    static WriteOp Make(Kind kind, std::string ns, std::string name, std::string uid, std::string node = "",
+                        std::string gpus = "", std::string message = "", int64_t job = -1) {
+      WriteOp op;
+      op.kind = kind;
+      op.ns = std::move(ns);
+      op.name = std::move(name);
+      op.uid = std::move(uid);
+      op.node = std::move(node);
+      op.gpus = std::move(gpus);
+      op.message = std::move(message);
+      op.job = job;
+      return op;
+    }
+  };
+
+  // Watch plumbing (watch threads).
+  void WatchLoop(const std::string& kind, const std::string& collection, std::string rv);
+  StatusOr<std::string> ListInto(const std::string& kind, const std::string& collection,
+                                 std::vector<nlohmann::json>& items);
+  void Post(std::function<void()> fn);
+  void Loop();
+  void WriterLoop();
+  void Enqueue(WriteOp op);
+
+  // On the loop thread.
+  void OnNode(const std::string& type, const nlohmann::json& obj);
+  void OnPod(const std::string& type, const nlohmann::json& obj);
+  void OnPodGroup(const std::string& kind, const std::string& type, const nlohmann::json& obj);
+  void OnRelisted(const std::string& kind, const std::vector<nlohmann::json>& items);
+  void PodGone(PodEntry& pod, job::JobState how);
+  void Rebuild();
+  void AdoptUntracked();
+  void FormJobs();
+  void Pass();
+  void AfterStart(JobEntry& job);
+  void SendBinds(JobEntry& job);
+  void UpdateWaiting();
+  void NodeLost(NodeId node, const std::string& reason);
+  void OnBindDone(const WriteOp& op, const Status& s);
+  void CancelPendingJob(int64_t id);
+  std::string GroupKey(const PodEntry& p) const;
+  int32_t MinMember(const PodEntry& p) const;
+  StatusOr<std::unique_ptr<scheduler::Scheduler>> NewScheduler(const cluster::Cluster& c);
+  // The queue tree from the Queue objects (null when there are none).
+  StatusOr<std::shared_ptr<const tenancy::QueueTree>> QueuesFromCrds(const cluster::Cluster& c) const;
+  void OnQueue(const std::string& type, const nlohmann::json& obj);
+  std::optional<NodeId> NodeIdOf(const std::string& name) const;
+
+  KubeClient& client_;
+  KubeClient& event_client_;
+  KubeSchedulerOptions options_;
+  server::Logger& log_;
+  server::Metrics& metrics_;
+  SystemClock clock_;
+  framework::PolicyRegistry policies_;
+  framework::PluginRegistry plugins_;
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> stopping_{false};
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  std::thread loop_;
+  std::vector<std::thread> watchers_;
+
+  std::mutex wmu_;
+  std::condition_variable wcv_;
+  std::deque<WriteOp> writes_;        // binds and evictions first
+  std::deque<WriteOp> low_writes_;    // conditions and events
+  std::vector<std::thread> writers_;
+
+  // Owned by the loop thread.
+  std::map<std::string, NodeInfo> nodes_;           // by name
+  std::unique_ptr<cluster::Cluster> cluster_;
+  std::unique_ptr<scheduler::Scheduler> sched_;
+  bool topology_dirty_ = true;
+  bool dirty_ = true;
+  std::unordered_map<std::string, PodEntry> pods_;  // by uid
+  std::map<std::string, GroupInfo> pod_groups_;     // "kind:ns/name" -> PodGroup
+  std::map<std::string, nlohmann::json> queue_crds_;  // Queue name -> spec
+  std::shared_ptr<const tenancy::QueueTree> current_queues_;
+  std::string queue_error_;                           // why the Queue objects make no tree ("" = fine)
+  std::map<int64_t, JobEntry> jobs_;
+  std::map<std::string, int64_t> pending_job_of_group_;
+  int64_t next_job_ = 1;
+  int64_t binds_ok_ = 0, binds_failed_ = 0, evictions_ = 0;
+  std::set<std::string> untracked_;  // uids of bound pods not yet in a job
+};
+
+}  // namespace berth::kube

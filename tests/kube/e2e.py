@@ -1,0 +1,315 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `berth serve --kubeconfig` on a real control plane
+(kube-apiserver v1.20.2 + etcd from scripts/kube-control-plane.sh; nodes are
+API objects without kubelets, so a pod's end is written by the test).
+
+  tests/kube/e2e.py --berth build/release/apps/berth/berth [--keep DIR]
+
+Prints one line per check and closes with "N passed, M failed"."""
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kubeapi import Api, gpus_used_by_node, pod_gpus, wait_until  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CONTROL_PLANE = os.path.join(ROOT, "scripts", "kube-control-plane.sh")
+
+results = []
+
+
+def check(name, ok, detail=""):
+    results.append((name, bool(ok)))
+    print("%s: %s%s" % ("PASS" if ok else "FAIL", name, (" (" + detail + ")") if detail else ""), flush=True)
+    return ok
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Berth:
+    """One `berth serve --kubeconfig` process, started and stopped by PID."""
+
+    def __init__(self, binary, api, workdir, extra=()):
+        self.binary, self.api, self.workdir, self.extra = binary, api, workdir, list(extra)
+        self.proc = None
+        self.port = None
+        self.runs = 0
+
+    def start(self):
+        self.port = free_port()
+        self.runs += 1
+        log = open(os.path.join(self.workdir, "berth-%d.log" % self.runs), "w")
+        self.proc = subprocess.Popen(
+            [self.binary, "serve", "--kubeconfig", self.api.kubeconfig, "--listen", "127.0.0.1:%d" % self.port,
+             "--catalog", os.path.join(ROOT, "data", "accelerators.yaml")] + self.extra,
+            stdout=log, stderr=log, cwd=ROOT)
+        ok = wait_until(lambda: self.get("/readyz") is not None, 30)
+        if not ok:
+            raise RuntimeError("berth did not become ready; see " + log.name)
+
+    def get(self, path):
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d%s" % (self.port, path), timeout=5) as r:
+                text = r.read().decode()
+                return json.loads(text) if path.startswith("/v1/") else text
+        except Exception:
+            return None
+
+    def kill(self, sig=signal.SIGKILL):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(timeout=30)
+
+    def gpus_by_node(self):
+        nodes = self.get("/v1/nodes")
+        if nodes is None:
+            return None
+        return {n["name"]: n["gpus_used_milli"] // 1000 for n in nodes["nodes"] if n["gpus_used_milli"]}
+
+
+class Kubelets(threading.Thread):
+    """Stands in for kubelets: a pod being deleted on a node is gone at once
+    (a real kubelet would stop its containers first)."""
+
+    def __init__(self, api):
+        super().__init__(daemon=True)
+        self.api, self.stop = api, False
+
+    def run(self):
+        while not self.stop:
+            try:
+                for p in self.api.pods():
+                    md = p["metadata"]
+                    if md.get("deletionTimestamp") and p["spec"].get("nodeName"):
+                        self.api.delete_pod(md["namespace"], md["name"], grace=0)
+            except Exception:
+                pass
+            time.sleep(0.5)
+
+
+def leaf_of(api, node, cache={}):
+    if node not in cache:
+        n = api.get("/api/v1/nodes/" + node)
+        cache[node] = n["metadata"]["labels"].get("fabric.topograph.run/tier-0")
+    return cache[node]
+
+
+def bound(api, ns, names):
+    out = {}
+    for n in names:
+        p = api.pod(ns, n)
+        if p and p["spec"].get("nodeName"):
+            out[n] = p["spec"]["nodeName"]
+    return out if len(out) == len(names) else None
+
+
+def counts_agree(api, berth):
+    k = gpus_used_by_node(api.pods())
+    b = berth.gpus_by_node()
+    return (k == b), k, b
+
+
+def make_gang(api, ns, prefix, n, gpus, style, extra_annotations=None):
+    names = ["%s-%d" % (prefix, i) for i in range(n)]
+    for name in names:
+        labels, ann = {}, dict(extra_annotations or {})
+        if style == "berth":
+            labels["berth.dev/pod-group"] = prefix
+            ann["berth.dev/min-member"] = str(n)
+        elif style == "volcano":
+            ann["scheduling.k8s.io/group-name"] = prefix
+        elif style == "kueue":
+            labels["kueue.x-k8s.io/pod-group-name"] = prefix
+            ann["kueue.x-k8s.io/pod-group-total-count"] = str(n)
+        api.make_pod(ns, name, gpus=gpus, labels=labels, annotations=ann)
+    return names
+
+
+VOLCANO_PODGROUP_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "podgroups.scheduling.volcano.sh"},
+    "spec": {"group": "scheduling.volcano.sh", "scope": "Namespaced",
+             "names": {"plural": "podgroups", "singular": "podgroup", "kind": "PodGroup", "shortNames": ["pg"]},
+             "versions": [{"name": "v1beta1", "served": True, "storage": True,
+                           "schema": {"openAPIV3Schema": {"type": "object",
+                                                          "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
+def scenario_basic(api, berth, ns):
+    # Lone pods.
+    singles = ["single-%d" % i for i in range(3)]
+    for s in singles:
+        api.make_pod(ns, s, gpus=1)
+    b = wait_until(lambda: bound(api, ns, singles), 30)
+    check("single pods are bound", b, str(b))
+    p = api.pod(ns, singles[0])
+    check("binding carries the GPU indexes", p and p["metadata"].get("annotations", {}).get("berth.dev/gpus"),
+          str(p and p["metadata"].get("annotations")))
+
+    # Gangs of 4 x 8 GPUs in three styles, each whole in one leaf.
+    api.post("/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups" % ns,
+             {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+              "metadata": {"name": "vol", "namespace": ns}, "spec": {"minMember": 4}})
+    time.sleep(0.5)
+    gangs = {}
+    for style, prefix in (("berth", "bg"), ("volcano", "vol"), ("kueue", "kq")):
+        gangs[prefix] = make_gang(api, ns, prefix, 4, 8, style)
+    for prefix, names in gangs.items():
+        b = wait_until(lambda: bound(api, ns, names), 30)
+        leaves = {leaf_of(api, n) for n in (b or {}).values()}
+        check("gang %s (4 x 8 GPUs) bound whole in one leaf" % prefix, b and len(leaves) == 1 and len(set(b.values())) == 4,
+              "nodes=%s leaves=%s" % (b and sorted(b.values()), leaves))
+
+    # A gang that must sit in one leaf and cannot fit waits, with Berth's
+    # reason in the pod condition.
+    big = make_gang(api, ns, "big", 4, 8, "berth", {"berth.dev/required-level": "leaf"})
+
+    def reason():
+        p = api.pod(ns, big[0])
+        for c in (p or {}).get("status", {}).get("conditions", []):
+            if c.get("type") == "PodScheduled" and c.get("status") == "False" and "berth" in c.get("message", ""):
+                return c["message"]
+        return None
+    msg = wait_until(reason, 20)
+    check("a gang that cannot fit waits with its reason in PodScheduled", msg and not bound(api, ns, big), str(msg))
+    ok, k, b = wait_until(lambda: counts_agree(api, berth)[0] and counts_agree(api, berth), 10) or counts_agree(api, berth)
+    check("Berth's GPU count equals Kubernetes' on every node", ok, "k8s=%s berth=%s" % (k, b))
+
+    # Deleting a gang's pods frees its GPUs; the waiting gang binds.
+    t0 = time.time()
+    for n in gangs["kq"]:
+        api.delete_pod(ns, n)
+    b = wait_until(lambda: bound(api, ns, big), 30, interval=0.02)
+    waited = time.time() - t0
+    leaves = {leaf_of(api, n) for n in (b or {}).values()}
+    check("deleting a gang frees its GPUs and the waiting gang binds in one leaf", b and len(leaves) == 1,
+          "%.2f s after the delete; leaves=%s" % (waited, leaves))
+
+    # Completing pods frees GPUs too.
+    api.finish_pod(ns, singles[1], "Succeeded")
+    api.finish_pod(ns, singles[2], "Failed")
+    ok = wait_until(lambda: counts_agree(api, berth)[0], 10)
+    check("completed pods (Succeeded, Failed) release their GPUs", ok, str(counts_agree(api, berth)[1:]))
+
+    # Same-name re-creation (StatefulSet style).
+    api.delete_pod(ns, singles[0])
+    wait_until(lambda: api.pod(ns, singles[0]) is None, 10)
+    api.make_pod(ns, singles[0], gpus=1)
+    b = wait_until(lambda: bound(api, ns, [singles[0]]), 20)
+    check("a pod re-created under the same name is bound again", b, str(b))
+    ok = wait_until(lambda: counts_agree(api, berth)[0], 10)
+    check("no GPU leaks after re-creation", ok, str(counts_agree(api, berth)[1:]))
+
+
+def scenario_restart(api, berth, ns, count):
+    """SIGKILL Berth in the middle of a burst of pod creations, restart it."""
+    names = ["burst-%d" % i for i in range(count)]
+    done = threading.Event()
+
+    def create():
+        for n in names:
+            api.make_pod(ns, n, gpus=1, cpu="100m", memory="64Mi")
+        done.set()
+    t = threading.Thread(target=create)
+    t.start()
+    # Kill once some are bound.
+    wait_until(lambda: sum(1 for p in api.pods(ns) if p["spec"].get("nodeName")) >= count // 4, 60)
+    berth.kill(signal.SIGKILL)
+    killed_at = sum(1 for p in api.pods(ns) if p["spec"].get("nodeName"))
+    time.sleep(1)
+    berth.start()
+    t.join()
+    b = wait_until(lambda: bound(api, ns, names), 120, interval=0.5)
+    check("after SIGKILL mid-burst and a restart every pod is bound", b,
+          "%d of %d were bound at the kill" % (killed_at, count))
+    pods = api.pods(ns)
+    used = gpus_used_by_node(pods)
+    over = {n: u for n, u in used.items() if u > 8}
+    check("no node holds more GPUs than it has (no pod bound twice)", not over, str(over))
+    ok = wait_until(lambda: counts_agree(api, berth)[0], 10)
+    check("after the restart Berth's GPU count equals Kubernetes'", ok,
+          "" if ok else str(counts_agree(api, berth)[1:]))
+    for n in names:
+        api.delete_pod(ns, n)
+    ok = wait_until(lambda: counts_agree(api, berth)[0] and not any(True for _ in api.pods(ns)), 30)
+    check("deleting the burst frees every GPU", ok)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--berth", required=True)
+    ap.add_argument("--keep", help="work folder to keep (default: a temporary one, removed)")
+    ap.add_argument("--burst", type=int, default=500)
+    args = ap.parse_args()
+    work = args.keep or tempfile.mkdtemp(prefix="berth-kube-")
+    os.makedirs(work, exist_ok=True)
+    cp = os.path.join(work, "cp")
+    r = subprocess.run([CONTROL_PLANE, "start", cp])
+    if r.returncode != 0:
+        print("control plane did not start")
+        print("0 passed, 1 failed")
+        return 1
+    berth = None
+    kubelets = None
+    try:
+        api = Api(os.path.join(cp, "env"))
+        api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", VOLCANO_PODGROUP_CRD)
+        # 16 nodes x 8 GPUs to start: 2 leaves of 8 nodes in one spine.
+        def add_nodes(first, last):
+            for i in range(first, last):
+                api.make_node("gpu-%02d" % i, gpus=8, labels={
+                    "fabric.topograph.run/tier-0": "leaf-%d" % (i // 8),
+                    "fabric.topograph.run/tier-1": "spine-%d" % (i // 32)})
+        add_nodes(0, 16)
+        for ns in ("ml", "burst"):
+            api.ensure_namespace(ns)
+        wait_until(lambda: api.get("/apis/scheduling.volcano.sh/v1beta1/podgroups", ok404=True) is not None, 20)
+        kubelets = Kubelets(api)
+        kubelets.start()
+        berth = Berth(args.berth, api, work)
+        berth.start()
+        scenario_basic(api, berth, "ml")
+        for p in api.pods("ml"):
+            api.delete_pod("ml", p["metadata"]["name"])
+        ok = wait_until(lambda: counts_agree(api, berth)[0] and not api.pods("ml"), 30)
+        check("an emptied cluster has no GPU held in Berth", ok, str(counts_agree(api, berth)[1:]))
+        # The cluster grows to 64 nodes (8 leaves, 2 spines) while Berth runs.
+        add_nodes(16, 64)
+        ok = wait_until(lambda: len((berth.get("/v1/nodes") or {}).get("nodes", [])) == 64, 30)
+        check("nodes added while Berth runs join its cluster model", ok)
+        scenario_restart(api, berth, "burst", args.burst)
+    except Exception as e:  # a broken step fails the run, with what broke
+        check("no unexpected error", False, repr(e))
+    finally:
+        if kubelets:
+            kubelets.stop = True
+        if berth:
+            berth.kill(signal.SIGTERM)
+        subprocess.run([CONTROL_PLANE, "stop", cp])
+    passed = sum(1 for _, ok in results if ok)
+    failed = len(results) - passed
+    print("%d passed, %d failed" % (passed, failed))
+    if failed == 0 and not args.keep:
+        subprocess.run(["rm", "-rf", work])
+    else:
+        print("logs kept in " + work)
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
