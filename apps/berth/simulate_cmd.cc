@@ -209,6 +209,9 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
                   "SHARE[:PRIORITY]: a seeded share of the jobs (by job id) gets this priority (default 10), the "
                   "others keep the trace's, e.g. 0.2:10");
   cmd->add_flag("--check-indexes", flags->sim.check_indexes, "Verify state indexes after every change (slow)");
+  cmd->add_flag("--full-scan", flags->sim.full_scan,
+                "Filter and score every node for every task instead of searching the state's indexes "
+                "(same decisions, slower: the reference to check them against)");
   auto* quiet = cmd->add_flag("--quiet", flags->quiet, "No progress bar");
   cmd->add_flag("--progress", flags->progress, "Show the progress bar even when stderr is not a terminal")
       ->excludes(quiet);

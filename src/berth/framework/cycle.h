@@ -33,6 +33,23 @@ struct TaskRequest {
   MilliGpu total_milli() const { return gpus * milli_per_gpu; }
 };
 
+// A set of up nodes of one GPU type taken from the state's indexes, as a score
+// plugin sees it when it bounds its scores (ScorePlugin::ScoreBound). Every
+// node of the set that passes the fit filter for the task has
+//   full_free_lo <= full_free_gpus <= full_free_hi,
+//   node_free_lo <= node_free_milli <= node_free_hi,
+//   cpu_lo <= free_cpu <= cpu_hi,
+// and (fit) free_cpu >= the task's CPU, free milli-GPU >= the task's.
+struct NodeTier {
+  GpuTypeId type;
+  int32_t full_free_lo = 0;
+  int32_t full_free_hi = 0;
+  MilliGpu node_free_lo = 0;
+  MilliGpu node_free_hi = 0;
+  MilliCpu cpu_lo = 0;
+  MilliCpu cpu_hi = 0;
+};
+
 // A job waiting in the queue, as queue-sort plugins see it.
 struct QueuedJob {
   const job::JobSpec* spec = nullptr;

@@ -12,7 +12,9 @@
 //              instead of every node, from the indexes. Empty = scan all.
 //   Score      higher is better, any int64 range; then Normalize over the
 //              feasible nodes. The framework sums weight × score; ties go to
-//              the lowest node rank.
+//              the lowest node rank. ScoreBound (optional) bounds the score
+//              over a set of nodes from the indexes, so that the scheduler
+//              finds the best node without scoring every node.
 //   SelectGpus which GPUs of the chosen node (default: lowest-index free GPUs
 //              for whole-GPU tasks, the fullest GPU that fits for shares).
 //   Reserve    a task's allocation was tentatively applied; Unreserve undoes.
@@ -107,6 +109,16 @@ class ScorePlugin : public virtual Plugin {
   // Adjusts the scores of all feasible nodes together (e.g. min-max to 0..100).
   virtual void Normalize(const CycleContext& ctx, const TaskRequest& req, std::span<const NodeId> nodes,
                          std::span<int64_t> scores) const {}
+  // Optional, for the scheduler's index search (scheduler/index_search.h):
+  // an upper bound of Score(ctx, req, n) over the nodes n of `tier` that pass
+  // the fit filter; nullopt = no bound (every node is scanned). A plugin that
+  // bounds its scores promises that Normalize gives the highest value to the
+  // nodes with the highest raw score and to no other (min-max does), so the
+  // best node can be found without scoring every node.
+  virtual std::optional<int64_t> ScoreBound(const CycleContext& ctx, const TaskRequest& req,
+                                            const NodeTier& tier) const {
+    return std::nullopt;
+  }
   // Which GPUs on `node` (a bitmask of node-local indexes); nullopt = default.
   virtual std::optional<uint64_t> SelectGpus(const CycleContext& ctx, const TaskRequest& req, NodeId node) const {
     return std::nullopt;

@@ -35,10 +35,24 @@ Scheduler::Scheduler(const cluster::Cluster& cluster, std::unique_ptr<framework:
     }
   }
   reject_count_.assign(framework_->filter().size() + 1, 0);
+  for (const TypeMax& m : type_max_) type_cpu_max_.push_back(m.cpu);
+  bool has_fit = false;
+  for (const auto* f : framework_->filter()) has_fit = has_fit || f->Name() == "fit";
+  use_index_search_ = !options_.full_scan && has_fit && framework_->candidates().empty() &&
+                      framework_->score().size() == 1 && framework_->score().front().second > 0;
+  if (use_index_search_) index_search_.Reset(state_, type_cpu_max_);
 }
 
 Status Scheduler::ApplyChecked(const state::Event& e) {
+  NodeId node;
+  if (use_index_search_) {
+    if (const auto* p = std::get_if<state::PlaceTask>(&e)) node = p->alloc.node;
+    if (const auto* u = std::get_if<state::SetNodeUp>(&e)) node = u->node;
+    if (const auto* r = std::get_if<state::ReleaseTask>(&e))
+      if (const state::Allocation* a = state_.Find(r->task)) node = a->node;
+  }
   Status s = state_.Apply(e);
+  if (s.ok() && use_index_search_ && node.valid()) index_search_.NodeChanged(state_, node);
   if (s.ok() && options_.check_indexes) s = state_.CheckIndexes();
   return s;
 }
@@ -225,12 +239,21 @@ Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const Task
     }
     feasible_.push_back(n);
   };
+  const auto& scorers = framework_->score();
+  std::optional<NodeId> found;
+  if (use_index_search_) found = index_search_.Find(ctx, req, *scorers.front().first, filters, type_cpu_max_);
+  if (found) {
+    ++placement_counts_.index_search;
+    return Chosen(ctx, req, *found);
+  }
   candidates_.clear();
-  for (auto* c : framework_->candidates()) c->Candidates(ctx, req, candidates_);
+  if (!options_.full_scan)
+    for (auto* c : framework_->candidates()) c->Candidates(ctx, req, candidates_);
   if (!candidates_.empty()) {
     for (NodeId n : candidates_) run_filters(n);
   }
   if (feasible_.empty()) {
+    ++placement_counts_.full_scan;
     std::fill(reject_count_.begin(), reject_count_.end(), 0);
     const int32_t num = cluster_.num_nodes();
     for (int32_t i = 0; i < num; ++i) run_filters(NodeId(i));
@@ -249,7 +272,6 @@ Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const Task
     return out;
   }
   NodeId best = feasible_[0];
-  const auto& scorers = framework_->score();
   if (feasible_.size() > 1 && !scorers.empty()) {
     const size_t m = feasible_.size();
     total_score_.assign(m, 0);
@@ -270,6 +292,12 @@ Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const Task
     for (NodeId n : feasible_)
       if (ctx.RankOf(n) < ctx.RankOf(best)) best = n;
   }
+  return Chosen(ctx, req, best);
+}
+
+Scheduler::PlaceOutcome Scheduler::Chosen(const CycleContext& ctx, const TaskRequest& req, NodeId best) const {
+  PlaceOutcome out;
+  const auto& scorers = framework_->score();
   std::optional<uint64_t> gpus;
   for (const auto& [plugin, weight] : scorers) {
     gpus = plugin->SelectGpus(ctx, req, best);

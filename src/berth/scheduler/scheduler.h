@@ -26,6 +26,7 @@
 #include "berth/job/job.h"
 #include "berth/job/lifecycle.h"
 #include "berth/scheduler/decision_log.h"
+#include "berth/scheduler/index_search.h"
 #include "berth/state/cluster_state.h"
 #include "berth/tenancy/ledger.h"
 
@@ -37,6 +38,10 @@ struct SchedulerOptions {
   bool drop_unschedulable = false;
   // Tie-break rank per node id (lower wins). Empty: by node id.
   std::vector<int32_t> node_rank;
+  // Filter and score every node for every task: no candidate plugins, no
+  // index search. The decisions are the same (the exactness tests compare the
+  // two); this is the oracle they are compared with.
+  bool full_scan = false;
   // Verify every index against a recomputation after each change (tests).
   bool check_indexes = false;
   // The queue tree jobs are charged to (null: every tenant gets its own
@@ -116,6 +121,14 @@ class Scheduler {
   DecisionLog& log() { return log_; }
   const DecisionLog& log() const { return log_; }
   Rng& rng() { return rng_; }
+  // How placements chose their node so far: from the state's indexes
+  // (index_search.h) or by filtering and scoring every node (a candidate
+  // plugin's short list counts as neither).
+  struct PlacementCounts {
+    int64_t index_search = 0;
+    int64_t full_scan = 0;
+  };
+  const PlacementCounts& placement_counts() const { return placement_counts_; }
 
  private:
   struct PlaceOutcome {
@@ -125,6 +138,8 @@ class Scheduler {
   };
   framework::Verdict TryPlace(JobRecord& rec);
   PlaceOutcome PlaceTask(const framework::CycleContext& ctx, const framework::TaskRequest& req);
+  // The outcome of placing `req` on `best`: the GPUs the score plugins (or the default) select.
+  PlaceOutcome Chosen(const framework::CycleContext& ctx, const framework::TaskRequest& req, NodeId best) const;
   uint64_t DefaultGpus(const framework::TaskRequest& req, NodeId node) const;
   bool StaticallyFeasible(const framework::TaskRequest& req) const;
   void Rollback(JobRecord& rec);
@@ -197,6 +212,12 @@ class Scheduler {
   struct TypeMax { int32_t gpus = 0; MilliCpu cpu = 0; MiB mem = 0; };
   std::vector<TypeMax> type_max_;
   TypeMax cpu_node_max_;
+
+  // The index search, when this profile allows it (see index_search.h).
+  bool use_index_search_ = false;
+  IndexSearch index_search_;
+  std::vector<MilliCpu> type_cpu_max_;
+  PlacementCounts placement_counts_;
 
   // Scratch buffers reused across cycles.
   std::vector<NodeId> candidates_;

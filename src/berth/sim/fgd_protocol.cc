@@ -131,6 +131,7 @@ StatusOr<PolicyResult> RunFgd(const cluster::Cluster& cluster, const FgdInput& i
   so.drop_unschedulable = true;
   so.node_rank = input.node_rank;
   so.check_indexes = opts.check_indexes;
+  so.full_scan = opts.full_scan;
   scheduler::Scheduler sched(cluster, std::move(fw), std::move(so), clock);
 
   PolicyResult r;

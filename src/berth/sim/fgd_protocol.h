@@ -25,6 +25,7 @@ struct FgdOptions {
   std::string node_rank_file;      // replaces the seeded ranking (rank,node)
   bool record_placements = false;
   bool check_indexes = false;
+  bool full_scan = false;  // SchedulerOptions::full_scan (the exactness oracle)
 };
 
 // The arrival sequence and node ranking of one experiment.

@@ -148,6 +148,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
     scheduler::SchedulerOptions so;
     so.seed = opts.seed;
     so.check_indexes = opts.check_indexes;
+    so.full_scan = opts.full_scan;
     so.queues = opts.queues;
     so.usage_half_life = opts.usage_half_life;
     so.preemption_grace = opts.preemption_grace;

@@ -53,6 +53,7 @@ namespace berth::sim {
 struct ReplayOptions {
   uint64_t seed = 42;
   bool check_indexes = false;
+  bool full_scan = false;  // SchedulerOptions::full_scan (the exactness oracle)
   // Bound on the points of each plot series (at least 2).
   int32_t max_samples = 2000;
   // Independent partitions, one per domain at this level (see the file comment).

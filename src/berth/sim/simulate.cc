@@ -143,6 +143,7 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
     fo.node_rank_file = o.node_rank;
     fo.record_placements = o.record_placements;
     fo.check_indexes = o.check_indexes;
+    fo.full_scan = o.full_scan;
     BERTH_ASSIGN_OR_RETURN(FgdInput input, BuildFgdInput(cluster, trace, fo));
     for (size_t i = 0; i < profiles.size(); ++i) {
       BERTH_ASSIGN_OR_RETURN(PolicyResult r, RunFgd(cluster, input, profiles[i], plugins, fo));
@@ -156,6 +157,7 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   ro_replay.runtime.comm_fraction = o.comm_fraction;
   ro_replay.seed = o.seed;
   ro_replay.check_indexes = o.check_indexes;
+  ro_replay.full_scan = o.full_scan;
   // Every replay charges a queue tree: the --queues file, or by default one
   // leaf per tenant guaranteed its share of the trace's GPU demand. Only
   // plugins that read the ledger (quota, fair share, reclaim) act on it; the

@@ -66,6 +66,7 @@ struct SimulateOptions {
   double high_priority_share = 0;
   int32_t high_priority = 10;
   bool check_indexes = false;
+  bool full_scan = false;  // SchedulerOptions::full_scan (the exactness oracle)
   bool record_placements = false;
   // Generated workloads instead of a trace: "gavel" (Gavel's synthetic jobs,
   // round-based heterogeneity-aware simulation; --trace is then not needed).

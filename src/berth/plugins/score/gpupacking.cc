@@ -9,6 +9,12 @@
 // The GPUs "it takes" are the best-fit choice: GPUs in ascending order of free
 // milli (stable by index), each taken if it has the per-GPU share free. A task
 // without GPUs scores 0. No normalization; a share takes the default GPU.
+//
+// Bounds for the index search, over any node of a tier that can hold the task:
+// g whole GPUs score max(50 - g, 33) on a used node and max(33 - k, k) on an
+// idle one with k GPUs; a share scores at most max(100 - (r * 100 / 1000) / 10,
+// 50) on a partly used GPU (its free milli is at least the share r), 49 on a
+// completely free GPU of a used node, or the idle score.
 #include <algorithm>
 #include <array>
 
@@ -47,6 +53,14 @@ class GpuPacking final : public framework::ScorePlugin {
     if (need != 0) return 0;  // cannot happen after the fit filter
     if (fully_free_used > 0) return std::max<int64_t>(50 - fully_free_used, 33);
     return std::max<int64_t>(100 - free_ratio_sum / 10, 50);
+  }
+  std::optional<int64_t> ScoreBound(const framework::CycleContext&, const framework::TaskRequest& req,
+                                    const framework::NodeTier& tier) const override {
+    // Idle: max(33 - k, k) over the tier's fully free counts.
+    const int64_t idle = std::max<int64_t>(33 - tier.full_free_lo, tier.full_free_hi);
+    if (!req.is_sharing()) return std::max(idle, std::max<int64_t>(50 - req.gpus, 33));
+    const int64_t partly_used = std::max<int64_t>(100 - (int64_t{req.milli_per_gpu} * 100 / kMilliPerGpu) / 10, 50);
+    return std::max({idle, partly_used, int64_t{49}});
   }
 };
 
