@@ -25,7 +25,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kubeapi import Api, gpus_used_by_node, pod_gpus, wait_until  # noqa: E402
 from e2e import Berth  # noqa: E402
-from throughput import GPUS_PER_NODE, make_nodes  # noqa: E402
+from throughput import GPUS_PER_NODE, delete_all, make_nodes  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CONTROL_PLANE = os.path.join(ROOT, "scripts", "kube-control-plane.sh")
@@ -252,7 +252,7 @@ def main():
                 summary[k] = int(float(v))
         check("Berth process still running", berth.proc.poll() is None)
         # Everything deleted: nothing held anywhere.
-        api.call("DELETE", "/api/v1/namespaces/%s/pods" % NS, {"gracePeriodSeconds": 0})
+        delete_all(api, NS)
         ok = wait_until(lambda: not api.pods(NS) and compare(api, berth, node_names)[0], 60, interval=0.5)
         b = berth_by_node(berth) or {}
         check("after every pod is deleted Berth counts no GPU", ok and not any(b.values()),

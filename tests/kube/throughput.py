@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kubeapi import Api, pod_gpus, wait_until  # noqa: E402
-from e2e import Berth  # noqa: E402
+from e2e import Berth, free_port  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CONTROL_PLANE = os.path.join(ROOT, "scripts", "kube-control-plane.sh")
@@ -136,8 +136,19 @@ def create_pods(api, ns, specs, threads):
 
 
 def delete_all(api, ns, timeout=600):
-    api.call("DELETE", "/api/v1/namespaces/%s/pods" % ns, {"gracePeriodSeconds": 0}, ok404=True)
-    return wait_until(lambda: not api.get("/api/v1/namespaces/%s/pods?limit=1" % ns)["items"], timeout, interval=1)
+    """Deletes every pod of `ns`. A collection of 10,000 pods takes longer than
+    the API server's request timeout (504): the deletion goes on, ask again."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            api.call("DELETE", "/api/v1/namespaces/%s/pods" % ns, {"gracePeriodSeconds": 0}, ok404=True)
+        except RuntimeError as e:
+            if "HTTP 504" not in str(e):
+                raise
+        if not api.get("/api/v1/namespaces/%s/pods?limit=1" % ns)["items"]:
+            return True
+        time.sleep(1)
+    return False
 
 
 class KubeScheduler:
@@ -153,8 +164,9 @@ class KubeScheduler:
                     "kind: KubeSchedulerConfiguration\n"
                     "clientConnection:\n  kubeconfig: %s\n  qps: %s\n  burst: %d\n"
                     "leaderElection:\n  leaderElect: false\n"
+                    "healthzBindAddress: 127.0.0.1:%d\nmetricsBindAddress: 127.0.0.1:%d\n"
                     "profiles:\n- schedulerName: default-scheduler\n"
-                    % (os.path.join(self.cp, "kubeconfig"), self.qps, self.burst))
+                    % (os.path.join(self.cp, "kubeconfig"), self.qps, self.burst, free_port(), free_port()))
         subprocess.run([CONTROL_PLANE, "scheduler", self.cp, config], check=True)
 
     def stop(self):
