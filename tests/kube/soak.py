@@ -75,9 +75,10 @@ class Workload:
         self.serial = 0
         self.gangs = {}      # gang name -> member pod names (as created)
         self.deleted = []    # names deleted, candidates for re-creation
+        self.gone = set()    # deleted since the snapshot was taken (it may still list them)
         self.stats = {"lone_created": 0, "gangs_created": 0, "gang_pods_created": 0, "completed": 0,
                       "deleted": 0, "gangs_deleted": 0, "gang_members_deleted": 0, "recreated": 0,
-                      "errors": 0}
+                      "raced": 0, "errors": 0}
 
     def requested(self, pods):
         return sum(pod_gpus(p) for p in pods.values() if p.get("status", {}).get("phase") not in ("Succeeded", "Failed"))
@@ -102,8 +103,15 @@ class Workload:
         self.stats["gangs_created"] += 1
         self.stats["gang_pods_created"] += size
 
+    def delete(self, name):
+        self.api.delete_pod(NS, name)
+        self.gone.add(name)
+
     def step(self):
         pods = self.snap.get()
+        self.gone &= set(pods)  # once the snapshot no longer lists a pod it need not be remembered
+        for n in self.gone:
+            pods.pop(n, None)
         load = self.requested(pods) / self.capacity
         bound = sorted(n for n, p in pods.items() if p["spec"].get("nodeName")
                        and p.get("status", {}).get("phase") not in ("Succeeded", "Failed"))
@@ -116,23 +124,28 @@ class Workload:
                 self.create_gang()
         elif r < create_weight + 0.2 and bound:
             name = self.rng.choice(bound)
-            self.api.finish_pod(NS, name, self.rng.choice(["Succeeded", "Failed"]))
-            self.stats["completed"] += 1
+            try:
+                self.api.finish_pod(NS, name, self.rng.choice(["Succeeded", "Failed"]))
+                self.stats["completed"] += 1
+            except RuntimeError as e:
+                if "HTTP 404" not in str(e):
+                    raise
+                self.stats["raced"] += 1  # deleted by an earlier operation the snapshot did not show yet
         elif r < create_weight + 0.35 and pods:
             name = self.rng.choice(sorted(pods))
-            self.api.delete_pod(NS, name)
+            self.delete(name)
             self.deleted.append(name)
             self.stats["deleted"] += 1
         elif r < create_weight + 0.4 and self.gangs:
             gang = self.rng.choice(sorted(self.gangs))
             for n in self.gangs.pop(gang):
-                self.api.delete_pod(NS, n)
+                self.delete(n)
             self.stats["gangs_deleted"] += 1
         elif r < create_weight + 0.43 and self.gangs:
             # One member of a gang leaves (a waiting gang then lacks its minimum).
             gang = self.rng.choice(sorted(self.gangs))
             n = self.rng.choice(self.gangs[gang])
-            self.api.delete_pod(NS, n)
+            self.delete(n)
             self.stats["gang_members_deleted"] += 1
         elif self.deleted:
             # Same-name re-creation of a lone pod (StatefulSet style).
@@ -140,6 +153,7 @@ class Workload:
             if name.startswith("lone-") and name not in pods:
                 try:
                     self.create_lone(name)
+                    self.gone.discard(name)
                     self.stats["recreated"] += 1
                 except RuntimeError as e:
                     if "HTTP 409" not in str(e):
