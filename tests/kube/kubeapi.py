@@ -1,10 +1,11 @@
 """A small client for the test control plane's API server (Python standard
-library only), and helpers to make GPU nodes without kubelets."""
+library only; one kept-alive connection per thread), and helpers to make GPU nodes without kubelets."""
+import http.client
 import json
 import ssl
+import threading
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 
 
 class Api:
@@ -20,31 +21,45 @@ class Api:
         self.kubeconfig = env["KUBECONFIG"]
         ca = self.kubeconfig.rsplit("/", 1)[0] + "/certs/apiserver.crt"
         self.ctx = ssl.create_default_context(cafile=ca)
+        u = urllib.parse.urlsplit(self.server)
+        self.host, self.port = u.hostname, u.port or 443
+        self._local = threading.local()
+
+    def _conn(self, fresh=False):
+        """This thread's kept-alive connection to the API server."""
+        c = getattr(self._local, "conn", None)
+        if c is None or fresh:
+            if c is not None:
+                c.close()
+            c = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=60)
+            self._local.conn = c
+        return c
 
     def call(self, method, path, body=None, content_type="application/json", ok404=False):
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.server + path, data=data, method=method)
-        req.add_header("Authorization", "Bearer " + self.token)
-        req.add_header("Accept", "application/json")
+        headers = {"Authorization": "Bearer " + self.token, "Accept": "application/json"}
         if data is not None:
-            req.add_header("Content-Type", content_type)
+            headers["Content-Type"] = content_type
         for attempt in range(5):
             try:
-                with urllib.request.urlopen(req, context=self.ctx, timeout=30) as r:
-                    text = r.read()
-                    return json.loads(text) if text else None
-            except urllib.error.HTTPError as e:
-                if e.code == 404 and ok404:
-                    return None
-                if e.code in (429, 500, 503) and attempt < 4:
-                    time.sleep(0.2 * (attempt + 1))
-                    continue
-                raise RuntimeError("%s %s: HTTP %d: %s" % (method, path, e.code, e.read()[:300]))
-            except (urllib.error.URLError, ConnectionError) as e:
+                c = self._conn(fresh=attempt > 0)
+                c.request(method, path, body=data, headers=headers)
+                r = c.getresponse()
+                text = r.read()
+            except (http.client.HTTPException, OSError) as e:
+                self._local.conn = None
                 if attempt < 4:
                     time.sleep(0.2 * (attempt + 1))
                     continue
-                raise
+                raise RuntimeError("%s %s: %r" % (method, path, e))
+            if r.status < 300:
+                return json.loads(text) if text else None
+            if r.status == 404 and ok404:
+                return None
+            if r.status in (429, 500, 503) and attempt < 4:
+                time.sleep(0.2 * (attempt + 1))
+                continue
+            raise RuntimeError("%s %s: HTTP %d: %s" % (method, path, r.status, text[:300]))
 
     def apply_yaml(self, path, text):
         """Creates an object from YAML text (the API server reads YAML)."""

@@ -59,7 +59,7 @@ struct KubeSchedulerOptions {
   TimeUs min_runtime = -1;       // preemption guard (-1: the policy's default)
   TimeUs preemption_grace = 0;
   TimeUs tick = 20'000;          // the loop's longest sleep
-  int writers = 8;               // parallel bind/evict/status requests
+  int writers = 32;              // parallel bind/evict/status requests
   bool pod_conditions = true;    // PodScheduled=False with the reason on waiting pods
   bool events = true;            // Scheduled / FailedScheduling events
   TimeUs condition_interval = 2'000'000;  // at most one condition update per waiting pod per interval
