@@ -319,7 +319,12 @@ void KubeScheduler::WriterLoop() {
       }
       case WriteOp::Kind::kGroupStatus: {
         // node: the phase; gpus: the scheduled count (as text).
-        json patch = {{"status", {{"phase", op.node}, {"scheduled", std::stoll(op.gpus)}, {"message", op.message}}}};
+        json status = json::object();
+        status["phase"] = op.node;
+        status["scheduled"] = std::stoll(op.gpus);
+        status["message"] = op.message;
+        json patch = json::object();
+        patch["status"] = status;
         Status s = client_.Patch("/apis/berth.dev/v1alpha1/namespaces/" + op.ns + "/podgroups/" + op.name + "/status",
                                  patch)
                        .status();
@@ -986,7 +991,8 @@ void KubeScheduler::AfterStart(JobEntry& job) {
     pending_job_of_group_.erase(g);
   dirty_ = true;  // the group may have more pods waiting
   if (job.waiting_for.empty()) SendBinds(job);
-  GroupStatus(job.group, "Running", static_cast<int64_t>(job.pod_of_task.size()), "");
+  GroupStatus(job.group, "Running", static_cast<int64_t>(job.pod_of_task.size()),
+              "berth: " + std::to_string(job.pod_of_task.size()) + " pods placed");
 }
 
 void KubeScheduler::GroupStatus(const std::string& group, const std::string& phase, int64_t scheduled,
