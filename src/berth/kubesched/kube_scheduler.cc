@@ -227,8 +227,9 @@ void KubeScheduler::Loop() {
 void KubeScheduler::Enqueue(WriteOp op) {
   {
     std::lock_guard<std::mutex> lock(wmu_);
-    if (op.kind == WriteOp::Kind::kCondition || op.kind == WriteOp::Kind::kGroupStatus) {
-      if (low_writes_.size() > 20000) return;  // shed status updates, never binds
+    if (op.kind == WriteOp::Kind::kCondition || op.kind == WriteOp::Kind::kGroupStatus ||
+        op.kind == WriteOp::Kind::kScheduledEvent) {
+      if (low_writes_.size() > 20000) return;  // shed status updates and events, never binds
       low_writes_.push_back(std::move(op));
     } else {
       writes_.push_back(std::move(op));
@@ -296,8 +297,11 @@ void KubeScheduler::WriterLoop() {
               Str(Sub(*pod, "metadata"), "uid") == op.uid)
             s = Status::Ok();
         }
+        // The Scheduled event waits behind the other binds (it is news, not work).
         if (s.ok() && options_.events) {
-          PostEvent(op, "Normal", "Scheduled", "Successfully assigned " + op.ns + "/" + op.name + " to " + op.node);
+          WriteOp ev = op;
+          ev.kind = WriteOp::Kind::kScheduledEvent;
+          Enqueue(std::move(ev));
         }
         Post([this, op, s] { OnBindDone(op, s); });
         break;
@@ -317,6 +321,9 @@ void KubeScheduler::WriterLoop() {
           log_.Warn("kube_delete_failed", {{"pod", op.ns + "/" + op.name}, {"error", s.message()}});
         break;
       }
+      case WriteOp::Kind::kScheduledEvent:
+        PostEvent(op, "Normal", "Scheduled", "Successfully assigned " + op.ns + "/" + op.name + " to " + op.node);
+        break;
       case WriteOp::Kind::kGroupStatus: {
         // node: the phase; gpus: the scheduled count (as text).
         json status = json::object();

@@ -131,7 +131,7 @@ class KubeScheduler {
     std::string required_level, preferred_level;
   };
   struct WriteOp {
-    enum class Kind { kBind, kEvict, kCondition, kDelete, kGroupStatus } kind = Kind::kBind;
+    enum class Kind { kBind, kEvict, kCondition, kDelete, kGroupStatus, kScheduledEvent } kind = Kind::kBind;
     std::string ns, name, uid, node, gpus, message;
     int64_t job = -1;
     static WriteOp Make(Kind kind, std::string ns, std::string name, std::string uid, std::string node = "",
