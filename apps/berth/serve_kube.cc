@@ -75,12 +75,12 @@ int ServeKube(const KubeServeFlags& f) {
     }
   }
   if (have_catalog) opts.node_model.catalog = &catalog;
-  if (!f.queues.empty()) {
-    // Quotas need the GPU types; without a cluster file they are named by the tree itself.
+  if (!f.queues.empty()) {  // resolved against the cluster the Nodes make
     auto file = tenancy::ReadQueueFile(f.queues);
     if (!file.ok()) return fail("queues", file.status());
-    log.Warn("queues_ignored", {{"queues", f.queues},
-                                {"hint", "queue trees from a file are not applied with --kubeconfig yet"}});
+    opts.usage_half_life = file->half_life;
+    opts.queue_file = std::move(file).value();
+    opts.queue_file_name = f.queues;
   }
   kube::ClientOptions co;
   co.qps = f.kube_qps;

@@ -31,6 +31,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -46,6 +47,7 @@
 #include "berth/server/log.h"
 #include "berth/server/metrics.h"
 #include "berth/tenancy/queue_tree.h"
+#include "berth/tenancy/queue_yaml.h"
 
 namespace berth::kube {
 
@@ -53,7 +55,11 @@ struct KubeSchedulerOptions {
   std::string scheduler_name = "berth";
   std::string policy = "topology";
   NodeModelOptions node_model;
-  std::shared_ptr<const tenancy::QueueTree> queues;  // null: every namespace its own queue
+  // A queue file (docs/queues.md), resolved against each cluster model built
+  // from the Nodes; Queue objects, when there are any, take its place. Neither:
+  // every namespace its own queue.
+  std::optional<tenancy::QueueFile> queue_file;
+  std::string queue_file_name;
   TimeUs usage_half_life = 0;
   uint64_t seed = 42;
   TimeUs min_runtime = -1;       // preemption guard (-1: the policy's default)

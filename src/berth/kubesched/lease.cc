@@ -1,28 +1,11 @@
 // LeaseElector (see lease.h).
 #include "berth/kubesched/lease.h"
 
-#include <ctime>
+#include "berth/kubesched/kube_util.h"
 
 namespace berth::kube {
 
 using nlohmann::json;
-
-namespace {
-
-std::string MicroTimeNow() {
-  const auto now = std::chrono::system_clock::now();
-  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
-  const std::time_t t = static_cast<std::time_t>(us / 1000000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[64];
-  std::snprintf(out, sizeof out, "%s.%06lldZ", buf, static_cast<long long>(us % 1000000));
-  return out;
-}
-
-}  // namespace
 
 LeaseElector::LeaseElector(KubeClient& client, LeaseOptions options) : client_(client), options_(std::move(options)) {}
 
@@ -41,7 +24,7 @@ StatusOr<bool> LeaseElector::TryAcquireOrRenew() {
   const std::string path = base + "/" + options_.name;
   const int duration_s = static_cast<int>(std::max<int64_t>(1, options_.lease_duration.count() / 1000));
   auto current = client_.Get(path);
-  const std::string now = MicroTimeNow();
+  const std::string now = NowRfc3339(/*micro=*/true);
   if (!current.ok()) {
     if (current.status().code() != StatusCode::kNotFound) return current.status();
     json lease = {{"apiVersion", "coordination.k8s.io/v1"},
@@ -146,7 +129,7 @@ void LeaseElector::Resign() {
   json lease = *current;
   if (!lease.contains("spec") || lease["spec"].value("holderIdentity", "") != options_.identity) return;
   lease["spec"]["holderIdentity"] = "";
-  lease["spec"]["renewTime"] = MicroTimeNow();
+  lease["spec"]["renewTime"] = NowRfc3339(/*micro=*/true);
   (void)client_.Put(path, lease);
 }
 

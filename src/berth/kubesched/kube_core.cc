@@ -1,0 +1,515 @@
+// KubeScheduler: the scheduling core over the API server's objects: the
+// cluster model and queue tree rebuilt from them, bound pods adopted, pending
+// pods formed into jobs, passes, binds, preemption and waiting reasons.
+#include "berth/kubesched/kube_scheduler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+
+#include "berth/kubesched/informer.h"
+#include "berth/kubesched/kube_util.h"
+#include "berth/plugins/builtin.h"
+#include "berth/server/extender.h"
+#include "berth/tenancy/queue_yaml.h"
+
+namespace berth::kube {
+
+using job::JobState;
+using nlohmann::json;
+
+
+StatusOr<std::unique_ptr<scheduler::Scheduler>> KubeScheduler::NewScheduler(const cluster::Cluster& c) {
+  BERTH_ASSIGN_OR_RETURN(framework::Profile profile, policies_.Find(options_.policy));
+  profile.name = options_.policy;
+  std::shared_ptr<const tenancy::QueueTree> queues;
+  if (options_.queue_file && queue_crds_.empty()) {
+    BERTH_ASSIGN_OR_RETURN(tenancy::QueueTree tree,
+                           tenancy::BuildQueueTree(*options_.queue_file, options_.queue_file_name, c));
+    queues = std::make_shared<tenancy::QueueTree>(std::move(tree));
+  }
+  if (!queue_crds_.empty()) {
+    auto tree = QueuesFromCrds(c);
+    if (tree.ok()) {
+      queues = *tree;
+      queue_error_.clear();
+    } else if (queue_error_ != tree.status().message()) {
+      queue_error_ = tree.status().message();
+      log_.Error("kube_queues_invalid", {{"error", queue_error_}, {"hint", "the previous queue tree stays in force"}});
+      if (sched_) queues = current_queues_;
+    }
+  }
+  current_queues_ = queues;
+  if (options_.min_runtime >= 0) BERTH_RETURN_IF_ERROR(plugins::SetMinRuntime(profile, options_.min_runtime));
+  if (queues) {
+    for (auto* point : {&profile.admit, &profile.reserve})
+      if (std::none_of(point->begin(), point->end(), [](const auto& r) { return r.name == "quota"; }))
+        point->push_back(framework::PluginRef{"quota", {}});
+  }
+  framework::PluginContext context;
+  context.cluster = &c;
+  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw,
+                         framework::Framework::Create(profile, plugins_, context));
+  scheduler::SchedulerOptions so;
+  so.seed = options_.seed;
+  so.queues = queues;
+  so.usage_half_life = options_.usage_half_life;
+  so.preemption_grace = options_.preemption_grace;
+  return std::make_unique<scheduler::Scheduler>(c, std::move(fw), std::move(so), clock_);
+}
+
+void KubeScheduler::OnQueue(const std::string& type, const json& obj) {
+  const std::string name = Str(Sub(obj, "metadata"), "name");
+  if (name.empty()) return;
+  if (type == "DELETED") {
+    queue_crds_.erase(name);
+  } else {
+    queue_crds_[name] = Sub(obj, "spec").is_object() ? Sub(obj, "spec") : json::object();
+  }
+  topology_dirty_ = true;  // a new tree means a new scheduler over the same placements
+  dirty_ = true;
+}
+
+// The Queue objects written as a queue file (docs/queues.md; JSON is YAML)
+// and read by the same parser, so both say the same things alike.
+StatusOr<std::shared_ptr<const tenancy::QueueTree>> KubeScheduler::QueuesFromCrds(const cluster::Cluster& c) const {
+  json file = {{"queues", json::array()}};
+  for (const auto& [name, spec] : queue_crds_) {
+    json q = {{"name", name}};
+    if (spec.contains("parent") && spec["parent"].is_string() && !spec["parent"].get<std::string>().empty())
+      q["parent"] = spec["parent"];
+    if (spec.contains("weight")) q["weight"] = spec["weight"];
+    if (spec.contains("tenants")) q["tenants"] = spec["tenants"];
+    if (spec.contains("quotas") && spec["quotas"].is_object()) {
+      json quotas = json::object();
+      for (const auto& [type, quota] : spec["quotas"].items()) {
+        json out = json::object();
+        if (!quota.is_object()) return InvalidArgument("Queue " + name + ": spec.quotas." + type + ": expected an object");
+        for (const auto& [k, v] : quota.items()) {
+          const std::string key = k == "borrowLimit" ? "borrow_limit" : k == "lendLimit" ? "lend_limit" : k;
+          out[key] = v;
+        }
+        quotas[type] = out;
+      }
+      q["quotas"] = quotas;
+    }
+    file["queues"].push_back(q);
+  }
+  const std::string text = file.dump(2);
+  BERTH_ASSIGN_OR_RETURN(tenancy::QueueFile parsed, tenancy::ParseQueueYaml(text, "Queue objects"));
+  BERTH_ASSIGN_OR_RETURN(tenancy::QueueTree tree, tenancy::BuildQueueTree(parsed, "Queue objects", c));
+  return std::shared_ptr<const tenancy::QueueTree>(std::make_shared<tenancy::QueueTree>(std::move(tree)));
+}
+
+// A new cluster model from the nodes; every job is submitted again and the
+// running ones adopted on their placements (by node name and GPU indexes).
+void KubeScheduler::Rebuild() {
+  topology_dirty_ = false;
+  std::vector<NodeInfo> infos;
+  infos.reserve(nodes_.size());
+  for (const auto& [name, info] : nodes_) infos.push_back(info);
+  auto built = BuildCluster(infos, options_.node_model);
+  if (!built.ok()) {
+    log_.Error("kube_cluster_invalid", {{"error", built.status().message()}});
+    return;
+  }
+  auto next_cluster = std::make_unique<cluster::Cluster>(std::move(built).value());
+  auto next = NewScheduler(*next_cluster);
+  if (!next.ok()) {
+    log_.Error("kube_scheduler_invalid", {{"error", next.status().message()}});
+    return;
+  }
+  std::unique_ptr<scheduler::Scheduler> s = std::move(next).value();
+  // Carry the jobs over, in id order.
+  std::vector<int64_t> lost;
+  for (auto& [id, job] : jobs_) {
+    std::vector<framework::TaskPlacement> placements;
+    if (job.running && sched_) {
+      if (const auto* rec = sched_->Find(JobId(id))) {
+        for (const auto& p : rec->placements) {
+          auto n = next_cluster->FindNode(cluster_->node(p.alloc.node).name);
+          if (!n) continue;  // the node is gone
+          framework::TaskPlacement q = p;
+          q.alloc.node = *n;
+          placements.push_back(q);
+        }
+      }
+    }
+    job::JobSpec spec = job.spec;
+    job::ResolveGpuTypes(spec, *next_cluster);
+    Status sub = s->Submit(spec);
+    if (sub.ok() && job.running) {
+      if (placements.empty()) {
+        sub = Internal("no placement left");
+      } else {
+        sub = s->Adopt(JobId(id), placements, clock_.Now());
+      }
+    }
+    if (!sub.ok()) {
+      log_.Warn("kube_job_dropped_on_rebuild", {{"job", id}, {"group", job.group}, {"error", sub.message()}});
+      lost.push_back(id);
+    }
+  }
+  // Placements are adopted on every node; then the unusable ones go down.
+  for (NodeId n{0}; n.value() < next_cluster->num_nodes(); n = NodeId(n.value() + 1)) {
+    const auto it = nodes_.find(next_cluster->node(n).name);
+    if (it != nodes_.end() && !it->second.usable()) (void)s->SetNodeUp(n, false);
+  }
+  cluster_ = std::move(next_cluster);
+  sched_ = std::move(s);
+  for (int64_t id : lost) {
+    auto jit = jobs_.find(id);
+    if (jit == jobs_.end()) continue;
+    if (jit->second.running) {
+      // Its pods sit on nodes that left the model: they are evicted so their
+      // owners make new ones; until they go they are not counted.
+      for (const auto& uid : jit->second.pod_of_task) {
+        auto p = pods_.find(uid);
+        if (p == pods_.end()) continue;
+        Enqueue(WriteOp::Make(WriteOp::Kind::kDelete, p->second.ns, p->second.name, uid));
+        p->second.job = -1;
+      }
+      jobs_.erase(jit);
+    } else {
+      CancelPendingJob(id);
+    }
+  }
+  // Bound pods that never made it into a job (unknown nodes before) get another look.
+  for (const auto& [uid, p] : pods_)
+    if (!p.node.empty() && p.job < 0 && !p.terminating) untracked_.insert(uid);
+  dirty_ = true;
+  log_.Info("kube_cluster", {{"summary", cluster_->Summary()}, {"jobs", jobs_.size()}});
+}
+
+// Bound pods Berth holds no task for (found at start, after a re-list, or
+// bound by another scheduler) are adopted where they run, one job per group.
+void KubeScheduler::AdoptUntracked() {
+  if (!sched_) return;
+  std::map<std::string, std::vector<PodEntry*>> by_group;
+  std::vector<std::string> keep;
+  for (const auto& uid : untracked_) {
+    auto it = pods_.find(uid);
+    if (it == pods_.end() || it->second.job >= 0 || it->second.node.empty()) continue;
+    if (!cluster_->FindNode(it->second.node)) {
+      keep.push_back(uid);  // a node Berth does not know yet
+      continue;
+    }
+    by_group[GroupKey(it->second)].push_back(&it->second);
+  }
+  untracked_.clear();
+  untracked_.insert(keep.begin(), keep.end());
+  const state::ClusterState& st = sched_->state();
+  for (auto& [key, members] : by_group) {
+    std::sort(members.begin(), members.end(), [](const PodEntry* a, const PodEntry* b) {
+      return NaturalLess(a->name, b->name);
+    });
+    JobEntry job;
+    job.id = next_job_++;
+    job.group = key;
+    job.running = true;
+    job.binds_sent = true;
+    job.spec.id = JobId(job.id);
+    job.spec.name = key;
+    job.spec.tenant = members[0]->ns;
+    job.spec.queue = members[0]->queue;
+    job.spec.priority = members[0]->priority;
+    std::vector<framework::TaskPlacement> placements;
+    // Per node, GPUs taken by earlier members of this batch.
+    std::map<int32_t, uint64_t> taken;
+    for (PodEntry* p : members) {
+      job::TaskGroup g;
+      g.name = "pod-" + std::to_string(job.pod_of_task.size());
+      g.count = 1;
+      g.gpus = p->gpus;
+      g.cpu_milli = p->cpu_milli;
+      g.memory_mib = p->memory_mib;
+      job.spec.groups.push_back(g);
+      const NodeId n = *cluster_->FindNode(p->node);
+      const auto& node = cluster_->node(n);
+      uint64_t mask = ParseMask(p->gpu_annotation);
+      const uint64_t all = node.gpu_count >= 64 ? ~uint64_t{0} : (uint64_t{1} << node.gpu_count) - 1;
+      const uint64_t free = st.full_free_mask(n) & ~taken[n.value()];
+      if (std::popcount(mask) != p->gpus || (mask & ~all) || (mask & ~free)) {
+        mask = 0;  // not Berth's, or stale: take the lowest free GPUs
+        for (int g2 = 0; g2 < node.gpu_count && std::popcount(mask) < p->gpus; ++g2)
+          if (free & (uint64_t{1} << g2)) mask |= uint64_t{1} << g2;
+      }
+      taken[n.value()] |= mask;
+      framework::TaskPlacement tp;
+      tp.task = TaskKey{JobId(job.id), static_cast<int32_t>(job.pod_of_task.size())};
+      tp.alloc.node = n;
+      tp.alloc.gpu_mask = mask;
+      tp.alloc.milli_per_gpu = mask ? kMilliPerGpu : 0;
+      tp.alloc.cpu_milli = p->cpu_milli;
+      tp.alloc.memory_mib = p->memory_mib;
+      placements.push_back(tp);
+      p->job = job.id;
+      p->task = tp.task.index;
+      job.pod_of_task.push_back(p->uid);
+    }
+    Status s = sched_->Submit(job.spec);
+    // Pods run on cordoned or NotReady nodes too: such a node is up while
+    // its pods are adopted.
+    std::vector<NodeId> lifted;
+    for (const auto& tp : placements)
+      if (!st.up(tp.alloc.node) && std::find(lifted.begin(), lifted.end(), tp.alloc.node) == lifted.end()) {
+        lifted.push_back(tp.alloc.node);
+        (void)sched_->SetNodeUp(tp.alloc.node, true);
+      }
+    if (s.ok()) s = sched_->Adopt(JobId(job.id), placements, clock_.Now());
+    for (NodeId n : lifted) (void)sched_->SetNodeUp(n, false);
+    if (!s.ok()) {
+      // Over capacity as Berth sees it (e.g. bound by another scheduler past
+      // what the node offers): adopt pod by pod so what fits is counted.
+      log_.Warn("kube_adopt_failed", {{"group", key}, {"pods", members.size()}, {"error", s.message()}});
+      (void)sched_->Finish(JobId(job.id), JobState::kCancelled);
+      for (PodEntry* p : members) p->job = -1;
+      if (members.size() > 1) {
+        for (PodEntry* p : members) {
+          // A lone key makes each its own job on the next round.
+          p->group.clear();
+          untracked_.insert(p->uid);
+        }
+      }
+      continue;
+    }
+    log_.Info("kube_adopted", {{"group", key}, {"job", job.id}, {"pods", members.size()}});
+    jobs_.emplace(job.id, std::move(job));
+  }
+}
+
+// Pending pods of Berth's scheduler become jobs: a lone pod at once, a gang
+// once at least its minimum number of members exist (bound ones count).
+void KubeScheduler::FormJobs() {
+  std::map<std::string, std::vector<PodEntry*>> waiting;  // group -> pending pods not in a job
+  std::map<std::string, int32_t> bound_members;
+  for (auto& [uid, p] : pods_) {
+    if (p.scheduler != options_.scheduler_name) continue;
+    if (!p.node.empty() || p.binding) {
+      if (!p.group.empty()) ++bound_members[p.group];
+      continue;
+    }
+    if (p.terminating || p.job >= 0) continue;
+    waiting[GroupKey(p)].push_back(&p);
+  }
+  for (auto& [key, members] : waiting) {
+    if (pending_job_of_group_.count(key)) continue;  // one pending job per group at a time
+    PodEntry& first = *members[0];
+    const int32_t need = MinMember(first);
+    const int32_t have = static_cast<int32_t>(members.size()) + (first.group.empty() ? 0 : bound_members[first.group]);
+    if (have < need) continue;
+    std::sort(members.begin(), members.end(), [](const PodEntry* a, const PodEntry* b) {
+      if (a->gpus != b->gpus) return a->gpus > b->gpus;  // workers (the GPU shape) first, then helpers
+      return NaturalLess(a->name, b->name);
+    });
+    JobEntry job;
+    job.id = next_job_++;
+    job.group = key;
+    job.spec.id = JobId(job.id);
+    job.spec.name = key;
+    job.spec.tenant = first.ns;
+    job.spec.queue = first.queue;
+    job.spec.priority = first.priority;
+    std::string required = first.required_level, preferred = first.preferred_level;
+    for (const char* kind : {"berth-podgroup:", "volcano-podgroup:"}) {
+      auto g = pod_groups_.find(kind + first.group);
+      if (g == pod_groups_.end()) continue;
+      if (!g->second.queue.empty()) job.spec.queue = g->second.queue;
+      if (!g->second.required_level.empty()) required = g->second.required_level;
+      if (!g->second.preferred_level.empty()) preferred = g->second.preferred_level;
+    }
+    if (auto l = cluster::ParseLevel(required)) job.spec.required_level = *l;
+    if (auto l = cluster::ParseLevel(preferred)) job.spec.preferred_level = *l;
+    for (PodEntry* p : members) {
+      job::TaskGroup* last = job.spec.groups.empty() ? nullptr : &job.spec.groups.back();
+      if (last && last->gpus == p->gpus && last->cpu_milli == p->cpu_milli && last->memory_mib == p->memory_mib) {
+        ++last->count;
+      } else {
+        job::TaskGroup g;
+        g.name = "group-" + std::to_string(job.spec.groups.size());
+        g.count = 1;
+        g.gpus = p->gpus;
+        g.cpu_milli = p->cpu_milli;
+        g.memory_mib = p->memory_mib;
+        job.spec.groups.push_back(g);
+      }
+      p->job = job.id;
+      p->task = static_cast<int32_t>(job.pod_of_task.size());
+      job.pod_of_task.push_back(p->uid);
+    }
+    job::ResolveGpuTypes(job.spec, *cluster_);
+    Status s = job::ValidateJob(job.spec);
+    if (s.ok()) s = sched_->Submit(job.spec);
+    if (!s.ok()) {
+      for (PodEntry* p : members) {
+        p->job = -1;
+        if (options_.pod_conditions && p->shown_reason != s.message()) {
+          p->shown_reason = s.message();
+          Enqueue(WriteOp::Make(WriteOp::Kind::kCondition, p->ns, p->name, p->uid, "", "", "berth: " + s.message()));
+        }
+      }
+      continue;
+    }
+    pending_job_of_group_[key] = job.id;
+    jobs_.emplace(job.id, std::move(job));
+  }
+}
+
+void KubeScheduler::Pass() {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<JobId> started = sched_->Schedule();
+  ++metrics_.scheduling_passes;
+  for (JobId victim : sched_->preempted_in_last_pass()) {
+    // Kubernetes owns the victim's pods: they are evicted (their grace period
+    // is the checkpoint signal) and their owners make new ones; Berth keeps
+    // no requeued copy of the job.
+    auto jit = jobs_.find(victim.value());
+    if (jit == jobs_.end()) continue;
+    ++metrics_.preemptions;
+    (void)sched_->Finish(victim, JobState::kCancelled);
+    for (const auto& uid : jit->second.pod_of_task) {
+      auto p = pods_.find(uid);
+      if (p == pods_.end()) continue;
+      Enqueue(WriteOp::Make(WriteOp::Kind::kEvict, p->second.ns, p->second.name, uid));
+      ++evictions_;
+    }
+    log_.Info("kube_preempted", {{"group", jit->second.group}, {"job", victim.value()}});
+    // The preemptor holds the victims' GPUs in Berth's view from now on, so
+    // nothing else is placed there (no cascade); it binds once they are gone.
+    for (const auto& uid : jit->second.pod_of_task) {
+      auto p = pods_.find(uid);
+      if (p != pods_.end()) {
+        p->second.job = -1;
+        p->second.terminating = true;
+      }
+    }
+    for (JobId s : started) {
+      auto sj = jobs_.find(s.value());
+      if (sj == jobs_.end()) continue;
+      for (const auto& uid : jit->second.pod_of_task)
+        if (pods_.count(uid)) sj->second.waiting_for.insert(uid);
+    }
+    jobs_.erase(jit);
+  }
+  for (JobId id : started) {
+    auto jit = jobs_.find(id.value());
+    if (jit == jobs_.end()) continue;
+    AfterStart(jit->second);
+  }
+  // Jobs held for their victims bind once those pods are gone.
+  for (auto& [id, job] : jobs_)
+    if (job.running && !job.binds_sent && job.waiting_for.empty()) SendBinds(job);
+  UpdateWaiting();
+  if (!started.empty()) {
+    metrics_.decisions += started.size();
+    metrics_.decision_latency.Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  metrics_.pass_latency.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+void KubeScheduler::AfterStart(JobEntry& job) {
+  job.running = true;
+  if (auto g = pending_job_of_group_.find(job.group); g != pending_job_of_group_.end() && g->second == job.id)
+    pending_job_of_group_.erase(g);
+  dirty_ = true;  // the group may have more pods waiting
+  if (job.waiting_for.empty()) SendBinds(job);
+  GroupStatus(job.group, "Running", static_cast<int64_t>(job.pod_of_task.size()),
+              "berth: " + std::to_string(job.pod_of_task.size()) + " pods placed");
+}
+
+void KubeScheduler::GroupStatus(const std::string& group, const std::string& phase, int64_t scheduled,
+                                const std::string& message) {
+  if (!pod_groups_.count("berth-podgroup:" + group)) return;  // only Berth's own PodGroup objects
+  const std::string shown = phase + "|" + std::to_string(scheduled) + "|" + message;
+  auto& last = group_status_shown_[group];
+  if (last == shown) return;
+  last = shown;
+  const auto slash = group.find('/');
+  Enqueue(WriteOp::Make(WriteOp::Kind::kGroupStatus, group.substr(0, slash), group.substr(slash + 1), "", phase,
+                        std::to_string(scheduled), message));
+}
+
+void KubeScheduler::SendBinds(JobEntry& job) {
+  job.binds_sent = true;
+  const auto* rec = sched_->Find(JobId(job.id));
+  if (!rec) return;
+  for (const auto& p : rec->placements) {
+    const std::string& uid = job.pod_of_task[p.task.index];
+    auto pit = pods_.find(uid);
+    if (pit == pods_.end()) continue;
+    PodEntry& pod = pit->second;
+    pod.binding = true;
+    const std::string node = cluster_->node(p.alloc.node).name;
+    Enqueue(WriteOp::Make(WriteOp::Kind::kBind, pod.ns, pod.name, uid, node, MaskText(p.alloc.gpu_mask), "", job.id));
+  }
+  log_.Info("kube_placed", {{"group", job.group}, {"job", job.id}, {"pods", rec->placements.size()}});
+}
+
+void KubeScheduler::OnBindDone(const WriteOp& op, const Status& s) {
+  auto pit = pods_.find(op.uid);
+  if (s.ok()) {
+    ++binds_ok_;
+    if (pit != pods_.end()) {
+      pit->second.binding = false;
+      if (pit->second.node.empty()) pit->second.node = op.node;
+    }
+    return;
+  }
+  ++binds_failed_;
+  log_.Warn("kube_bind_failed", {{"pod", op.ns + "/" + op.name}, {"node", op.node}, {"error", s.message()}});
+  if (pit == pods_.end()) return;  // gone: the watch released it
+  // The pod could not be bound: its task is released and it waits again.
+  PodEntry& p = pit->second;
+  p.binding = false;
+  if (p.node.empty()) {
+    PodGone(p, JobState::kCancelled);
+    p.job = -1;
+    p.task = -1;
+  }
+  dirty_ = true;
+}
+
+// Waiting pods learn why (a condition and an event), at most once per interval.
+void KubeScheduler::UpdateWaiting() {
+  if (!options_.pod_conditions) return;
+  const TimeUs now = clock_.Now();
+  for (const auto& [key, id] : pending_job_of_group_) {
+    const auto* rec = sched_->Find(JobId(id));
+    auto jit = jobs_.find(id);
+    if (!rec || jit == jobs_.end() || rec->last_verdict.reason.empty()) continue;
+    const std::string message = "berth: " + rec->last_verdict.reason;
+    GroupStatus(key, rec->last_verdict.code == framework::VerdictCode::kUnresolvable ? "Unschedulable" : "Pending", 0,
+                message);
+    for (const auto& uid : jit->second.pod_of_task) {
+      auto p = pods_.find(uid);
+      if (p == pods_.end()) continue;
+      PodEntry& pod = p->second;
+      if (pod.shown_reason == message || now - pod.shown_at < options_.condition_interval) continue;
+      pod.shown_reason = message;
+      pod.shown_at = now;
+      Enqueue(WriteOp::Make(WriteOp::Kind::kCondition, pod.ns, pod.name, uid, "", "", message));
+    }
+  }
+}
+
+// A node that turned NotReady: gangs with a pod there are broken; all their
+// pods are evicted so no partial gang holds GPUs (owners re-create them).
+void KubeScheduler::NodeLost(NodeId node, const std::string& reason) {
+  for (auto& [id, job] : jobs_) {
+    if (!job.running) continue;
+    const auto* rec = sched_->Find(JobId(id));
+    if (!rec) continue;
+    bool hit = false;
+    for (const auto& p : rec->placements) hit = hit || p.alloc.node == node;
+    if (!hit) continue;
+    ++metrics_.node_failures;
+    log_.Warn("kube_gang_lost_node", {{"group", job.group}, {"job", id}, {"reason", reason}});
+    for (const auto& uid : job.pod_of_task) {
+      auto p = pods_.find(uid);
+      if (p != pods_.end()) Enqueue(WriteOp::Make(WriteOp::Kind::kEvict, p->second.ns, p->second.name, uid));
+    }
+  }
+}
+
+}  // namespace berth::kube
