@@ -9,6 +9,7 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev zlib1g-dev
   libglpk-dev
   libcpp-httplib-dev libsqlite3-dev curl
+  libssl-dev openssl   # TLS for berth serve (src/berth/http); openssl makes the tests' certificates
   etcd-server etcd-client   # the replicated store's tests start local etcd members
 )
 

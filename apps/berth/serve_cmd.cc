@@ -41,6 +41,9 @@ struct ServeFlags {
   std::string store = "sqlite:./berth-data/berth.db";
   std::string cluster;
   std::string token_file;
+  std::string tls_cert, tls_key, tls_client_ca;  // TLS for the API (http/tls.h)
+  bool extender_anonymous = false;               // extender verbs without credentials (loopback only)
+  int max_connections_per_client = 64;
   std::string policy = "topology";
   std::string queues;  // queue tree YAML ("" = every tenant its own queue)
   bool virtual_nodes = false;
@@ -67,13 +70,13 @@ StatusOr<std::string> ReadToken(const std::string& path) {
 }
 
 // How this replica announces itself to the others while it leads.
-std::string Announcement(const std::string& host, int port) {
+std::string Announcement(const std::string& host, int port, bool tls) {
   char name[256] = {0};
   if (::gethostname(name, sizeof name - 1) != 0) name[0] = '\0';
   const bool any = host.empty() || host == "0.0.0.0" || host == "::";
   const std::string shown = any ? std::string(name) : host.find(':') != std::string::npos ? "[" + host + "]" : host;
   return nlohmann::json({{"id", std::string(name) + ":" + std::to_string(::getpid())},
-                         {"address", "http://" + shown + ":" + std::to_string(port)}})
+                         {"address", std::string(tls ? "https://" : "http://") + shown + ":" + std::to_string(port)}})
       .dump();
 }
 
@@ -134,6 +137,21 @@ int Serve(const ServeFlags& f) {
   } else {
     log.Warn("writes_unauthenticated", {{"hint", "pass --token-file to require a bearer token for writes"}});
   }
+  if (f.tls_cert.empty() != f.tls_key.empty())
+    return fail("tls", InvalidArgument("--tls-cert and --tls-key go together"));
+  if (!f.tls_client_ca.empty() && f.tls_cert.empty())
+    return fail("tls", InvalidArgument("--tls-client-ca needs --tls-cert and --tls-key (client certificates come with TLS)"));
+  http.tls_cert_file = f.tls_cert;
+  http.tls_key_file = f.tls_key;
+  http.tls_client_ca_file = f.tls_client_ca;
+  if (f.max_connections_per_client < 1)
+    return fail("listen", InvalidArgument("--max-connections-per-client: expected a positive integer"));
+  http.max_connections_per_client = f.max_connections_per_client;
+  if (f.extender_anonymous && !server::IsLoopbackHost(http.host))
+    return fail("extender", InvalidArgument("--extender-allow-anonymous is only for a loopback --listen (127.0.0.1, ::1); "
+                                            "give kube-scheduler a client certificate (--tls-client-ca) instead"));
+  http.extender_anonymous = f.extender_anonymous;
+  if (f.extender_anonymous) log.Warn("extender_unauthenticated", {{"hint", "the extender verbs accept anyone on loopback"}});
 
   server::Metrics metrics;
   Ending ending;
@@ -197,10 +215,12 @@ int Serve(const ServeFlags& f) {
   std::thread starter;
   if (replicated) {
     // Serve at once (a standby answers 503 naming the leader), then campaign.
-    (*store)->Announce(Announcement(http.host, http_server.port()));
+    (*store)->Announce(Announcement(http.host, http_server.port(), !http.tls_cert_file.empty()));
     http_server.Start();
     log.Info("listening", {{"host", http.host}, {"port", http_server.port()}, {"cluster", cluster->Summary()},
-                           {"demo_cluster", demo}, {"auth", !http.token.empty()}, {"role", "standby"}});
+                           {"demo_cluster", demo}, {"auth", !http.token.empty()},
+                           {"tls", !http.tls_cert_file.empty()}, {"client_ca", !http.tls_client_ca_file.empty()},
+                           {"role", "standby"}});
     log.Info("campaigning", {{"store", (*store)->Describe()}});
     starter = std::thread([&] {
       Status st = service.Start();
@@ -215,7 +235,8 @@ int Serve(const ServeFlags& f) {
     if (link) link->Start(service);
     http_server.Start();
     log.Info("listening", {{"host", http.host}, {"port", http_server.port()}, {"cluster", cluster->Summary()},
-                           {"demo_cluster", demo}, {"auth", !http.token.empty()}});
+                           {"demo_cluster", demo}, {"auth", !http.token.empty()},
+                           {"tls", !http.tls_cert_file.empty()}, {"client_ca", !http.tls_client_ca_file.empty()}});
   }
 
   // Wait for a stop signal, the loss of the term, or a failed start.
@@ -277,7 +298,17 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--store", flags->store, "sqlite:PATH (embedded) or etcd:http://HOST:PORT,...")->capture_default_str();
   cmd->add_option("--cluster", flags->cluster, "cluster file (.yaml, .csv) or compact spec; default: a demo cluster " +
                                                    std::string(kDemoCluster) + " of virtual nodes");
-  cmd->add_option("--token-file", flags->token_file, "file holding the bearer token that writes must present");
+  cmd->add_option("--token-file", flags->token_file,
+                  "file holding the bearer token that writes (and the extender verbs, without a client certificate) must present");
+  cmd->add_option("--tls-cert", flags->tls_cert, "serve HTTPS: the server certificate (PEM, chain)");
+  cmd->add_option("--tls-key", flags->tls_key, "serve HTTPS: the certificate's private key (PEM)");
+  cmd->add_option("--tls-client-ca", flags->tls_client_ca,
+                  "CA (PEM) that client certificates are verified against; a verified one authorizes the extender verbs");
+  cmd->add_flag("--extender-allow-anonymous", flags->extender_anonymous,
+                "the extender verbs without a client certificate or token; refused unless --listen is loopback");
+  cmd->add_option("--max-connections-per-client", flags->max_connections_per_client,
+                  "open connections one client address may hold (429 beyond)")
+      ->capture_default_str();
   cmd->add_flag("--virtual-nodes", flags->virtual_nodes, "simulate node agents that heartbeat and run jobs");
   cmd->add_option("--speedup", flags->speedup, "virtual nodes run a job for duration/N")->capture_default_str();
   cmd->add_option("--policy", flags->policy, "scheduling policy (berth policies lists them)")->capture_default_str();

@@ -1,13 +1,22 @@
 // Routes, authentication and error mapping.
 #include "berth/server/http_server.h"
 
-#include <httplib.h>
-
-#include <sys/socket.h>
+#include <arpa/inet.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <chrono>
 #include <vector>
+
+#include "berth/http/server.h"
+
+// The route handlers keep cpp-httplib's spelling (this file served on it
+// before): its Request and Response are Berth's own here.
+namespace httplib {
+using Request = ::berth::http::Request;
+using Response = ::berth::http::Response;
+}  // namespace httplib
 
 namespace berth::server {
 
@@ -34,7 +43,31 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
   return d == 0;
 }
 
+// The credentials of "Authorization: Bearer TOKEN" (the scheme in any case,
+// spaces around the token allowed); "" when the header is not a bearer one.
+std::string BearerToken(const std::string& h) {
+  size_t i = 0;
+  while (i < h.size() && (h[i] == ' ' || h[i] == '\t')) ++i;
+  const std::string scheme = "bearer";
+  if (h.size() < i + scheme.size() + 1) return "";
+  for (size_t k = 0; k < scheme.size(); ++k)
+    if (std::tolower(static_cast<unsigned char>(h[i + k])) != scheme[k]) return "";
+  i += scheme.size();
+  if (h[i] != ' ' && h[i] != '\t') return "";
+  while (i < h.size() && (h[i] == ' ' || h[i] == '\t')) ++i;
+  size_t e = h.size();
+  while (e > i && (h[e - 1] == ' ' || h[e - 1] == '\t')) --e;
+  return h.substr(i, e - i);
+}
+
 }  // namespace
+
+bool IsLoopbackHost(const std::string& host) {
+  if (host == "localhost" || host == "::1") return true;
+  in_addr a{};
+  if (inet_pton(AF_INET, host.c_str(), &a) == 1) return (ntohl(a.s_addr) >> 24) == 127;
+  return false;
+}
 
 StatusOr<std::pair<std::string, int>> ParseListen(const std::string& listen) {
   std::string host, port;
@@ -57,40 +90,53 @@ StatusOr<std::pair<std::string, int>> ParseListen(const std::string& listen) {
 
 HttpServer::HttpServer(Service& service, Metrics& metrics, Logger& log, HttpOptions options)
     : service_(service), metrics_(metrics), log_(log), options_(std::move(options)),
-      server_(std::make_unique<httplib::Server>()) {
+      server_() {
+  http::ServerOptions o;
+  o.host = options_.host;
+  o.port = options_.port;
+  o.workers = options_.threads;
+  o.max_connections = options_.max_connections;
+  o.max_connections_per_client = options_.max_connections_per_client;
+  o.header_timeout = std::chrono::milliseconds(options_.header_timeout_ms);
+  o.body_timeout = std::chrono::milliseconds(options_.body_timeout_ms);
+  o.limits.max_body_bytes = options_.max_body_bytes;
+  o.limits.max_header_bytes = options_.max_header_bytes;
+  if (!options_.tls_cert_file.empty() || !options_.tls_key_file.empty()) {
+    o.tls = true;
+    o.tls_options.cert_file = options_.tls_cert_file;
+    o.tls_options.key_file = options_.tls_key_file;
+    o.tls_options.client_ca_file = options_.tls_client_ca_file;
+  }
+  server_ = std::make_unique<http::Server>(o);
   Routes();
 }
 
 HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::Routes() {
-  httplib::Server& s = *server_;
-  const int threads = options_.threads;
-  s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  s.set_payload_max_length(options_.max_body_bytes);
-  s.set_tcp_nodelay(true);  // small JSON answers: do not wait for Nagle
-  // Remember the listening socket: the library listens with a backlog of 5,
-  // which drops connection bursts (clients then wait a 1 s SYN retry); Bind()
-  // raises it.
-  s.set_socket_options([this](int sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    listen_fd_ = sock;
-  });
-  s.set_read_timeout(10, 0);
-  s.set_write_timeout(10, 0);
+  http::Server& s = *server_;
 
+  auto token_ok = [this](const httplib::Request& req) {
+    const std::string t = BearerToken(req.get_header_value("Authorization"));
+    return !t.empty() && ConstantTimeEquals(t, options_.token);
+  };
   // Writes need the token when one is configured.
-  auto authorized = [this](const httplib::Request& req, httplib::Response& res) {
-    if (options_.token.empty()) return true;
+  auto authorized = [this, token_ok](const httplib::Request& req, httplib::Response& res) {
+    if (options_.token.empty() || token_ok(req)) return true;
     const std::string h = req.get_header_value("Authorization");
-    const std::string prefix = "Bearer ";
-    if (h.size() > prefix.size() && h.compare(0, prefix.size(), prefix) == 0 &&
-        ConstantTimeEquals(h.substr(prefix.size()), options_.token))
-      return true;
     res.set_header("WWW-Authenticate", "Bearer");
     Send(res, ApiResult::Error(401, h.empty() ? "missing bearer token (Authorization: Bearer TOKEN)"
                                               : "invalid bearer token"));
+    return false;
+  };
+  // The extender verbs need a verified client certificate or the token;
+  // anonymous only when the operator said so (loopback listeners).
+  auto extender_authorized = [this, token_ok](const httplib::Request& req, httplib::Response& res) {
+    if (req.peer_verified || options_.extender_anonymous) return true;
+    if (!options_.token.empty() && token_ok(req)) return true;
+    res.set_header("WWW-Authenticate", "Bearer");
+    Send(res, ApiResult::Error(401, "extender verbs need a verified TLS client certificate (--tls-client-ca) or the "
+                                    "bearer token (--token-file)"));
     return false;
   };
   auto with_id = [](const httplib::Request& req, httplib::Response& res, auto&& fn) {
@@ -143,7 +189,9 @@ void HttpServer::Routes() {
   s.Get("/v1/nodes", [this, loaded](const httplib::Request&, httplib::Response& res) {
     if (loaded(res)) Send(res, service_.Nodes());
   });
-  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { Send(res, {200, {{"status", "ok"}}}); });
+  // On the I/O thread: answers while every worker is busy.
+  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { Send(res, {200, {{"status", "ok"}}}); },
+        http::RunOn::kOnLoop);
   s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
     if (service_.ready()) return Send(res, {200, {{"status", "ready"}}});
     Send(res, service_.NotReady());
@@ -151,54 +199,30 @@ void HttpServer::Routes() {
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(service_.MetricsText(), "text/plain; version=0.0.4");
   });
-  s.Post("/v1/extender/filter", [this](const httplib::Request& req, httplib::Response& res) {
+  s.Post("/v1/extender/filter", [this, extender_authorized](const httplib::Request& req, httplib::Response& res) {
+    if (!extender_authorized(req, res)) return;
     Send(res, service_.ExtenderFilter(req.body));
   });
-  s.Post("/v1/extender/prioritize", [this](const httplib::Request& req, httplib::Response& res) {
+  s.Post("/v1/extender/prioritize", [this, extender_authorized](const httplib::Request& req, httplib::Response& res) {
+    if (!extender_authorized(req, res)) return;
     Send(res, service_.ExtenderPrioritize(req.body));
   });
-  s.Post("/v1/extender/preempt", [this](const httplib::Request& req, httplib::Response& res) {
+  s.Post("/v1/extender/preempt", [this, extender_authorized](const httplib::Request& req, httplib::Response& res) {
+    if (!extender_authorized(req, res)) return;
     Send(res, service_.ExtenderPreempt(req.body));
   });
-  s.Post("/v1/extender/bind", [this](const httplib::Request& req, httplib::Response& res) {
+  s.Post("/v1/extender/bind", [this, extender_authorized](const httplib::Request& req, httplib::Response& res) {
+    if (!extender_authorized(req, res)) return;
     Send(res, service_.ExtenderBind(req.body));
   });
 
-  // The other methods on the API's paths: 405 with the methods that work
-  // (OPTIONS: 204 with them).
-  struct Resource {
-    const char* pattern;
-    std::vector<std::string> allow;
-  };
-  const Resource resources[] = {{"/v1/jobs", {"GET", "POST"}},
-                                {R"(/v1/jobs/([^/]+))", {"GET", "DELETE"}},
-                                {R"(/v1/jobs/([^/]+)/why)", {"GET"}},
-                                {"/v1/queues", {"GET"}},
-                                {"/v1/nodes", {"GET"}},
-                                {"/healthz", {"GET"}},
-                                {"/readyz", {"GET"}},
-                                {"/metrics", {"GET"}}};
-  for (const Resource& r : resources) {
-    std::string allow;
-    for (const auto& m : r.allow) allow += (allow.empty() ? "" : ", ") + m;
-    auto refuse = [allow](const httplib::Request& req, httplib::Response& res) {
-      res.set_header("Allow", allow);
-      Send(res, ApiResult::Error(405, req.method + " " + req.path + ": method not allowed (allowed: " + allow + ")"));
-    };
-    auto has = [&r](const char* m) { return std::find(r.allow.begin(), r.allow.end(), m) != r.allow.end(); };
-    if (!has("POST")) s.Post(r.pattern, refuse);
-    if (!has("DELETE")) s.Delete(r.pattern, refuse);
-    s.Put(r.pattern, refuse);
-    s.Patch(r.pattern, refuse);
-    s.Options(r.pattern, [allow](const httplib::Request&, httplib::Response& res) {
-      res.set_header("Allow", allow);
-      res.status = 204;
-    });
-  }
+  // Other methods on these paths answer 405 with Allow, OPTIONS 204: the
+  // server does it from the routes.
 
   s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;  // a handler already answered
-    std::string msg = res.status == 404   ? "no route " + req.method + " " + req.path
+    std::string msg = !res.error.empty()  ? res.error
+                      : res.status == 404 ? "no route " + req.method + " " + req.path
                       : res.status == 413 ? "request body too large"
                                           : "request failed";
     Send(res, ApiResult::Error(res.status, msg));
@@ -226,26 +250,15 @@ void HttpServer::Routes() {
 }
 
 Status HttpServer::Bind() {
-  if (options_.port == 0) {
-    port_ = server_->bind_to_any_port(options_.host);
-    if (port_ <= 0) return Unavailable("cannot bind " + options_.host + ":0");
-  } else {
-    if (!server_->bind_to_port(options_.host, options_.port))
-      return Unavailable("cannot bind " + options_.host + ":" + std::to_string(options_.port) +
-                         " (in use, or not a local address)");
-    port_ = options_.port;
-  }
-  if (listen_fd_ >= 0) ::listen(listen_fd_, 1024);  // Linux: a second listen() resizes the backlog
+  BERTH_RETURN_IF_ERROR(server_->Bind());
+  port_ = server_->port();
   return Status::Ok();
 }
 
-void HttpServer::Start() {
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
-}
+void HttpServer::Start() { server_->Start(); }
 
 void HttpServer::Stop() {
-  if (server_) server_->stop();
-  if (thread_.joinable()) thread_.join();
+  if (server_) server_->Stop();
 }
 
 }  // namespace berth::server

@@ -1,16 +1,19 @@
-// The HTTP front of the service (cpp-httplib). Routes:
+// The HTTP front of the service, on Berth's event-driven server
+// (src/berth/http: deadlines, connection limits, body limits while reading,
+// optional TLS with client certificates). Routes:
 //   POST   /v1/jobs              submit (bearer token when configured); 201 {"id"}, 200 on a retry
 //   GET    /v1/jobs[?state=&after=&limit=]   list (paged by id)
 //   GET    /v1/jobs/{id}         one job;  GET /v1/jobs/{id}/why  its last verdict
 //   DELETE /v1/jobs/{id}         cancel (bearer token when configured)
 //   GET    /v1/queues, /v1/nodes, /healthz, /readyz, /metrics
-//   POST   /v1/extender/{filter,prioritize,preempt,bind}  Kubernetes extender
+//   POST   /v1/extender/{filter,prioritize,preempt,bind}  Kubernetes extender:
+//          a verified TLS client certificate or the bearer token; anonymous
+//          only with HttpOptions::extender_anonymous (loopback deployments)
 // Bodies over HttpOptions::max_body_bytes (16 MiB: kube-scheduler's whole
-// NodeLists) answer 413; form-encoded ones are capped at 8 KiB by the library,
-// so clients send application/json.
-// Another method on one of the /v1/jobs, /v1/queues, /v1/nodes, /healthz,
-// /readyz, /metrics paths answers 405 with an Allow header (OPTIONS: 204
-// with Allow).
+// NodeLists) answer 413 whatever the transfer encoding, before they are read
+// whole; header blocks over max_header_bytes 431.
+// Another method on an API path answers 405 with an Allow header (OPTIONS:
+// 204 with Allow). The auth scheme is case-insensitive ("bearer TOKEN").
 // Errors are JSON {"error": "..."} with a 4xx/5xx status; a handler that
 // throws answers 500, never crashes the process. A replica that does not lead
 // (standby, loading, stepped down) answers writes, /readyz and the /v1 reads
@@ -19,14 +22,13 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "berth/common/status.h"
 #include "berth/server/log.h"
 #include "berth/server/metrics.h"
 #include "berth/server/service.h"
 
-namespace httplib { class Server; }
+namespace berth::http { class Server; }
 
 namespace berth::server {
 
@@ -34,9 +36,24 @@ struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 7450;             // 0: any free port (see port())
   std::string token;           // "" = writes are open
-  int threads = 32;  // a keep-alive connection holds a thread while open
+  int threads = 32;  // handler workers; they run complete requests only
   size_t max_body_bytes = 16 << 20;  // kube-scheduler sends whole NodeLists (nodeCacheCapable false)
+  size_t max_header_bytes = 32 << 10;
+  int max_connections = 4096;
+  int max_connections_per_client = 64;
+  int header_timeout_ms = 10'000;  // request line and headers
+  int body_timeout_ms = 30'000;
+  // TLS: certificate and key (PEM); with a client CA, client certificates
+  // are verified when presented, and a verified one authorizes the extender verbs.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+  // The extender verbs without credentials (only for a loopback listener).
+  bool extender_anonymous = false;
 };
+
+// Whether a listen host is a loopback address (127.0.0.0/8, ::1, localhost).
+bool IsLoopbackHost(const std::string& host);
 
 // Splits "HOST:PORT" (IPv6 as "[::1]:PORT").
 StatusOr<std::pair<std::string, int>> ParseListen(const std::string& listen);
@@ -58,10 +75,8 @@ class HttpServer {
   Metrics& metrics_;
   Logger& log_;
   HttpOptions options_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  std::unique_ptr<http::Server> server_;
   int port_ = 0;
-  int listen_fd_ = -1;
 };
 
 }  // namespace berth::server

@@ -80,23 +80,27 @@ TEST_F(HttpServerTest, OtherMethodsAre405WithAllow) {
   auto put = client_->Put("/v1/jobs/2", Auth(), "{}", "application/json");
   ASSERT_TRUE(put);
   EXPECT_EQ(put->status, 405);
-  EXPECT_EQ(put->get_header_value("Allow"), "GET, DELETE");
+  EXPECT_EQ(put->get_header_value("Allow"), "GET, DELETE, HEAD, OPTIONS");
   EXPECT_NE(json::parse(put->body)["error"].get<std::string>().find("PUT /v1/jobs/2"), std::string::npos);
   auto patch = client_->Patch("/v1/jobs", "{}", "application/json");
   EXPECT_EQ(patch->status, 405);
-  EXPECT_EQ(patch->get_header_value("Allow"), "GET, POST");
+  EXPECT_EQ(patch->get_header_value("Allow"), "GET, POST, HEAD, OPTIONS");
   auto del = client_->Delete("/v1/jobs", Auth());
   EXPECT_EQ(del->status, 405);
   auto post_job = client_->Post("/v1/jobs/2", Auth(), "{}", "application/json");
   EXPECT_EQ(post_job->status, 405);
   auto why = client_->Delete("/v1/jobs/2/why", Auth());
   EXPECT_EQ(why->status, 405);
-  EXPECT_EQ(why->get_header_value("Allow"), "GET");
+  EXPECT_EQ(why->get_header_value("Allow"), "GET, HEAD, OPTIONS");
   auto queues = client_->Post("/v1/queues", "{}", "application/json");
   EXPECT_EQ(queues->status, 405);
   auto options = client_->Options("/v1/jobs");
   EXPECT_EQ(options->status, 204);
-  EXPECT_EQ(options->get_header_value("Allow"), "GET, POST");
+  EXPECT_EQ(options->get_header_value("Allow"), "GET, POST, HEAD, OPTIONS");
+  // The extender verbs too.
+  auto get_filter = client_->Get("/v1/extender/filter");
+  EXPECT_EQ(get_filter->status, 405);
+  EXPECT_EQ(get_filter->get_header_value("Allow"), "POST, OPTIONS");
 }
 
 TEST_F(HttpServerTest, ProbesMetricsAndReads) {
@@ -108,9 +112,78 @@ TEST_F(HttpServerTest, ProbesMetricsAndReads) {
   EXPECT_NE(m->body.find("berth_ready 1"), std::string::npos);
   EXPECT_EQ(json::parse(client_->Get("/v1/nodes")->body)["nodes"].size(), 4u);
   EXPECT_EQ(client_->Get("/v1/queues")->status, 200);
-  auto f = client_->Post("/v1/extender/filter", "{}", "application/json");
+  auto f = client_->Post("/v1/extender/filter", Auth(), "{}", "application/json");
   EXPECT_EQ(f->status, 400);
   EXPECT_TRUE(json::parse(f->body).contains("error"));
+}
+
+TEST_F(HttpServerTest, AuthSchemeIsCaseInsensitive) {
+  const std::string body = R"({"name":"lower","groups":[{"count":1,"gpus":1}]})";
+  auto lower = client_->Post("/v1/jobs", {{"Authorization", "bearer tok"}}, body, "application/json");
+  ASSERT_TRUE(lower);
+  EXPECT_EQ(lower->status, 201) << lower->body;
+  auto upper = client_->Post("/v1/jobs", {{"Authorization", "BEARER   tok "}}, body, "application/json");
+  EXPECT_EQ(upper->status, 200) << upper->body;  // the same name: a retry
+  EXPECT_EQ(client_->Post("/v1/jobs", {{"Authorization", "Basic tok"}}, body, "application/json")->status, 401);
+  EXPECT_EQ(client_->Post("/v1/jobs", {{"Authorization", "Bearertok"}}, body, "application/json")->status, 401);
+}
+
+TEST_F(HttpServerTest, ExtenderVerbsNeedCredentials) {
+  for (const char* verb : {"filter", "prioritize", "preempt", "bind"}) {
+    const std::string path = std::string("/v1/extender/") + verb;
+    auto anon = client_->Post(path.c_str(), "{}", "application/json");
+    ASSERT_TRUE(anon);
+    EXPECT_EQ(anon->status, 401) << verb;
+    EXPECT_NE(json::parse(anon->body)["error"].get<std::string>().find("client certificate"), std::string::npos);
+    EXPECT_EQ(client_->Post(path.c_str(), {{"Authorization", "Bearer nope"}}, "{}", "application/json")->status, 401);
+    EXPECT_EQ(client_->Post(path.c_str(), Auth(), "{}", "application/json")->status, 400) << verb;  // past auth: bad body
+  }
+}
+
+TEST_F(HttpServerTest, OversizedHeadersAre431AndChunkedBodiesAreLimited) {
+  auto big = client_->Get("/healthz", {{"X-Big", std::string(100 << 10, 'a')}});
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 431);
+  EXPECT_TRUE(json::parse(big->body).contains("error"));
+  // A chunked upload over the limit (4096 here) is refused while reading.
+  size_t sent = 0;
+  auto chunked = client_->Post(
+      "/v1/jobs", Auth(),
+      [&](size_t, httplib::DataSink& sink) {
+        std::string chunk(1024, ' ');
+        if (sent < (64 << 10)) {
+          sent += chunk.size();
+          return sink.write(chunk.data(), chunk.size());
+        }
+        sink.done();
+        return true;
+      },
+      "application/json");
+  if (chunked) EXPECT_EQ(chunked->status, 413);  // or the connection was closed while sending
+  EXPECT_EQ(client_->Get("/healthz")->status, 200);
+}
+
+TEST(HttpServerOptionsTest, AnonymousExtenderWhenAllowed) {
+  ServiceHarness h;
+  ASSERT_TRUE(h.Start().ok());
+  Logger log{std::fopen("/dev/null", "w")};
+  HttpOptions o;
+  o.port = 0;
+  o.token = "tok";
+  o.extender_anonymous = true;
+  HttpServer server(h.service(), h.metrics(), log, o);
+  ASSERT_TRUE(server.Bind().ok());
+  server.Start();
+  httplib::Client client("127.0.0.1", server.port());
+  EXPECT_EQ(client.Post("/v1/extender/filter", "{}", "application/json")->status, 400);
+  server.Stop();
+  EXPECT_TRUE(IsLoopbackHost("127.0.0.1"));
+  EXPECT_TRUE(IsLoopbackHost("127.3.4.5"));
+  EXPECT_TRUE(IsLoopbackHost("::1"));
+  EXPECT_TRUE(IsLoopbackHost("localhost"));
+  EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
+  EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
+  EXPECT_FALSE(IsLoopbackHost("::"));
 }
 
 // kube-scheduler with nodeCacheCapable false sends every candidate Node
@@ -123,6 +196,7 @@ TEST(HttpServerLimitsTest, FiveMebibyteExtenderBody) {
   HttpOptions o;
   EXPECT_EQ(o.max_body_bytes, size_t{16} << 20);
   o.port = 0;
+  o.extender_anonymous = true;
   HttpServer server(h.service(), h.metrics(), log, o);
   ASSERT_TRUE(server.Bind().ok());
   server.Start();
