@@ -1,7 +1,9 @@
 // The client commands: `berth submit`, `berth status`, `berth cancel`,
 // `berth queues`, `berth nodes`. Thin HTTP clients of `berth serve`. The
 // server comes from --server, else BERTH_SERVER, else http://127.0.0.1:7450;
-// the token file from --token-file, else BERTH_TOKEN_FILE.
+// the token file from --token-file, else BERTH_TOKEN_FILE; for an https://
+// server the CA that signed its certificate from --ca-cert, else BERTH_CA_CERT
+// (default: the system's CAs).
 #include <httplib.h>
 
 #include <chrono>
@@ -24,6 +26,7 @@ using nlohmann::json;
 struct ClientFlags {
   std::string server = "http://127.0.0.1:7450";
   std::string token_file;
+  std::string ca_cert;
   bool json_out = false;
 };
 
@@ -33,6 +36,8 @@ void AddClientFlags(CLI::App* cmd, ClientFlags& f) {
       ->capture_default_str();
   cmd->add_option("--token-file", f.token_file, "file holding the bearer token, for writes (or set BERTH_TOKEN_FILE)")
       ->envname("BERTH_TOKEN_FILE");
+  cmd->add_option("--ca-cert", f.ca_cert, "CA certificate (PEM) that an https:// server's certificate is checked against (or set BERTH_CA_CERT)")
+      ->envname("BERTH_CA_CERT");
   cmd->add_flag("--json", f.json_out, "print the server's JSON");
 }
 
@@ -62,6 +67,8 @@ Reply Request(const ClientFlags& f, const std::string& method, const std::string
   cli.set_connection_timeout(5, 0);
   cli.set_read_timeout(60, 0);
   cli.set_tcp_nodelay(true);
+  if (!f.ca_cert.empty()) cli.set_ca_cert_path(f.ca_cert.c_str());
+  cli.enable_server_certificate_verification(true);
   httplib::Headers headers;
   Reply r;
   if (!f.token_file.empty()) {

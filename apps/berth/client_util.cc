@@ -12,19 +12,21 @@ StatusOr<std::string> NormalizeServer(const std::string& url, const std::string&
   while (!rest.empty() && rest.back() == ' ') rest.pop_back();
   while (!rest.empty() && rest.front() == ' ') rest.erase(rest.begin());
   if (rest.empty()) return InvalidArgument(flag + ": empty server address; expected http://HOST:PORT");
-  if (rest.rfind("https://", 0) == 0)
-    return InvalidArgument(flag + " '" + url + "': berth serve speaks plain HTTP; use http:// (behind a TLS proxy, point at the proxy's plain side)");
-  if (rest.rfind("http://", 0) == 0) {
+  std::string scheme = "http://";
+  if (rest.rfind("https://", 0) == 0) {
+    scheme = "https://";
+    rest = rest.substr(8);
+  } else if (rest.rfind("http://", 0) == 0) {
     rest = rest.substr(7);
   } else if (rest.find("://") != std::string::npos) {
-    return InvalidArgument(flag + " '" + url + "': expected http://HOST:PORT");
+    return InvalidArgument(flag + " '" + url + "': expected http://HOST:PORT or https://HOST:PORT");
   }
   while (!rest.empty() && rest.back() == '/') rest.pop_back();
   if (rest.empty() || rest.front() == ':' || rest.front() == '/')
     return InvalidArgument(flag + " '" + url + "': no host; expected http://HOST:PORT");
   if (rest.find('/') != std::string::npos)
     return InvalidArgument(flag + " '" + url + "': the service's API is at the root; drop the path");
-  return "http://" + rest;
+  return scheme + rest;
 }
 
 std::string FormatAge(double seconds) {

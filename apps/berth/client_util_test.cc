@@ -18,7 +18,7 @@ TEST(NormalizeServer, ErrorsNameTheFlag) {
   auto empty = NormalizeServer("", "BERTH_SERVER");
   ASSERT_FALSE(empty.ok());
   EXPECT_NE(empty.status().message().find("BERTH_SERVER"), std::string::npos);
-  EXPECT_FALSE(NormalizeServer("https://head:7450").ok());
+  EXPECT_EQ(*NormalizeServer("https://head:7450/"), "https://head:7450");
   EXPECT_FALSE(NormalizeServer("ftp://head").ok());
   EXPECT_FALSE(NormalizeServer("http://").ok());
   auto path = NormalizeServer("http://head:7450/v1");
