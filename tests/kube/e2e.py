@@ -261,9 +261,32 @@ def scenario_restart(api, berth, ns, count):
     check("deleting the burst frees every GPU", ok)
 
 
+def make_certs(d):
+    """A CA, Berth's serving certificate (IP 127.0.0.1) and kube-scheduler's
+    client certificate, made with the openssl command."""
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "server.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n")
+    with open(os.path.join(d, "client.ext"), "w") as f:
+        f.write("extendedKeyUsage=clientAuth\n")
+    for cmd in (
+            "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=berth-e2e-ca -keyout ca.key -out ca.crt",
+            "openssl req -newkey rsa:2048 -nodes -subj /CN=berth -keyout server.key -out server.csr",
+            "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 -extfile server.ext"
+            " -out server.crt",
+            "openssl req -newkey rsa:2048 -nodes -subj /CN=kube-scheduler -keyout client.key -out client.csr",
+            "openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 -extfile client.ext"
+            " -out client.crt"):
+        subprocess.run(cmd.split(), cwd=d, check=True, capture_output=True)
+    return {k: os.path.join(d, k) for k in ("ca.crt", "server.crt", "server.key", "client.crt", "client.key")}
+
+
 def scenario_extender(api, binary, work, cp, ns):
-    """The real kube-scheduler 1.20 calls `berth serve --extender`, which binds
-    (bindVerb) and learns of deletions from its pod watch."""
+    """The real kube-scheduler 1.20 calls `berth serve --extender` over HTTPS
+    with a client certificate (enableHTTPS, tlsConfig); Berth binds (bindVerb)
+    and learns of deletions from its pod watch. Without the certificate the
+    extender verbs are refused."""
+    tls = make_certs(os.path.join(work, "tls"))
     # Berth's cluster: one leaf of the 8 nodes gpu-00..07.
     cluster = os.path.join(work, "ext-cluster.yaml")
     with open(cluster, "w") as f:
@@ -275,7 +298,9 @@ def scenario_extender(api, binary, work, cp, ns):
     log = open(os.path.join(work, "berth-extender.log"), "w")
     proc = subprocess.Popen([binary, "serve", "--extender", "--kubeconfig", api.kubeconfig, "--cluster", cluster,
                              "--store", "sqlite:" + os.path.join(work, "ext.db"),
-                             "--listen", "127.0.0.1:%d" % port], stdout=log, stderr=log, cwd=ROOT)
+                             "--listen", "127.0.0.1:%d" % port, "--tls-cert", tls["server.crt"],
+                             "--tls-key", tls["server.key"], "--tls-client-ca", tls["ca.crt"]],
+                            stdout=log, stderr=log, cwd=ROOT)
     config = os.path.join(work, "kube-scheduler-extender.yaml")
     with open(config, "w") as f:
         f.write("""apiVersion: kubescheduler.config.k8s.io/v1beta1
@@ -285,7 +310,9 @@ clientConnection: {kubeconfig: %s}
 profiles:
   - schedulerName: default-scheduler
 extenders:
-  - urlPrefix: "http://127.0.0.1:%d/v1/extender"
+  - urlPrefix: "https://127.0.0.1:%d/v1/extender"
+    enableHTTPS: true
+    tlsConfig: {certFile: %s, keyFile: %s, caFile: %s}
     filterVerb: filter
     prioritizeVerb: prioritize
     bindVerb: bind
@@ -294,11 +321,16 @@ extenders:
     ignorable: false
     managedResources:
       - {name: nvidia.com/gpu, ignoredByScheduler: false}
-""" % (api.kubeconfig, port))
+""" % (api.kubeconfig, port, tls["client.crt"], tls["client.key"], tls["ca.crt"]))
     try:
-        ok = wait_until(lambda: subprocess.run(["curl", "-sf", "http://127.0.0.1:%d/readyz" % port],
+        ok = wait_until(lambda: subprocess.run(["curl", "-sf", "--cacert", tls["ca.crt"],
+                                                "https://127.0.0.1:%d/readyz" % port],
                                                capture_output=True).returncode == 0, 30)
-        check("berth serve --extender is ready", ok)
+        check("berth serve --extender is ready over HTTPS", ok)
+        anon = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", tls["ca.crt"],
+                               "-X", "POST", "-d", "{}", "https://127.0.0.1:%d/v1/extender/filter" % port],
+                              capture_output=True, text=True).stdout
+        check("the extender verbs without a client certificate: 401", anon == "401", anon)
         subprocess.run([CONTROL_PLANE, "scheduler", cp, config], check=True)
         gangs = {}
         for g in ("ea", "eb", "ec"):

@@ -3,7 +3,8 @@
 # 1.20.2 (scripts/kube-control-plane.sh build): the v1beta1 one loads
 # (decoding is strict: a misspelt field fails), with and without bindVerb;
 # the v1 one (for 1.25+) is rejected by 1.20, as documented. No API server is
-# needed: --write-config-to loads, validates, writes and exits.
+# needed: --write-config-to loads, validates, writes and exits. The extender's
+# tlsConfig files are made here with openssl (kube-scheduler opens them).
 # Exits 77 (skipped) when the kube-scheduler binary is not built.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -24,6 +25,13 @@ contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c
 KC
 
+# The extender's tlsConfig files (kube-scheduler reads them at start).
+mkdir -p "$WORK/tls"
+(cd "$WORK/tls" &&
+  openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=berth-test-ca -keyout ca.key -out ca.crt &&
+  openssl req -newkey rsa:2048 -nodes -subj /CN=kube-scheduler -keyout client.key -out client.csr &&
+  openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 -out client.crt) >/dev/null 2>&1
+
 # Loads CONFIG (with the kubeconfig above); prints kube-scheduler's output on failure.
 load() {
   local config="$1" out="$WORK/out.yaml"
@@ -34,14 +42,15 @@ load() {
   fi
 }
 with_client() {  # the deploy file with clientConnection.kubeconfig set
-  sed -e 's|^# clientConnection:|clientConnection:|' -e "s|^#   kubeconfig: .*|  kubeconfig: $WORK/kubeconfig|" "$1"
+  sed -e 's|^# clientConnection:|clientConnection:|' -e "s|^#   kubeconfig: .*|  kubeconfig: $WORK/kubeconfig|" \
+      -e "s|/etc/berth/tls/|$WORK/tls/|g" "$1"
 }
 
 V1BETA1="$ROOT/deploy/kube-scheduler-config-v1beta1.yaml"
 grep -q '^# clientConnection:' "$V1BETA1"
 with_client "$V1BETA1" >"$WORK/v1beta1.yaml"
 load "$WORK/v1beta1.yaml"
-for key in urlPrefix filterVerb prioritizeVerb preemptVerb weight nodeCacheCapable; do
+for key in urlPrefix filterVerb prioritizeVerb preemptVerb weight nodeCacheCapable 'enableHTTPS: true' certFile keyFile caFile; do
   grep -q "$key" "$WORK/out.yaml" || { echo "FAIL: $key not in the loaded configuration" >&2; exit 1; }
 done
 echo "ok: v1beta1 loads"
