@@ -2,7 +2,6 @@
 // (src/berth/kubesched/kube_scheduler.h). The cluster comes from the API server's
 // Nodes; pods whose spec.schedulerName is --scheduler-name are placed and
 // bound. HTTP serves /healthz, /readyz, /metrics, /v1/nodes and /v1/pods.
-#include <httplib.h>
 
 #include <csignal>
 #include <ctime>
@@ -10,6 +9,7 @@
 #include <unistd.h>
 
 #include "berth/cluster/node_labels.h"
+#include "berth/http/server.h"
 #include "berth/hetero/catalog.h"
 #include "berth/kubesched/kube_scheduler.h"
 #include "berth/kubesched/lease.h"
@@ -102,31 +102,31 @@ int ServeKube(const KubeServeFlags& f) {
   lo.identity = f.lease_identity.empty() ? std::string(host) : f.lease_identity;
   kube::LeaseElector elector(client, lo);
 
-  httplib::Server http;
-  http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
-  http.Get("/readyz", [&](const httplib::Request&, httplib::Response& res) {
+  // Berth's HTTP server (src/berth/http): deadlines and connection limits.
+  http::ServerOptions ho;
+  ho.host = listen->first;
+  ho.port = listen->second;
+  http::Server http(ho);
+  http.Get("/healthz", [](const http::Request&, http::Response& res) { res.set_content("ok\n", "text/plain"); },
+           http::RunOn::kOnLoop);
+  http.Get("/readyz", [&](const http::Request&, http::Response& res) {
     const bool ready = sched.ready() && leading.load();
     res.status = ready ? 200 : 503;
     res.set_content(ready ? "ready\n" : (leading.load() ? "loading\n" : "standby: leader " + elector.holder() + "\n"),
                     "text/plain");
   });
-  http.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+  http.Get("/metrics", [&](const http::Request&, http::Response& res) {
     res.set_content(sched.MetricsText(), "text/plain; version=0.0.4");
   });
-  http.Get("/v1/nodes", [&](const httplib::Request&, httplib::Response& res) {
+  http.Get("/v1/nodes", [&](const http::Request&, http::Response& res) {
     res.set_content(nlohmann::json({{"nodes", sched.NodesJson()}}).dump(), "application/json");
   });
-  http.Get("/v1/pods", [&](const httplib::Request&, httplib::Response& res) {
+  http.Get("/v1/pods", [&](const http::Request&, http::Response& res) {
     res.set_content(nlohmann::json({{"pods", sched.PodsJson()}}).dump(), "application/json");
   });
-  int port = listen->second;
-  if (port == 0) {
-    port = http.bind_to_any_port(listen->first);
-  } else if (!http.bind_to_port(listen->first, port)) {
-    port = -1;
-  }
-  if (port < 0) return fail("listen", Unavailable("cannot listen on " + f.listen));
-  std::thread http_thread([&] { http.listen_after_bind(); });
+  if (Status bound = http.Bind(); !bound.ok()) return fail("listen", bound);
+  const int port = http.port();
+  http.Start();
   log.Info("listening", {{"host", listen->first}, {"port", port}, {"kube", cfg->server},
                          {"scheduler_name", f.scheduler_name}, {"leader_elect", f.leader_elect}});
   // Wait for a signal while campaigning, then while leading.
@@ -178,8 +178,7 @@ int ServeKube(const KubeServeFlags& f) {
   if (campaign.joinable()) campaign.join();
   sched.Stop();
   if (f.leader_elect && code == 0) elector.Resign();
-  http.stop();
-  http_thread.join();
+  http.Stop();
   log.Info("stopped", {{"exit_status", code}});
   return code;
 }
