@@ -9,6 +9,11 @@ accepted at the start intact:
   - a 100 KB header: 431;  the auth scheme in lower case: accepted;
   - wrong methods: 405 with Allow;  the extender verbs without credentials: 401;
   - the per-client connection limit: 429 past it, other clients unaffected;
+  - TLS (a second daemon with --tls-cert/--tls-key/--tls-client-ca, certificates
+    made with openssl): the extender verbs with a verified client certificate
+    pass, without one 401; a handshake with a certificate from another CA is
+    refused; plain HTTP and a stalled handshake on the TLS port do not stop it
+    serving; `berth status --server https://... --ca-cert` works;
   - slowloris: --slowloris connections (default 256, from 127.0.0.2...)
     sending a header line every 2 s for --duration seconds while /healthz is
     probed from 127.0.0.1; prints the probe latencies (max, p99). Only a
@@ -24,6 +29,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -42,7 +48,7 @@ def check(cond, what):
 
 
 class Daemon:
-    def __init__(self, binary, work):
+    def __init__(self, binary, work, extra=()):
         self.work = work
         self.log = open(os.path.join(work, "serve.log"), "w+")
         tok = os.path.join(work, "token")
@@ -50,7 +56,7 @@ class Daemon:
             f.write(TOKEN + "\n")
         self.proc = subprocess.Popen(
             [binary, "serve", "--listen", "127.0.0.1:0", "--store", "sqlite:" + os.path.join(work, "berth.db"),
-             "--cluster", "4x8:H100/leaf=2", "--token-file", tok],
+             "--cluster", "4x8:H100/leaf=2", "--token-file", tok] + list(extra),
             stdout=self.log, stderr=subprocess.STDOUT)
         self.port = None
         deadline = time.time() + 30
@@ -105,7 +111,7 @@ def raw(port, data, source="127.0.0.1"):
         dt = time.monotonic() - t0
         m = re.match(rb"HTTP/1\.1 (\d{3})", buf)
         return (int(m.group(1)) if m else 0), dt
-    except socket.timeout:
+    except OSError:  # a timeout, or the server reset the connection
         return 0, time.monotonic() - t0
     finally:
         s.close()
@@ -247,6 +253,73 @@ def case_client_limit(d, limit=64):
             s.close()
 
 
+def make_certs(d):
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "server.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\n")
+    cmds = []
+    for ca in ("ca", "other-ca"):
+        cmds.append("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=%s -keyout %s.key -out %s.crt" %
+                    (ca, ca, ca))
+    for name, ca, ext in (("server", "ca", " -extfile server.ext"), ("client", "ca", ""), ("stranger", "other-ca", "")):
+        cmds.append("openssl req -newkey rsa:2048 -nodes -subj /CN=%s -keyout %s.key -out %s.csr" % (name, name, name))
+        cmds.append("openssl x509 -req -in %s.csr -CA %s.crt -CAkey %s.key -CAcreateserial -days 1%s -out %s.crt" %
+                    (name, ca, ca, ext, name))
+    for c in cmds:
+        subprocess.run(c.split(), cwd=d, check=True, capture_output=True)
+    return lambda n: os.path.join(d, n)
+
+
+def case_tls(binary, work):
+    if shutil.which("openssl") is None:
+        print("     skipped: no openssl command")
+        return
+    f = make_certs(os.path.join(work, "tls"))
+    tw = os.path.join(work, "tls-daemon")
+    os.makedirs(tw)
+    d = Daemon(binary, tw, ["--tls-cert", f("server.crt"), "--tls-key", f("server.key"),
+                            "--tls-client-ca", f("ca.crt")])
+    try:
+        def call(path, cert=None, body=b"{}", method="POST", headers=None):
+            ctx = ssl.create_default_context(cafile=f("ca.crt"))
+            if cert:
+                ctx.load_cert_chain(f(cert + ".crt"), f(cert + ".key"))
+            c = http.client.HTTPSConnection("127.0.0.1", d.port, timeout=LIVENESS_S, context=ctx)
+            try:
+                c.request(method, path, body=body if method == "POST" else None,
+                          headers=headers or {"Content-Type": "application/json"})
+                r = c.getresponse()
+                return r.status, r.read()
+            finally:
+                c.close()
+        st, _ = call("/v1/extender/filter", cert="client")
+        check(st == 400, "TLS: extender filter with a verified client certificate passes authentication (%d)" % st)
+        st, _ = call("/v1/extender/bind")
+        check(st == 401, "TLS: extender bind without a client certificate: 401 (%d)" % st)
+        try:
+            st, _ = call("/v1/extender/filter", cert="stranger")
+        except (ssl.SSLError, OSError):
+            st = -1
+        check(st in (-1, 401), "TLS: a certificate from another CA is refused (%d)" % st)
+        plain, _ = raw(d.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        check(plain != 200, "TLS: plain HTTP on the TLS port is not served (%d)" % plain)
+        stalled = socket.create_connection(("127.0.0.1", d.port))
+        stalled.sendall(b"\x16\x03\x01")  # a handshake that never completes
+        st, _ = call("/healthz", method="GET")
+        check(st == 200, "TLS: /healthz answers beside a stalled handshake (%d)" % st)
+        stalled.close()
+        env = dict(os.environ, BERTH_SERVER="https://127.0.0.1:%d" % d.port)
+        out = subprocess.run([binary, "nodes", "--ca-cert", f("ca.crt")], env=env, capture_output=True, text=True,
+                             timeout=30)
+        check(out.returncode == 0 and "node-0" in out.stdout,
+              "TLS: berth nodes --server https://... --ca-cert works (%d %s)" % (out.returncode, out.stderr.strip()))
+        out = subprocess.run([binary, "nodes"], env=env, capture_output=True, text=True, timeout=30)
+        check(out.returncode != 0, "TLS: without the CA the client refuses the server's certificate")
+        check(d.proc.poll() is None, "TLS: the daemon still runs")
+    finally:
+        d.stop()
+
+
 def case_slowloris(d, count, duration):
     """count connections, 60 per source address, a header line every 2 s."""
     stop = threading.Event()
@@ -333,6 +406,7 @@ def main():
                          ("header", lambda: case_header(d)), ("bearer", lambda: case_bearer(d)),
                          ("405", lambda: case_405(d)), ("extender", lambda: case_extender(d)),
                          ("client-limit", lambda: case_client_limit(d)),
+                         ("tls", lambda: case_tls(args.berth, work)),
                          ("slowloris", lambda: case_slowloris(d, args.slowloris, args.duration))]:
             print("case " + name, flush=True)
             fn()

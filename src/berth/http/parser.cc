@@ -107,6 +107,9 @@ size_t RequestParser::Feed(const char* data, size_t n) {
   while (i < n && phase_ != kDone && phase_ != kError) {
     if (phase_ == kBody || phase_ == kChunkData) {
       const size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, n - i));
+      // Chunked bodies grow by doubling, but never past the limit's capacity.
+      if (req_.body.capacity() < req_.body.size() + take)
+        req_.body.reserve(std::min(std::max(req_.body.capacity() * 2, req_.body.size() + take), limits_.max_body_bytes));
       req_.body.append(data + i, take);
       remaining_ -= take;
       i += take;

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -724,6 +725,10 @@ void Server::Finish(const Request& req, Response& res) const {
 }
 
 Status Server::Bind() {
+  // OpenSSL writes to its socket without MSG_NOSIGNAL: a peer that closed
+  // mid-handshake must not kill the process with SIGPIPE (a write then fails
+  // with EPIPE instead).
+  ::signal(SIGPIPE, SIG_IGN);
   if (options_.tls) {
     auto ctx = TlsContext::Create(options_.tls_options);
     if (!ctx.ok()) return ctx.status();

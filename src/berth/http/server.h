@@ -95,6 +95,7 @@ class Server {
   void set_logger(Logger l) { logger_ = std::move(l); }
 
   // Opens the listening socket (and the TLS context); then port() is known.
+  // Sets SIGPIPE to be ignored in the process (OpenSSL's socket writes).
   Status Bind();
   // Serves on background threads until Stop().
   void Start();

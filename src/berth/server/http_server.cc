@@ -60,6 +60,28 @@ std::string BearerToken(const std::string& h) {
   return h.substr(i, e - i);
 }
 
+// The HTTP server's own counters, in Prometheus text.
+std::string HttpMetricsText(const http::ServerStats& st) {
+  std::string out;
+  auto line = [&out](const char* name, const char* type, const char* help, uint64_t v) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " +
+           std::to_string(v) + "\n";
+  };
+  line("berth_http_connections_open", "gauge", "Open HTTP connections.",
+       static_cast<uint64_t>(std::max<int64_t>(0, st.open_connections.load())));
+  line("berth_http_connections_accepted_total", "counter", "HTTP connections accepted.", st.accepted.load());
+  line("berth_http_connections_refused_total", "counter",
+       "HTTP connections refused over the total or per-client limit.",
+       st.refused_total_limit.load() + st.refused_client_limit.load());
+  line("berth_http_timeouts_total", "counter", "HTTP requests or answers past their deadline.", st.timed_out.load());
+  line("berth_http_bad_requests_total", "counter", "HTTP requests refused while reading (framing, limits).",
+       st.bad_requests.load());
+  line("berth_http_tls_failures_total", "counter", "TLS handshakes refused.", st.tls_failures.load());
+  line("berth_http_busy_total", "counter", "HTTP requests answered 503: every worker busy, the queue full.",
+       st.busy.load());
+  return out;
+}
+
 }  // namespace
 
 bool IsLoopbackHost(const std::string& host) {
@@ -197,7 +219,7 @@ void HttpServer::Routes() {
     Send(res, service_.NotReady());
   });
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(service_.MetricsText(), "text/plain; version=0.0.4");
+    res.set_content(service_.MetricsText() + HttpMetricsText(server_->stats()), "text/plain; version=0.0.4");
   });
   s.Post("/v1/extender/filter", [this, extender_authorized](const httplib::Request& req, httplib::Response& res) {
     if (!extender_authorized(req, res)) return;
