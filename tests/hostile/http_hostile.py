@@ -14,6 +14,7 @@ accepted at the start intact:
     pass, without one 401; a handshake with a certificate from another CA is
     refused; plain HTTP and a stalled handshake on the TLS port do not stop it
     serving; `berth status --server https://... --ca-cert` works;
+  - --extender-allow-anonymous with a non-loopback --listen: refused at start;
   - slowloris: --slowloris connections (default 256, from 127.0.0.2...)
     sending a header line every 2 s for --duration seconds while /healthz is
     probed from 127.0.0.1; prints the probe latencies (max, p99). Only a
@@ -320,6 +321,13 @@ def case_tls(binary, work):
         d.stop()
 
 
+def case_anonymous_flag(binary, work):
+    out = subprocess.run([binary, "serve", "--listen", "0.0.0.0:0", "--extender-allow-anonymous", "--store",
+                          "sqlite:" + os.path.join(work, "anon.db")], capture_output=True, text=True, timeout=30)
+    check(out.returncode != 0 and "loopback" in out.stdout + out.stderr,
+          "--extender-allow-anonymous with a non-loopback --listen is refused at start (%d)" % out.returncode)
+
+
 def case_slowloris(d, count, duration):
     """count connections, 60 per source address, a header line every 2 s."""
     stop = threading.Event()
@@ -407,6 +415,7 @@ def main():
                          ("405", lambda: case_405(d)), ("extender", lambda: case_extender(d)),
                          ("client-limit", lambda: case_client_limit(d)),
                          ("tls", lambda: case_tls(args.berth, work)),
+                         ("anonymous-flag", lambda: case_anonymous_flag(args.berth, work)),
                          ("slowloris", lambda: case_slowloris(d, args.slowloris, args.duration))]:
             print("case " + name, flush=True)
             fn()
