@@ -42,7 +42,7 @@ expect 2 "$BERTH" status --state bogus; has err 'not a job state'
 expect 2 "$BERTH" cancel;               has err 'ID is required'
 expect 2 "$BERTH" cancel x1;            has err "job id 'x1'"
 expect 2 "$BERTH" status --bogus;       has err 'bogus'
-expect 2 "$BERTH" status --server https://127.0.0.1:1; has err 'plain HTTP'
+expect 2 "$BERTH" status --server ftp://127.0.0.1:1; has err 'or https://HOST:PORT'
 BERTH_SERVER=http://127.0.0.1:1/v1 expect 2 "$BERTH" queues; has err 'BERTH_SERVER'
 
 # The service, with a queue tree whose leaves are not named after tenants.

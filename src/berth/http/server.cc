@@ -125,6 +125,7 @@ class Server::Loop {
     bool linger_after_write = false;
     bool sent_continue = false;
     bool headers_seen = false;  // the body deadline is set
+    bool idle = false;          // between requests on a keep-alive connection
     bool peer_verified = false;
     std::string peer_subject, peer_cn;
     bool ssl_wants_write = false;  // a read needs the socket writable (TLS)
@@ -386,10 +387,14 @@ class Server::Loop {
   // Parses buffered bytes; dispatches a complete request. False when closed.
   bool Process(Conn& c) {
     while (c.state == State::kReading && !c.in.empty()) {
-      const bool was_started = c.parser.started();
       const size_t used = c.parser.Feed(c.in.data(), c.in.size());
       c.in.erase(0, used);
-      if (!was_started && c.parser.started()) c.deadline = Clock::now() + s_.options_.header_timeout;
+      // The header deadline runs from the connection for its first request,
+      // from the first byte for a later one.
+      if (c.idle && c.parser.started()) {
+        c.idle = false;
+        c.deadline = Clock::now() + s_.options_.header_timeout;
+      }
       if (c.parser.failed()) {
         ++s_.stats_.bad_requests;
         Response res;
@@ -551,6 +556,7 @@ class Server::Loop {
     c.state = State::kReading;
     c.sent_continue = false;
     c.headers_seen = false;
+    c.idle = true;
     c.deadline = Clock::now() + s_.options_.idle_timeout;
     Interest(c);
     if (!c.in.empty() || (c.ssl && SSL_pending(c.ssl) > 0)) resume_.push_back(c.id);
