@@ -53,6 +53,8 @@ struct ServeFlags {
   std::string min_runtime;
   std::string restore_cost;
   std::string throughputs;
+  std::string idempotency_ttl;  // duration, parsed in Serve
+  bool accept_cluster_change = false;
 };
 
 StatusOr<std::string> ReadToken(const std::string& path) {
@@ -90,10 +92,11 @@ struct Ending {
 
 int Serve(const ServeFlags& f) {
   // Bad flag values are usage errors, found before anything is opened.
-  TimeUs grace = 0, min_runtime = -1, restore_cost = 0;
+  TimeUs grace = 0, min_runtime = -1, restore_cost = 0, idempotency_ttl = server::ServiceOptions{}.idempotency_ttl;
   for (const auto& [flag, text, out] : {std::tuple{"--preemption-grace", &f.preemption_grace, &grace},
                                         std::tuple{"--min-runtime", &f.min_runtime, &min_runtime},
-                                        std::tuple{"--restore-cost", &f.restore_cost, &restore_cost}}) {
+                                        std::tuple{"--restore-cost", &f.restore_cost, &restore_cost},
+                                        std::tuple{"--idempotency-ttl", &f.idempotency_ttl, &idempotency_ttl}}) {
     if (text->empty()) continue;
     auto d = tenancy::ParseQueueDuration(*text);
     if (!d.ok()) {
@@ -162,6 +165,8 @@ int Serve(const ServeFlags& f) {
   opts.min_runtime = min_runtime;
   opts.restore_cost = restore_cost;
   opts.virtual_nodes = f.virtual_nodes || demo;
+  opts.idempotency_ttl = idempotency_ttl;
+  opts.accept_cluster_change = f.accept_cluster_change;
   opts.speedup = f.speedup;
   if (!f.queues.empty()) {
     auto file = tenancy::ReadQueueFile(f.queues);
@@ -295,6 +300,12 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--throughputs", flags->throughputs,
                   "measured throughput table (Gavel JSON) the hetero-speed/hetero-cost model is fitted to "
                   "(default: specs only)");
+  cmd->add_option("--idempotency-ttl", flags->idempotency_ttl,
+                  "how long after a submission its idempotency_key stays taken once the job has ended, e.g. 1h "
+                  "(default 24h; 0: freed when the job ends). Keys made from the job's name are freed when it ends");
+  cmd->add_flag("--accept-cluster-change", flags->accept_cluster_change,
+                "start even though --cluster differs from the cluster recorded in the store; jobs that no longer "
+                "fit stay pending and are reported");
   cmd->add_option("--kubeconfig", flags->k.kubeconfig,
                   "schedule a Kubernetes cluster: its Nodes and the pods whose schedulerName is --scheduler-name");
   cmd->add_flag("--kube", flags->kube,

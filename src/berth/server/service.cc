@@ -151,6 +151,7 @@ void Service::Loop() {
     work.clear();
     if (options_.virtual_nodes) CheckHeartbeats();
     ExpireExtenderReservations();
+    ExpireIdempotencyKeys();
     if (dirty_ && ready_) SchedulePass();
   }
   // Work queued but never run is dropped: its callers see a broken promise.
@@ -334,6 +335,7 @@ void Service::OnAccepted(int64_t id, const Status& s) {
     e.state = JobState::kFailed;
     e.finished_at = clock_.Now();
     e.end_reason = sub.message();
+    ReleaseKey(e);
     AppendRecord({store::RecordKind::kJobFinished, id, 0, "", EncodeEnd(e.state, e.end_reason)});
     return;
   }
@@ -358,8 +360,10 @@ ApiResult Service::CancelJob(int64_t id) {
     if (job::IsTerminal(e.state))
       return {ApiResult::Error(409, "job " + std::to_string(id) + " already " + job::JobStateName(e.state)), {}};
     if (!e.durable) return {ApiResult::Error(409, "job " + std::to_string(id) + " is not accepted yet; retry"), {}};
-    Status s = sched_->Finish(JobId(id), JobState::kCancelled);
-    if (!s.ok()) return {ApiResult::Error(500, s.message()), {}};
+    if (e.unfit.empty()) {  // an unfit job was never given to the scheduler
+      Status s = sched_->Finish(JobId(id), JobState::kCancelled);
+      if (!s.ok()) return {ApiResult::Error(500, s.message()), {}};
+    }
     if (vnodes_) vnodes_->Kill(id);
     pending_.erase(id);
     running_.erase(id);
@@ -367,6 +371,8 @@ ApiResult Service::CancelJob(int64_t id) {
     e.finished_at = clock_.Now();
     e.end_reason = "cancelled by request";
     e.placements.clear();
+    e.unfit.clear();
+    ReleaseKey(e);
     dirty_ = true;
     log_.Info("job_cancelled", {{"job", id}});
     auto promise = std::make_shared<std::promise<Status>>();
@@ -440,6 +446,7 @@ void Service::SchedulePass() {
     e.state = JobState::kFailed;
     e.finished_at = clock_.Now();
     e.end_reason = sched_->Find(JobId(id))->last_verdict.reason;
+    ReleaseKey(e);
     log_.Info("job_failed", {{"job", id}, {"reason", e.end_reason}});
     if (!e.extender) AppendRecord({store::RecordKind::kJobFinished, id, 0, "", EncodeEnd(e.state, e.end_reason)});
   }
@@ -490,6 +497,7 @@ void Service::OnJobDone(int64_t id, int32_t generation) {
   e.state = JobState::kSucceeded;
   e.finished_at = clock_.Now();
   e.placements.clear();
+  ReleaseKey(e);
   ++metrics_.jobs_finished;
   dirty_ = true;
   log_.Info("job_succeeded", {{"job", id}});

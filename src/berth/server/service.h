@@ -56,6 +56,16 @@ struct ServiceOptions {
   // long after it was made (and a waiting group nobody asked about for this
   // long is dropped). Groups with a bound pod never expire.
   TimeUs extender_reservation_ttl = 600'000'000;
+  // Idempotency keys. A job's key is held while the job is unfinished; when
+  // it ends, a key the server made from the name ("name:<name>", no
+  // idempotency_key sent) is freed at once, and a key the client sent is
+  // kept until this long after the submission (so a late retry still gets
+  // the same job), then freed. 0: freed when the job ends.
+  TimeUs idempotency_ttl = 86'400'000'000;
+  // The store records the cluster it was written for; a start on a different
+  // cluster fails (kFailedPrecondition) unless this is set. Then the jobs
+  // that no longer fit stay pending, reported (log and the job's "unfit").
+  bool accept_cluster_change = false;
   uint64_t seed = 42;
   // The queue tree (null: every tenant its own unconstrained queue). With a
   // tree, the policy's profile gets the quota plugin if it lacks it.
@@ -162,6 +172,9 @@ class Service final : private VirtualNodes::Sink {
     std::vector<framework::TaskPlacement> placements;
     std::string end_reason;
     bool extender = false;    // created by the Kubernetes extender (not persisted)
+    // Set at recovery when the job cannot run on this cluster (changed since
+    // it was accepted): the job stays pending outside the scheduler.
+    std::string unfit;
   };
   struct NodeEntry {
     TimeUs last_heartbeat = 0;  // steady clock (immune to wall-clock jumps)
@@ -216,6 +229,10 @@ class Service final : private VirtualNodes::Sink {
   std::string QueueOf(const JobEntry& e) const;
   std::string WhyLine(const JobEntry& e) const;
   void ExpireExtenderReservations();
+  // A job reached a final state: its idempotency key is freed now or queued
+  // to expire (ServiceOptions::idempotency_ttl).
+  void ReleaseKey(const JobEntry& e);
+  void ExpireIdempotencyKeys();
   // Ends the job of extender group `key` (a running job with `state`, a
   // waiting one cancelled) and forgets the group and its pods.
   void EndExtenderGroup(const std::string& key, job::JobState state, const std::string& reason);
@@ -261,6 +278,7 @@ class Service final : private VirtualNodes::Sink {
   std::unordered_map<int64_t, std::string> ext_group_of_job_;
   std::unordered_map<std::string, std::string> ext_group_of_pod_;  // pod uid -> group key
   TimeUs next_expiry_check_ = 0;
+  std::set<std::pair<TimeUs, int64_t>> key_expiry_;  // (when, job): keys of ended jobs to free
 };
 
 template <typename T>
