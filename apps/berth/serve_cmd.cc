@@ -55,6 +55,8 @@ struct ServeFlags {
   std::string throughputs;
   std::string idempotency_ttl;  // duration, parsed in Serve
   bool accept_cluster_change = false;
+  int64_t extender_max_groups = server::ExtenderLimits{}.max_groups;
+  int64_t extender_max_pods = server::ExtenderLimits{}.max_pods;
 };
 
 StatusOr<std::string> ReadToken(const std::string& path) {
@@ -178,8 +180,10 @@ int Serve(const ServeFlags& f) {
   }
   // Extender mode with an API server: bindVerb creates the Binding, a pod
   // watch releases what Kubernetes deleted or ended.
-  std::unique_ptr<kube::KubeClient> kube_client;
-  std::unique_ptr<kube::ExtenderLink> link;
+  std::unique_ptr<kube::KubeClient> kube_client, lookup_client;
+  std::shared_ptr<kube::ExtenderLink> link;
+  opts.extender_limits.max_groups = f.extender_max_groups;
+  opts.extender_limits.max_pods = f.extender_max_pods;
   if (f.extender) {
     auto cfg = kube::ResolveKubeConfig(f.k.kubeconfig);
     if (!cfg.ok()) return fail("kubeconfig", cfg.status());
@@ -188,8 +192,15 @@ int Serve(const ServeFlags& f) {
     co.qps = f.k.kube_qps;
     co.burst = f.k.kube_burst;
     kube_client = std::make_unique<kube::KubeClient>(*cfg, co);
-    link = std::make_unique<kube::ExtenderLink>(*kube_client, log);
+    kube::KubeConfig lookup_cfg = *cfg;
+    lookup_cfg.temp_files.clear();  // owned by the first client
+    lookup_client = std::make_unique<kube::KubeClient>(lookup_cfg, co);
+    link = std::make_shared<kube::ExtenderLink>(*kube_client, *lookup_client, log);
     opts.k8s_bind = link->Binder();
+    // The verbs check each pod against the API server: it must exist with
+    // the uid sent, be unbound and name --scheduler-name ("" accepts any).
+    opts.k8s_pods = link;
+    if (!f.k.scheduler_name.empty()) opts.extender_scheduler_names = {f.k.scheduler_name};
   }
   server::Service service(*cluster, **store, opts, log, metrics);
   {
@@ -313,8 +324,18 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_flag("--extender", flags->extender,
                 "with --kubeconfig/--kube: serve kube-scheduler's extender verbs on --cluster; bindVerb creates the "
                 "Binding and a pod watch releases deleted and ended pods");
-  cmd->add_option("--scheduler-name", flags->k.scheduler_name, "spec.schedulerName of the pods Berth schedules")
+  cmd->add_option("--scheduler-name", flags->k.scheduler_name,
+                  "spec.schedulerName of the pods Berth schedules (with --extender: of the pods the verbs accept, "
+                  "the kube-scheduler profile that calls Berth; \"\" accepts any)")
       ->capture_default_str();
+  cmd->add_option("--extender-max-groups", flags->extender_max_groups,
+                  "with --extender: most pod groups (Berth jobs) tracked at once; more are refused until some end")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--extender-max-pods", flags->extender_max_pods,
+                  "with --extender: most pods tracked at once over every group")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--topology-label", flags->k.topology_labels,
                   "LABEL=LEVEL: a node label naming the node's domain at LEVEL (region, cluster, spine, leaf, "
                   "nvlink); repeatable, checked before the built-in keys");

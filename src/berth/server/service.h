@@ -35,6 +35,7 @@
 #include "berth/common/clock.h"
 #include "berth/framework/registry.h"
 #include "berth/scheduler/scheduler.h"
+#include "berth/server/extender_verify.h"
 #include "berth/server/log.h"
 #include "berth/server/metrics.h"
 #include "berth/server/virtual_nodes.h"
@@ -77,6 +78,16 @@ struct ServiceOptions {
   std::function<Status(const std::string& ns, const std::string& name, const std::string& uid,
                        const std::string& node)>
       k8s_bind;
+  // The extender's source of truth (the API server's pods and PodGroups;
+  // kube::ExtenderLink). With one, the verbs schedule the API server's copy
+  // of the pod a request names and refuse pods they cannot verify
+  // (extender_verify.h). Null: requests are taken as sent.
+  std::shared_ptr<ExtenderPodSource> k8s_pods;
+  // With k8s_pods: the spec.schedulerName values whose pods the verbs accept
+  // (empty: any).
+  std::vector<std::string> extender_scheduler_names;
+  // What the verbs may make the service track (names, groups, pods).
+  ExtenderLimits extender_limits;
   // Preemption: the grace an evicted job gets to checkpoint and leave (its
   // preemptor starts that much later; SchedulerOptions::preemption_grace),
   // and the least a job runs before it may be evicted (-1: the policy's
@@ -190,6 +201,7 @@ class Service final : private VirtualNodes::Sink {
     bool bound = false;    // a Binding exists (bind verb or watch)
     bool binding = false;  // the bind verb is creating its Binding now
     std::string node;      // where it is bound
+    TimeUs last_seen = 0;  // its last filter call: an unbound pod not asked for in a TTL loses its task
   };
   struct ExtGroup {
     int64_t job = -1;
@@ -240,6 +252,9 @@ class Service final : private VirtualNodes::Sink {
   std::optional<std::pair<std::string, std::string>> FindExtenderPod(const std::string& ns, const std::string& name,
                                                                      const std::string& uid) const;
   std::string ExtenderPlannedNode(const JobEntry& e, int32_t task) const;
+  // With options_.k8s_pods: replaces `pod` by the API server's copy, or says
+  // why not (any thread; logs the refusal).
+  Status VerifyPod(k8s::Pod& pod);
 
   const cluster::Cluster& cluster_;
   store::Store& store_;
