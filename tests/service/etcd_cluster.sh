@@ -55,7 +55,7 @@ try_etcd_cluster() {
   local -a cp pp
   ETCD_CLUSTERS=$((ETCD_CLUSTERS + 1))
   ENDPOINTS=""
-  ETCD_PIDS=()""
+  ETCD_PIDS=()
   for ((i = 0; i < n; i++)); do
     free_port; cp[$i]=$FREE
     free_port; pp[$i]=$FREE
