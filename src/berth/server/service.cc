@@ -34,6 +34,9 @@ Status ServiceOptions::Validate() const {
   if (preemption_grace < 0) return InvalidArgument("--preemption-grace must not be negative");
   if (min_runtime < -1) return InvalidArgument("--min-runtime must not be negative");
   if (restore_cost < 0) return InvalidArgument("--restore-cost must not be negative");
+  if (idempotency_ttl < 0) return InvalidArgument("--idempotency-ttl must not be negative");
+  if (extender_limits.max_groups < 1 || extender_limits.max_pods < 1)
+    return InvalidArgument("--extender-max-groups and --extender-max-pods must be at least 1");
   return Status::Ok();
 }
 
