@@ -56,6 +56,10 @@ struct ServeFlags {
   std::string min_runtime;
   std::string restore_cost;
   std::string throughputs;
+  std::string idempotency_ttl;  // duration, parsed in Serve
+  bool accept_cluster_change = false;
+  int64_t extender_max_groups = server::ExtenderLimits{}.max_groups;
+  int64_t extender_max_pods = server::ExtenderLimits{}.max_pods;
 };
 
 StatusOr<std::string> ReadToken(const std::string& path) {
@@ -93,10 +97,11 @@ struct Ending {
 
 int Serve(const ServeFlags& f) {
   // Bad flag values are usage errors, found before anything is opened.
-  TimeUs grace = 0, min_runtime = -1, restore_cost = 0;
+  TimeUs grace = 0, min_runtime = -1, restore_cost = 0, idempotency_ttl = server::ServiceOptions{}.idempotency_ttl;
   for (const auto& [flag, text, out] : {std::tuple{"--preemption-grace", &f.preemption_grace, &grace},
                                         std::tuple{"--min-runtime", &f.min_runtime, &min_runtime},
-                                        std::tuple{"--restore-cost", &f.restore_cost, &restore_cost}}) {
+                                        std::tuple{"--restore-cost", &f.restore_cost, &restore_cost},
+                                        std::tuple{"--idempotency-ttl", &f.idempotency_ttl, &idempotency_ttl}}) {
     if (text->empty()) continue;
     auto d = tenancy::ParseQueueDuration(*text);
     if (!d.ok()) {
@@ -180,6 +185,8 @@ int Serve(const ServeFlags& f) {
   opts.min_runtime = min_runtime;
   opts.restore_cost = restore_cost;
   opts.virtual_nodes = f.virtual_nodes || demo;
+  opts.idempotency_ttl = idempotency_ttl;
+  opts.accept_cluster_change = f.accept_cluster_change;
   opts.speedup = f.speedup;
   if (!f.queues.empty()) {
     auto file = tenancy::ReadQueueFile(f.queues);
@@ -191,8 +198,10 @@ int Serve(const ServeFlags& f) {
   }
   // Extender mode with an API server: bindVerb creates the Binding, a pod
   // watch releases what Kubernetes deleted or ended.
-  std::unique_ptr<kube::KubeClient> kube_client;
-  std::unique_ptr<kube::ExtenderLink> link;
+  std::unique_ptr<kube::KubeClient> kube_client, lookup_client;
+  std::shared_ptr<kube::ExtenderLink> link;
+  opts.extender_limits.max_groups = f.extender_max_groups;
+  opts.extender_limits.max_pods = f.extender_max_pods;
   if (f.extender) {
     auto cfg = kube::ResolveKubeConfig(f.k.kubeconfig);
     if (!cfg.ok()) return fail("kubeconfig", cfg.status());
@@ -201,8 +210,15 @@ int Serve(const ServeFlags& f) {
     co.qps = f.k.kube_qps;
     co.burst = f.k.kube_burst;
     kube_client = std::make_unique<kube::KubeClient>(*cfg, co);
-    link = std::make_unique<kube::ExtenderLink>(*kube_client, log);
+    kube::KubeConfig lookup_cfg = *cfg;
+    lookup_cfg.temp_files.clear();  // owned by the first client
+    lookup_client = std::make_unique<kube::KubeClient>(lookup_cfg, co);
+    link = std::make_shared<kube::ExtenderLink>(*kube_client, *lookup_client, log);
     opts.k8s_bind = link->Binder();
+    // The verbs check each pod against the API server: it must exist with
+    // the uid sent, be unbound and name --scheduler-name ("" accepts any).
+    opts.k8s_pods = link;
+    if (!f.k.scheduler_name.empty()) opts.extender_scheduler_names = {f.k.scheduler_name};
   }
   server::Service service(*cluster, **store, opts, log, metrics);
   {
@@ -326,6 +342,12 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--throughputs", flags->throughputs,
                   "measured throughput table (Gavel JSON) the hetero-speed/hetero-cost model is fitted to "
                   "(default: specs only)");
+  cmd->add_option("--idempotency-ttl", flags->idempotency_ttl,
+                  "how long after a submission its idempotency_key stays taken once the job has ended, e.g. 1h "
+                  "(default 24h; 0: freed when the job ends). Keys made from the job's name are freed when it ends");
+  cmd->add_flag("--accept-cluster-change", flags->accept_cluster_change,
+                "start even though --cluster differs from the cluster recorded in the store; jobs that no longer "
+                "fit stay pending and are reported");
   cmd->add_option("--kubeconfig", flags->k.kubeconfig,
                   "schedule a Kubernetes cluster: its Nodes and the pods whose schedulerName is --scheduler-name");
   cmd->add_flag("--kube", flags->kube,
@@ -333,8 +355,18 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_flag("--extender", flags->extender,
                 "with --kubeconfig/--kube: serve kube-scheduler's extender verbs on --cluster; bindVerb creates the "
                 "Binding and a pod watch releases deleted and ended pods");
-  cmd->add_option("--scheduler-name", flags->k.scheduler_name, "spec.schedulerName of the pods Berth schedules")
+  cmd->add_option("--scheduler-name", flags->k.scheduler_name,
+                  "spec.schedulerName of the pods Berth schedules (with --extender: of the pods the verbs accept, "
+                  "the kube-scheduler profile that calls Berth; \"\" accepts any)")
       ->capture_default_str();
+  cmd->add_option("--extender-max-groups", flags->extender_max_groups,
+                  "with --extender: most pod groups (Berth jobs) tracked at once; more are refused until some end")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--extender-max-pods", flags->extender_max_pods,
+                  "with --extender: most pods tracked at once over every group")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--topology-label", flags->k.topology_labels,
                   "LABEL=LEVEL: a node label naming the node's domain at LEVEL (region, cluster, spine, leaf, "
                   "nvlink); repeatable, checked before the built-in keys");

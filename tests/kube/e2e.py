@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -297,6 +298,7 @@ def scenario_extender(api, binary, work, cp, ns):
     port = free_port()
     log = open(os.path.join(work, "berth-extender.log"), "w")
     proc = subprocess.Popen([binary, "serve", "--extender", "--kubeconfig", api.kubeconfig, "--cluster", cluster,
+                             "--scheduler-name", "default-scheduler",
                              "--store", "sqlite:" + os.path.join(work, "ext.db"),
                              "--listen", "127.0.0.1:%d" % port, "--tls-cert", tls["server.crt"],
                              "--tls-key", tls["server.key"], "--tls-client-ca", tls["ca.crt"]],
@@ -331,6 +333,11 @@ extenders:
                                "-X", "POST", "-d", "{}", "https://127.0.0.1:%d/v1/extender/filter" % port],
                               capture_output=True, text=True).stdout
         check("the extender verbs without a client certificate: 401", anon == "401", anon)
+        for g in ("ea", "eb", "ec"):  # Volcano's PodGroups (the CRD is installed): their minMember is the size
+            api.post("/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups" % ns,
+                     {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                      "metadata": {"name": g, "namespace": ns}, "spec": {"minMember": 4}})
+        extender_refuses_fakes(api, port, proc.pid, ns, tls)
         subprocess.run([CONTROL_PLANE, "scheduler", cp, config], check=True)
         gangs = {}
         for g in ("ea", "eb", "ec"):
@@ -365,6 +372,89 @@ extenders:
         proc.wait(timeout=30)
         for p in api.pods(ns):
             api.delete_pod(ns, p["metadata"]["name"])
+
+
+def client_tls(tls):
+    """An SSL context holding the client certificate kube-scheduler uses: the
+    requests below come from a caller that passed authentication."""
+    ctx = ssl.create_default_context(cafile=tls["ca.crt"])
+    ctx.load_cert_chain(tls["client.crt"], tls["client.key"])
+    return ctx
+
+
+def extender_filter(port, pod, nodes, ctx):
+    body = json.dumps({"Pod": pod, "NodeNames": nodes}).encode()
+    req = urllib.request.Request("https://127.0.0.1:%d/v1/extender/filter" % port, data=body,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30, context=ctx) as r:
+        return json.loads(r.read())
+
+
+def fake_pod(ns, name, uid, gpus=8, annotations=None, priority=0):
+    return {"metadata": {"name": name, "namespace": ns, "uid": uid, "annotations": annotations or {}},
+            "spec": {"schedulerName": "default-scheduler", "priority": priority,
+                     "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}]}}
+
+
+def rss_mib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) // 1024
+    return -1
+
+
+def extender_refuses_fakes(api, port, pid, ns, tls):
+    """Requests the API server cannot back take nothing, even from a caller
+    holding a valid client certificate: made-up pods, a real gang's name, a
+    pod of another scheduler, a group without its PodGroup, huge names; and
+    Berth's memory stays flat."""
+    ctx = client_tls(tls)
+    nodes = ["gpu-%02d" % i for i in range(8)]
+
+    def refused(answer, words):
+        failed = answer.get("failedNodes") or {}
+        passed = answer.get("nodenames") or []
+        return not passed and len(failed) == len(nodes) and all(words in v for v in failed.values()), failed
+
+    ok, why = True, ""
+    for i in range(50):
+        a = extender_filter(port, fake_pod(ns, "fake-%d" % i, "uid-fake-%d" % i), nodes, ctx)
+        r, failed = refused(a, "does not exist in the API server")
+        if not r:
+            ok, why = False, str(failed)[:300]
+    jobs = (json.loads(urllib.request.urlopen("https://127.0.0.1:%d/v1/jobs" % port, timeout=10, context=ctx).read())
+            .get("jobs", []))
+    check("extender: 50 made-up pods (8 GPUs each) are refused and take nothing", ok and not jobs,
+          why or "%d jobs" % len(jobs))
+    real = api.make_pod(ns, "ea-0", gpus=8, scheduler="default-scheduler",
+                        annotations={"scheduling.k8s.io/group-name": "ea", "berth.dev/min-member": "4"})
+    a = extender_filter(port, fake_pod(ns, "ea-0", "not-the-uid", annotations={
+        "scheduling.k8s.io/group-name": "ea", "berth.dev/min-member": "1"}, priority=2 ** 31 - 1), nodes, ctx)
+    r, failed = refused(a, "in the API server, not 'not-the-uid'")
+    check("extender: a real gang pod's name with another uid is refused", r, str(failed)[:300])
+    api.delete_pod(ns, "ea-0")
+    wait_until(lambda: api.pod(ns, "ea-0") is None, 30)
+    other = api.make_pod(ns, "other-0", gpus=8, scheduler="other-scheduler")
+    a = extender_filter(port, fake_pod(ns, "other-0", other["metadata"]["uid"]), nodes, ctx)
+    r, failed = refused(a, "names scheduler 'other-scheduler'")
+    check("extender: a pod of another scheduler is refused", r, str(failed)[:300])
+    api.delete_pod(ns, "other-0")
+    lone = api.make_pod(ns, "nogroup-0", gpus=8, scheduler="default-scheduler",
+                        annotations={"scheduling.k8s.io/group-name": "nopg", "berth.dev/min-member": "2"})
+    a = extender_filter(port, fake_pod(ns, "nogroup-0", lone["metadata"]["uid"]), nodes, ctx)
+    r, failed = refused(a, "its PodGroup does not exist")
+    check("extender: a pod naming a Volcano group without its PodGroup is refused", r, str(failed)[:300])
+    api.delete_pod(ns, "nogroup-0")
+    before = rss_mib(pid)
+    ok = True
+    for i in range(200):
+        a = extender_filter(port, fake_pod(ns, "big-%d" % i, "uid-big-%d" % i, annotations={
+            "scheduling.k8s.io/group-name": ("g%d-" % i) + "x" * 500000}), nodes, ctx)
+        ok = ok and refused(a, "characters long")[0]
+    after = rss_mib(pid)
+    check("extender: 200 requests with 500 KB group names are refused; RSS %d -> %d MiB" % (before, after),
+          ok and after - before < 100, "%d -> %d MiB" % (before, after))
 
 
 def condition_message(api, ns, name):

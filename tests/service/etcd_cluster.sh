@@ -5,7 +5,9 @@
 #
 #   source etcd_cluster.sh
 #   require_etcd            # exits 1 (or 77 with BERTH_SKIP_ETCD=1) without etcd
-#   start_etcd_cluster 3    # sets ENDPOINTS=http://127.0.0.1:P1,...
+#   start_etcd_cluster 3    # sets ENDPOINTS=http://127.0.0.1:P1,... and ETCD_PIDS (member order)
+# ETCD_TIMING overrides the members' raft timing flags (default: fast
+# elections, "--heartbeat-interval 50 --election-timeout 500").
 
 require_etcd() {
   ETCD="${BERTH_ETCD:-$(command -v etcd || true)}"
@@ -53,6 +55,7 @@ try_etcd_cluster() {
   local -a cp pp
   ETCD_CLUSTERS=$((ETCD_CLUSTERS + 1))
   ENDPOINTS=""
+  ETCD_PIDS=()
   for ((i = 0; i < n; i++)); do
     free_port; cp[$i]=$FREE
     free_port; pp[$i]=$FREE
@@ -64,8 +67,9 @@ try_etcd_cluster() {
       --listen-client-urls "http://127.0.0.1:${cp[$i]}" --advertise-client-urls "http://127.0.0.1:${cp[$i]}" \
       --listen-peer-urls "http://127.0.0.1:${pp[$i]}" --initial-advertise-peer-urls "http://127.0.0.1:${pp[$i]}" \
       --initial-cluster "$initial" --initial-cluster-state new --initial-cluster-token "berth-$$-$ETCD_CLUSTERS" \
-      --heartbeat-interval 50 --election-timeout 500 > "$WORK/etcd$ETCD_CLUSTERS-$i.log" 2>&1 &
+      ${ETCD_TIMING:---heartbeat-interval 50 --election-timeout 500} > "$WORK/etcd$ETCD_CLUSTERS-$i.log" 2>&1 &
     started+=($!)
+    ETCD_PIDS+=($!)
     PIDS+=($!)
   done
   for ((i = 0; i < n; i++)); do

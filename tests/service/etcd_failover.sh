@@ -135,7 +135,7 @@ T1=$(now)
 ACKED_BEFORE_STOP=$(wc -l < "$WORK/acked-dep")
 wait_ready "$URL_A2" 20 || fail "A2 did not take over within 20 s of SIGSTOP of B"
 TAKEOVER_STOP=$(seconds_since "$T1")
-echo "SIGSTOP of the leader B after $ACKED_BEFORE_STOP acknowledged submissions: A2 ready after $TAKEOVER_STOP s (lease TTL 3 s)"
+echo "SIGSTOP of the leader B after $ACKED_BEFORE_STOP acknowledged submissions: A2 ready after $TAKEOVER_STOP s (lease TTL 4 s)"
 # Submissions to the deposed B while it is stopped: answered after SIGCONT.
 DEPOSED=5
 CURLS=()

@@ -3,6 +3,8 @@
 
 #include <cctype>
 #include <cmath>
+#include <span>
+#include <utility>
 
 namespace berth::server::k8s {
 
@@ -121,16 +123,53 @@ StatusOr<std::map<std::string, MetaVictims>> ParseVictimsMap(const json& v, cons
 
 }  // namespace
 
-std::string Pod::group_name() const {
-  auto find = [](const std::map<std::string, std::string>& m, const char* k) -> std::string {
-    auto it = m.find(k);
-    return it == m.end() ? "" : it->second;
-  };
-  for (const auto& s : {find(annotations, "scheduling.k8s.io/group-name"), find(labels, "scheduling.x-k8s.io/pod-group"),
-                        find(labels, "pod-group.scheduling.sigs.k8s.io"), find(labels, "kueue.x-k8s.io/pod-group-name"),
-                        find(annotations, "pod-group-name")})
-    if (!s.empty()) return s;
+namespace {
+// Where a group's name is read, in order: (annotation?, key).
+constexpr std::pair<bool, const char*> kGroupKeys[] = {{true, "scheduling.k8s.io/group-name"},
+                                                       {false, "scheduling.x-k8s.io/pod-group"},
+                                                       {false, "pod-group.scheduling.sigs.k8s.io"},
+                                                       {false, "kueue.x-k8s.io/pod-group-name"},
+                                                       {true, "pod-group-name"}};
+constexpr std::pair<bool, const char*> kOtherKeys[] = {{true, "berth.dev/min-member"},
+                                                       {true, "kueue.x-k8s.io/pod-group-total-count"},
+                                                       {false, "pod-group.scheduling.sigs.k8s.io/min-available"},
+                                                       {false, "kueue.x-k8s.io/queue-name"},
+                                                       {false, "kai.scheduler/queue"},
+                                                       {true, "scheduling.volcano.sh/queue-name"}};
+}  // namespace
+
+std::string Pod::group_key() const {
+  for (const auto& [annotation, key] : kGroupKeys) {
+    const auto& m = annotation ? annotations : labels;
+    auto it = m.find(key);
+    if (it != m.end() && !it->second.empty()) return key;
+  }
   return "";
+}
+
+std::string Pod::group_name() const {
+  for (const auto& [annotation, key] : kGroupKeys) {
+    const auto& m = annotation ? annotations : labels;
+    auto it = m.find(key);
+    if (it != m.end() && !it->second.empty()) return it->second;
+  }
+  return "";
+}
+
+void Pod::KeepSchedulingMetadata() {
+  std::map<std::string, std::string> keep_labels, keep_annotations;
+  auto keep = [&](std::span<const std::pair<bool, const char*>> keys) {
+    for (const auto& [annotation, key] : keys) {
+      const auto& from = annotation ? annotations : labels;
+      auto it = from.find(key);
+      if (it != from.end()) (annotation ? keep_annotations : keep_labels)[key] = it->second;
+    }
+  };
+  keep(kGroupKeys);
+  keep(kOtherKeys);
+  labels = std::move(keep_labels);
+  annotations = std::move(keep_annotations);
+  raw = nullptr;
 }
 
 int32_t Pod::min_member() const {

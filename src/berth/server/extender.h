@@ -54,6 +54,11 @@ struct Pod {
   nlohmann::json raw;       // the document as received
 
   std::string group_name() const;  // "" when not part of a gang
+  // The label or annotation key group_name() came from ("" for none).
+  std::string group_key() const;
+  // Drops every label and annotation Berth does not read (group, size,
+  // queue), and the raw document: what a cache of many pods keeps.
+  void KeepSchedulingMetadata();
   int32_t min_member() const;      // 1 when unknown
   std::string queue() const;
 };

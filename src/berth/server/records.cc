@@ -1,6 +1,8 @@
 // Record bodies and the feasibility check.
 #include "berth/server/records.h"
 
+#include <cstdio>
+
 #include "berth/server/job_json.h"
 
 namespace berth::server {
@@ -17,6 +19,45 @@ Status Guard(const std::string& what, F f) {
   }
 }
 }  // namespace
+
+ClusterInfo DescribeCluster(const cluster::Cluster& cluster) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a 64
+  auto mix = [&h](std::string_view text) {
+    for (unsigned char c : text) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h ^= 0xff;  // field separator
+    h *= 1099511628211ull;
+  };
+  for (const cluster::Node& n : cluster.nodes()) {
+    mix(n.name);
+    mix(n.gpu_type.valid() ? cluster.gpu_type(n.gpu_type).name : "");
+    mix(std::to_string(n.gpu_count));
+    mix(std::to_string(n.cpu_milli));
+    mix(std::to_string(n.memory_mib));
+    for (const DomainId d : n.domain) mix(d.valid() ? cluster.domain(d).name : "");
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return {hex, cluster.Summary(), cluster.num_nodes(), cluster.total_gpus()};
+}
+
+std::string EncodeClusterInfo(const ClusterInfo& info) {
+  return json{{"fingerprint", info.fingerprint}, {"summary", info.summary}, {"nodes", info.nodes}, {"gpus", info.gpus}}
+      .dump();
+}
+
+Status DecodeClusterInfo(const std::string& body, ClusterInfo& info) {
+  return Guard("cluster record", [&]() -> Status {
+    json v = json::parse(body);
+    info.fingerprint = v.at("fingerprint").get<std::string>();
+    info.summary = v.value("summary", "");
+    info.nodes = v.value("nodes", int64_t{0});
+    info.gpus = v.value("gpus", int64_t{0});
+    return Status::Ok();
+  });
+}
 
 std::optional<job::JobState> ParseJobState(const std::string& name) {
   for (auto s : {job::JobState::kPending, job::JobState::kAdmitted, job::JobState::kRunning, job::JobState::kSucceeded,

@@ -32,6 +32,18 @@ Status DecodeEnd(const std::string& body, job::JobState& state, std::string& rea
 std::string EncodeNode(bool quarantined, int64_t failures);
 Status DecodeNode(const std::string& body, bool& quarantined, int64_t& failures);
 
+// kClusterInfo: {"fingerprint":"9f...","summary":"64 nodes, 512 GPUs; ...","nodes":64,"gpus":512}.
+// The fingerprint hashes every node's name, GPU type and count, CPU, memory
+// and topology domains (FNV-1a, 16 hex digits): equal clusters give equal
+// fingerprints whatever the file they were loaded from.
+struct ClusterInfo {
+  std::string fingerprint, summary;
+  int64_t nodes = 0, gpus = 0;
+};
+ClusterInfo DescribeCluster(const cluster::Cluster& cluster);
+std::string EncodeClusterInfo(const ClusterInfo& info);
+Status DecodeClusterInfo(const std::string& body, ClusterInfo& info);
+
 // OK if some node of the cluster could hold every task of the job and the
 // cluster has GPUs enough for its gang minimum; else InvalidArgument naming
 // the group and the reason ("no H100 node has 16 GPUs").

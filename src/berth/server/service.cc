@@ -34,6 +34,9 @@ Status ServiceOptions::Validate() const {
   if (preemption_grace < 0) return InvalidArgument("--preemption-grace must not be negative");
   if (min_runtime < -1) return InvalidArgument("--min-runtime must not be negative");
   if (restore_cost < 0) return InvalidArgument("--restore-cost must not be negative");
+  if (idempotency_ttl < 0) return InvalidArgument("--idempotency-ttl must not be negative");
+  if (extender_limits.max_groups < 1 || extender_limits.max_pods < 1)
+    return InvalidArgument("--extender-max-groups and --extender-max-pods must be at least 1");
   return Status::Ok();
 }
 
@@ -151,6 +154,7 @@ void Service::Loop() {
     work.clear();
     if (options_.virtual_nodes) CheckHeartbeats();
     ExpireExtenderReservations();
+    ExpireIdempotencyKeys();
     if (dirty_ && ready_) SchedulePass();
   }
   // Work queued but never run is dropped: its callers see a broken promise.
@@ -334,6 +338,7 @@ void Service::OnAccepted(int64_t id, const Status& s) {
     e.state = JobState::kFailed;
     e.finished_at = clock_.Now();
     e.end_reason = sub.message();
+    ReleaseKey(e);
     AppendRecord({store::RecordKind::kJobFinished, id, 0, "", EncodeEnd(e.state, e.end_reason)});
     return;
   }
@@ -358,8 +363,10 @@ ApiResult Service::CancelJob(int64_t id) {
     if (job::IsTerminal(e.state))
       return {ApiResult::Error(409, "job " + std::to_string(id) + " already " + job::JobStateName(e.state)), {}};
     if (!e.durable) return {ApiResult::Error(409, "job " + std::to_string(id) + " is not accepted yet; retry"), {}};
-    Status s = sched_->Finish(JobId(id), JobState::kCancelled);
-    if (!s.ok()) return {ApiResult::Error(500, s.message()), {}};
+    if (e.unfit.empty()) {  // an unfit job was never given to the scheduler
+      Status s = sched_->Finish(JobId(id), JobState::kCancelled);
+      if (!s.ok()) return {ApiResult::Error(500, s.message()), {}};
+    }
     if (vnodes_) vnodes_->Kill(id);
     pending_.erase(id);
     running_.erase(id);
@@ -367,6 +374,8 @@ ApiResult Service::CancelJob(int64_t id) {
     e.finished_at = clock_.Now();
     e.end_reason = "cancelled by request";
     e.placements.clear();
+    e.unfit.clear();
+    ReleaseKey(e);
     dirty_ = true;
     log_.Info("job_cancelled", {{"job", id}});
     auto promise = std::make_shared<std::promise<Status>>();
@@ -440,6 +449,7 @@ void Service::SchedulePass() {
     e.state = JobState::kFailed;
     e.finished_at = clock_.Now();
     e.end_reason = sched_->Find(JobId(id))->last_verdict.reason;
+    ReleaseKey(e);
     log_.Info("job_failed", {{"job", id}, {"reason", e.end_reason}});
     if (!e.extender) AppendRecord({store::RecordKind::kJobFinished, id, 0, "", EncodeEnd(e.state, e.end_reason)});
   }
@@ -490,6 +500,7 @@ void Service::OnJobDone(int64_t id, int32_t generation) {
   e.state = JobState::kSucceeded;
   e.finished_at = clock_.Now();
   e.placements.clear();
+  ReleaseKey(e);
   ++metrics_.jobs_finished;
   dirty_ = true;
   log_.Info("job_succeeded", {{"job", id}});

@@ -35,6 +35,7 @@
 #include "berth/common/clock.h"
 #include "berth/framework/registry.h"
 #include "berth/scheduler/scheduler.h"
+#include "berth/server/extender_verify.h"
 #include "berth/server/log.h"
 #include "berth/server/metrics.h"
 #include "berth/server/virtual_nodes.h"
@@ -56,6 +57,16 @@ struct ServiceOptions {
   // long after it was made (and a waiting group nobody asked about for this
   // long is dropped). Groups with a bound pod never expire.
   TimeUs extender_reservation_ttl = 600'000'000;
+  // Idempotency keys. A job's key is held while the job is unfinished; when
+  // it ends, a key the server made from the name ("name:<name>", no
+  // idempotency_key sent) is freed at once, and a key the client sent is
+  // kept until this long after the submission (so a late retry still gets
+  // the same job), then freed. 0: freed when the job ends.
+  TimeUs idempotency_ttl = 86'400'000'000;
+  // The store records the cluster it was written for; a start on a different
+  // cluster fails (kFailedPrecondition) unless this is set. Then the jobs
+  // that no longer fit stay pending, reported (log and the job's "unfit").
+  bool accept_cluster_change = false;
   uint64_t seed = 42;
   // The queue tree (null: every tenant its own unconstrained queue). With a
   // tree, the policy's profile gets the quota plugin if it lacks it.
@@ -67,6 +78,16 @@ struct ServiceOptions {
   std::function<Status(const std::string& ns, const std::string& name, const std::string& uid,
                        const std::string& node)>
       k8s_bind;
+  // The extender's source of truth (the API server's pods and PodGroups;
+  // kube::ExtenderLink). With one, the verbs schedule the API server's copy
+  // of the pod a request names and refuse pods they cannot verify
+  // (extender_verify.h). Null: requests are taken as sent.
+  std::shared_ptr<ExtenderPodSource> k8s_pods;
+  // With k8s_pods: the spec.schedulerName values whose pods the verbs accept
+  // (empty: any).
+  std::vector<std::string> extender_scheduler_names;
+  // What the verbs may make the service track (names, groups, pods).
+  ExtenderLimits extender_limits;
   // Preemption: the grace an evicted job gets to checkpoint and leave (its
   // preemptor starts that much later; SchedulerOptions::preemption_grace),
   // and the least a job runs before it may be evicted (-1: the policy's
@@ -162,6 +183,9 @@ class Service final : private VirtualNodes::Sink {
     std::vector<framework::TaskPlacement> placements;
     std::string end_reason;
     bool extender = false;    // created by the Kubernetes extender (not persisted)
+    // Set at recovery when the job cannot run on this cluster (changed since
+    // it was accepted): the job stays pending outside the scheduler.
+    std::string unfit;
   };
   struct NodeEntry {
     TimeUs last_heartbeat = 0;  // steady clock (immune to wall-clock jumps)
@@ -177,6 +201,7 @@ class Service final : private VirtualNodes::Sink {
     bool bound = false;    // a Binding exists (bind verb or watch)
     bool binding = false;  // the bind verb is creating its Binding now
     std::string node;      // where it is bound
+    TimeUs last_seen = 0;  // its last filter call: an unbound pod not asked for in a TTL loses its task
   };
   struct ExtGroup {
     int64_t job = -1;
@@ -216,6 +241,10 @@ class Service final : private VirtualNodes::Sink {
   std::string QueueOf(const JobEntry& e) const;
   std::string WhyLine(const JobEntry& e) const;
   void ExpireExtenderReservations();
+  // A job reached a final state: its idempotency key is freed now or queued
+  // to expire (ServiceOptions::idempotency_ttl).
+  void ReleaseKey(const JobEntry& e);
+  void ExpireIdempotencyKeys();
   // Ends the job of extender group `key` (a running job with `state`, a
   // waiting one cancelled) and forgets the group and its pods.
   void EndExtenderGroup(const std::string& key, job::JobState state, const std::string& reason);
@@ -223,6 +252,9 @@ class Service final : private VirtualNodes::Sink {
   std::optional<std::pair<std::string, std::string>> FindExtenderPod(const std::string& ns, const std::string& name,
                                                                      const std::string& uid) const;
   std::string ExtenderPlannedNode(const JobEntry& e, int32_t task) const;
+  // With options_.k8s_pods: replaces `pod` by the API server's copy, or says
+  // why not (any thread; logs the refusal).
+  Status VerifyPod(k8s::Pod& pod);
 
   const cluster::Cluster& cluster_;
   store::Store& store_;
@@ -261,6 +293,7 @@ class Service final : private VirtualNodes::Sink {
   std::unordered_map<int64_t, std::string> ext_group_of_job_;
   std::unordered_map<std::string, std::string> ext_group_of_pod_;  // pod uid -> group key
   TimeUs next_expiry_check_ = 0;
+  std::set<std::pair<TimeUs, int64_t>> key_expiry_;  // (when, job): keys of ended jobs to free
 };
 
 template <typename T>

@@ -5,11 +5,19 @@
 // jobs live in memory only (Kubernetes holds the truth about pods).
 //
 // Lifetime of a group: created at its first filter call; marked bound when
-// one of its pods binds (bind verb, or ExtenderPodBound from a watch), and
-// from then on never expires; ended when every pod Berth knew of it is gone
-// (ExtenderPodGone), when a lone pod is replaced by a new pod of the same
-// name (a new uid is a new job), or, never bound, after
-// extender_reservation_ttl.
+// one of its pods binds (bind verb, or ExtenderPodBound from a watch); ended
+// when every pod Berth knew of it is gone (ExtenderPodGone), when a lone pod
+// is replaced by a new pod of the same name (a new uid is a new job), or,
+// never bound, after extender_reservation_ttl. In a bound group, a pod that
+// never bound and was not asked for during the TTL is dropped (its task goes
+// to the next pod that asks). A bound group lives as long as its pods: only
+// the bind verb (which creates a real Binding) and the watch mark pods bound.
+//
+// Trust: with ServiceOptions::k8s_pods (berth serve --extender watches the
+// API server), filter, bind and preempt work on the API server's copy of the
+// pod and refuse what they cannot verify (extender_verify.h). Always: names
+// over the limits are refused, and at most extender_limits.max_groups groups
+// and max_pods pods are tracked.
 #include <algorithm>
 
 #include "berth/server/extender.h"
@@ -44,6 +52,12 @@ std::string GroupKey(const k8s::Pod& pod) {
   return pod.ns + "/" + (g.empty() ? "pod:" + pod.name : g);
 }
 
+// A pod that states its gang's size (rather than defaulting to 1).
+bool ClaimsSize(const k8s::Pod& pod) {
+  return pod.annotations.count("berth.dev/min-member") || pod.annotations.count("kueue.x-k8s.io/pod-group-total-count") ||
+         pod.labels.count("pod-group.scheduling.sigs.k8s.io/min-available");
+}
+
 // Records a node the pod cannot use. Every reason goes to failedNodes, the
 // only map kube-scheduler 1.20 reads; those preemption cannot help also go to
 // failedAndUnresolvableNodes, which 1.21+ reads and prefers.
@@ -53,6 +67,22 @@ void FailNode(k8s::FilterResult& out, const std::string& node, const std::string
 }
 
 }  // namespace
+
+Status Service::VerifyPod(k8s::Pod& pod) {
+  if (!options_.k8s_pods) return Status::Ok();  // no API server: taken as sent
+  StatusOr<k8s::Pod> real = VerifyExtenderPod(pod, *options_.k8s_pods, options_.extender_scheduler_names);
+  Status s = real.status();
+  if (real.ok()) {
+    StatusOr<int32_t> size = VerifyGroupSize(*real, *options_.k8s_pods);
+    s = size.status();
+  }
+  if (!s.ok()) {
+    log_.Warn("extender_pod_refused", {{"pod", pod.ns + "/" + pod.name}, {"uid", pod.uid}, {"error", s.message()}});
+    return s;
+  }
+  pod = std::move(real).value();
+  return Status::Ok();
+}
 
 std::string Service::ExtenderPlannedNode(const JobEntry& e, int32_t task) const {
   if (e.state != JobState::kRunning || task < 0) return "";
@@ -117,7 +147,7 @@ void Service::ExpireExtenderReservations() {
       expired.emplace_back(key, "");
       continue;
     }
-    if (g.bound) continue;
+    if (g.bound) continue;  // its stale unbound pods are dropped below
     const bool binding = std::any_of(g.pods.begin(), g.pods.end(), [](const auto& p) { return p.second.binding; });
     if (binding) continue;
     const JobEntry& e = it->second;
@@ -130,6 +160,21 @@ void Service::ExpireExtenderReservations() {
     if (!reason.empty()) log_.Info("extender_reservation_expired", {{"group", key}, {"job", ext_groups_[key].job}});
     EndExtenderGroup(key, JobState::kCancelled, reason);
   }
+  // Bound groups: a pod that never bound and was not asked for during the
+  // TTL holds its task no longer (e.g. a pod that was deleted unseen).
+  for (auto& [key, g] : ext_groups_) {
+    if (!g.bound) continue;
+    for (auto p = g.pods.begin(); p != g.pods.end();) {
+      if (!p->second.bound && !p->second.binding && now - p->second.last_seen > options_.extender_reservation_ttl) {
+        log_.Info("extender_pod_expired", {{"group", key}, {"pod", p->second.name}, {"task", p->second.task}});
+        auto it = ext_group_of_pod_.find(p->first);
+        if (it != ext_group_of_pod_.end() && it->second == key) ext_group_of_pod_.erase(it);
+        p = g.pods.erase(p);
+      } else {
+        ++p;
+      }
+    }
+  }
 }
 
 ApiResult Service::ExtenderFilter(const std::string& body) {
@@ -139,6 +184,16 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
   if (!args.ok()) return {400, k8s::ToJson(FilterError(args.status().message()))};
   if (!ready_) return {503, k8s::ToJson(FilterError("berth is not ready"))};
   auto shared = std::make_shared<k8s::ExtenderArgs>(std::move(args).value());
+  {
+    // Checks off the scheduling thread: sizes, then the API server's copy.
+    auto refuse = [&](const std::string& why, bool unresolvable) -> ApiResult {
+      k8s::FilterResult out;
+      for (const auto& n : shared->CandidateNames()) FailNode(out, n, why, unresolvable);
+      return {200, k8s::ToJson(out)};
+    };
+    if (Status sz = CheckPodSizes(shared->pod, options_.extender_limits); !sz.ok()) return refuse(sz.message(), true);
+    if (Status v = VerifyPod(shared->pod); !v.ok()) return refuse(v.message(), v.code() != StatusCode::kUnavailable);
+  }
   auto r = Call<ApiResult>([this, shared]() -> ApiResult {
     const k8s::ExtenderArgs& a = *shared;
     const k8s::Pod& pod = a.pod;
@@ -149,6 +204,17 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
     };
     const std::string key = GroupKey(pod);
     const std::string pod_ref = pod.ns + "/" + pod.name;
+    const ExtenderLimits& limits = options_.extender_limits;
+    if (static_cast<int64_t>(ext_groups_.size()) >= limits.max_groups ||
+        static_cast<int64_t>(ext_group_of_pod_.size()) >= limits.max_pods) {
+      next_expiry_check_ = 0;  // at a cap: drop ended and expired groups first
+      ExpireExtenderReservations();
+    }
+    if (!ext_group_of_pod_.count(pod.uid) && static_cast<int64_t>(ext_group_of_pod_.size()) >= limits.max_pods) {
+      fail_all("berth: already tracking " + std::to_string(ext_group_of_pod_.size()) +
+                   " pods (--extender-max-pods); retry once pods end", false);
+      return {200, k8s::ToJson(out)};
+    }
     auto git = ext_groups_.find(key);
     if (git != ext_groups_.end()) {
       auto jt = jobs_.find(git->second.job);
@@ -180,6 +246,20 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
           ext_group_of_pod_[pod.uid] = key;
         }
       }
+    }
+    if (git != ext_groups_.end() && !git->second.lone && ClaimsSize(pod)) {
+      const JobEntry& je = jobs_.at(git->second.job);
+      if (pod.min_member() != je.spec.num_tasks()) {
+        fail_all("berth: pod " + pod_ref + " claims a gang of " + std::to_string(pod.min_member()) + " pods, but gang " +
+                     key + " has " + std::to_string(je.spec.num_tasks()),
+                 true);
+        return {200, k8s::ToJson(out)};
+      }
+    }
+    if (git == ext_groups_.end() && static_cast<int64_t>(ext_groups_.size()) >= limits.max_groups) {
+      fail_all("berth: already tracking " + std::to_string(ext_groups_.size()) +
+                   " pod groups (--extender-max-groups); retry once groups end", false);
+      return {200, k8s::ToJson(out)};
     }
     if (git == ext_groups_.end()) {
       job::JobSpec spec;
@@ -233,6 +313,7 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
       me.name = pod.name;
       ext_group_of_pod_[pod.uid] = key;
     }
+    me.last_seen = grp.last_seen;
     if (e.state == JobState::kPending) SchedulePass();  // answer now, not on the next tick
     if (e.state != JobState::kRunning) {
       const scheduler::JobRecord* rec = sched_->Find(JobId(e.id));
@@ -315,6 +396,15 @@ ApiResult Service::ExtenderBind(const std::string& body) {
   if (!args.ok()) return {400, k8s::ToJson(k8s::BindingResult{args.status().message()})};
   const k8s::BindingArgs a = *args;
   const std::string pod_ref = a.pod_namespace + "/" + a.pod_name;
+  {
+    k8s::Pod claimed;
+    claimed.name = a.pod_name;
+    claimed.ns = a.pod_namespace;
+    claimed.uid = a.pod_uid;
+    if (Status sz = CheckPodSizes(claimed, options_.extender_limits); !sz.ok())
+      return {200, k8s::ToJson(k8s::BindingResult{sz.message()})};
+    if (Status v = VerifyPod(claimed); !v.ok()) return {200, k8s::ToJson(k8s::BindingResult{v.message()})};
+  }
   const bool can_bind = static_cast<bool>(options_.k8s_bind);
   // On the loop: the pod must be planned on that node; then it is marked as
   // binding so that its reservation cannot expire while the Binding is made.
@@ -405,6 +495,9 @@ ApiResult Service::ExtenderPreempt(const std::string& body) {
   auto args = k8s::ParsePreemptionArgs(*doc);
   if (!args.ok()) return ApiResult::Error(400, args.status().message());
   auto shared = std::make_shared<k8s::PreemptionArgs>(std::move(args).value());
+  // A pod Berth cannot verify gets no node (an empty answer: no victims).
+  if (!CheckPodSizes(shared->pod, options_.extender_limits).ok() || !VerifyPod(shared->pod).ok())
+    return {200, k8s::ToJson(k8s::PreemptionResult{})};
   auto r = Call<ApiResult>([this, shared]() -> ApiResult {
     const k8s::Pod& pod = shared->pod;
     // A pod whose gang Berth placed can use its planned node only.

@@ -7,18 +7,29 @@
 namespace berth::server {
 
 using job::JobState;
+using nlohmann::json;
 
 Status Service::Recover() {
   const auto t0 = std::chrono::steady_clock::now();
   BERTH_ASSIGN_OR_RETURN(store::Loaded loaded, store_.Load());
   int64_t skipped = 0;
+  std::optional<ClusterInfo> recorded;  // the cluster of the last kClusterInfo record
   // Fold the log into the last state of every job and node.
   for (const store::Record& r : loaded.records) {
     switch (r.kind) {
       case store::RecordKind::kJobAccepted: {
-        if (jobs_.count(r.job) || by_key_.count(r.key)) {
+        if (jobs_.count(r.job)) {
           ++skipped;  // never written twice by one writer; ignore a repeat
           continue;
+        }
+        // A key comes back only once the job holding it ended (and its key
+        // was freed): then the newer job takes it.
+        if (auto k = by_key_.find(r.key); k != by_key_.end()) {
+          if (!job::IsTerminal(jobs_.at(k->second).state)) {
+            ++skipped;
+            continue;
+          }
+          by_key_.erase(k);
         }
         JobEntry e;
         e.id = r.job;
@@ -79,6 +90,13 @@ Status Service::Recover() {
         }
         break;
       }
+      case store::RecordKind::kClusterInfo: {
+        ClusterInfo info;
+        Status s = DecodeClusterInfo(r.body, info);
+        if (!s.ok()) return Internal("store record " + std::to_string(r.revision) + ": " + s.message());
+        recorded = std::move(info);
+        break;
+      }
       case store::RecordKind::kNodeState: {
         auto n = cluster_.FindNode(r.key);
         if (!n) continue;
@@ -91,6 +109,19 @@ Status Service::Recover() {
         break;
       }
     }
+  }
+  // The cluster the store was written for must be this one, unless told.
+  const ClusterInfo here = DescribeCluster(cluster_);
+  const bool cluster_changed = recorded && recorded->fingerprint != here.fingerprint;
+  if (cluster_changed) {
+    if (!options_.accept_cluster_change)
+      return FailedPrecondition("the store " + store_.Describe() + " was written for another cluster (" +
+                                recorded->summary + "; fingerprint " + recorded->fingerprint + ") than this one (" +
+                                here.summary + "; fingerprint " + here.fingerprint +
+                                "); start with the recorded cluster, or pass --accept-cluster-change to run on this "
+                                "one (jobs that no longer fit stay pending and are reported)");
+    log_.Warn("cluster_changed", {{"recorded", recorded->summary}, {"recorded_fingerprint", recorded->fingerprint},
+                                  {"now", here.summary}, {"fingerprint", here.fingerprint}});
   }
   // Quarantined nodes stay down; the others start with a fresh heartbeat.
   const TimeUs now = clock_.Now();
@@ -105,15 +136,35 @@ Status Service::Recover() {
   }
   // Re-submit unfinished jobs in id order; re-apply running placements.
   int64_t pending = 0, running = 0, finished = 0, lost = 0;
+  json unfit_ids = json::array();
+  int64_t unfit = 0;
   for (auto& [id, e] : jobs_) {
     if (job::IsTerminal(e.state)) {
       ++finished;
+      ReleaseKey(e);
+      continue;
+    }
+    // A job the cluster can no longer hold (it changed) waits outside the
+    // scheduler, which would fail it; a later start on a cluster that fits
+    // it schedules it again.
+    if (Status fits = CheckFeasible(cluster_, e.spec); !fits.ok()) {
+      e.unfit = "does not fit this cluster (changed since the job was accepted): " + fits.message();
+      if (e.state == JobState::kRunning) {
+        e.placements.clear();
+        ++e.requeues;
+        AppendRecord({store::RecordKind::kJobRequeued, id, now, "", EncodeEnd(JobState::kPending, e.unfit)});
+      }
+      e.state = JobState::kPending;
+      if (unfit_ids.size() < 100) unfit_ids.push_back(id);
+      ++unfit;
       continue;
     }
     Status s = sched_->Submit(e.spec);
     if (!s.ok()) {
       e.state = JobState::kFailed;
       e.end_reason = "not valid after restart: " + s.message();
+      e.finished_at = now;
+      ReleaseKey(e);
       AppendRecord({store::RecordKind::kJobFinished, id, now, "", EncodeEnd(e.state, e.end_reason)});
       continue;
     }
@@ -134,10 +185,16 @@ Status Service::Recover() {
     pending_.insert(id);
     ++pending;
   }
+  if (!recorded || cluster_changed)
+    AppendRecord({store::RecordKind::kClusterInfo, -1, now, "cluster", EncodeClusterInfo(here)});
+  if (unfit > 0)
+    log_.Warn("jobs_no_longer_fit", {{"count", unfit}, {"jobs", unfit_ids}, {"cluster", here.summary},
+                                     {"hint", "they stay pending (GET /v1/jobs/ID shows \"unfit\"); start on a "
+                                              "cluster that holds them, or cancel them"}});
   dirty_ = true;
   log_.Info("recovered", {{"records", loaded.records.size()}, {"revision", loaded.revision},
                           {"jobs", jobs_.size()}, {"pending", pending}, {"running", running},
-                          {"finished", finished}, {"requeued", lost}, {"skipped_records", skipped},
+                          {"finished", finished}, {"requeued", lost}, {"unfit", unfit}, {"skipped_records", skipped},
                           {"term", fence_.term},
                           {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}});
   return Status::Ok();

@@ -41,6 +41,7 @@ std::string Service::QueueOf(const JobEntry& e) const {
 std::string Service::WhyLine(const JobEntry& e) const {
   if (e.state == JobState::kRunning) return "";
   if (e.state != JobState::kPending) return e.end_reason;
+  if (!e.unfit.empty()) return e.unfit;
   const scheduler::JobRecord* rec = sched_->Find(JobId(e.id));
   if (!rec || (rec->last_verdict.ok() && rec->last_verdict.plugin.empty()))
     return e.durable ? "queued; not yet tried by the scheduler" : "being stored";
@@ -86,6 +87,7 @@ json Service::JobJson(const JobEntry& e, bool detail) const {
     if (e.state == JobState::kRunning) j["startup_delay_s"] = UsToSeconds(rec->startup_delay);
   }
   if (!e.end_reason.empty()) j["reason"] = e.end_reason;
+  if (!e.unfit.empty()) j["unfit"] = e.unfit;  // pending: the cluster changed and the job no longer fits
   json placements = json::array();
   for (const auto& p : e.placements) {
     json gpus = json::array();

@@ -212,6 +212,10 @@ StatusOr<std::string> EtcdClient::Post(const std::string& path, const std::strin
     req.path = path;
     req.body = body;
     req.headers.emplace("Content-Type", "application/json");
+    // gRPC metadata "hasleader": a member that has lost its raft leader
+    // refuses at once ("no leader") instead of holding the request until a
+    // timeout, so the client moves on and retries while etcd elects.
+    req.headers.emplace("Grpc-Metadata-hasleader", "true");
     httplib::Response res;
     httplib::Error error = httplib::Error::Success;
     const bool answered = Connection(i).send(req, res, error);

@@ -1,6 +1,7 @@
 // Leader election: campaign, lease keepalive, resignation.
 #include "berth/store/etcd_election.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace berth::store {
@@ -157,7 +158,7 @@ void LeaderElection::Resign() {
 
 void LeaderElection::KeepAliveLoop() {
   const TimeUs ttl_us = options_.ttl_s * 1'000'000;
-  const TimeUs every = std::max<TimeUs>(ttl_us / 3, 100'000);
+  const TimeUs every = std::clamp<TimeUs>(options_.renew_interval, 50'000, std::max<TimeUs>(ttl_us / 3, 50'000));
   TimeUs wait = every;
   for (;;) {
     int64_t lease;

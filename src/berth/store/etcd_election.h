@@ -2,7 +2,7 @@
 // etcd store (docs/adr/0006-etcd-store-and-election.md).
 //
 // Each candidate holds a lease (TTL `ttl_s`), renewed by a background thread
-// every ttl/3. To lead, it creates the election key under that lease in a txn
+// every `renew_interval`. To lead, it creates the election key under that lease in a txn
 // that succeeds only if the key does not exist; the term is the key's
 // create_revision, which etcd makes larger than any earlier one. The others
 // retry every `poll_interval` until the key goes away: the leader resigned
@@ -11,6 +11,18 @@
 // Leadership is lost when the lease expires (etcd says so, or no renewal
 // succeeded for a whole TTL, e.g. after the process was stopped) or when a
 // fenced write is refused (Lost()); `on_lost` then runs once for that term.
+//
+//
+// Timing: one etcd member's death must not cost the leader its lease. The
+// renewals go to one member; when it dies, the client moves to the next one
+// at once (a refused connection) or after `client.request_timeout` (no
+// answer), and the surviving members answer once they have elected a new
+// etcd leader (about 1-2 s with etcd's default 1 s election timeout). With
+// TTL 4 s, a renewal every 0.5 s and 1 s per request, the lease has at least
+// 3.5 s left when the member dies, and the renewals reach a live member
+// within ~2 s of it (0.5 s to the next renewal, 1 s on an unanswered
+// member, 0.2 s retry): the lease outlives etcd's own election with more
+// than a second to spare. A dead Berth leader is replaced after the TTL.
 //
 //   LeaderElection e(endpoints, {.key = "/berth/leader", .value = "a"}, on_lost);
 //   int64_t term = e.Campaign().value();   // blocks while another leads
@@ -30,9 +42,10 @@ namespace berth::store {
 struct ElectionOptions {
   std::string key = "/berth/leader";
   std::string value;               // this candidate as the others see it; compared by fenced writes
-  int64_t ttl_s = 3;               // lease TTL: a dead leader is replaced after about this long
+  int64_t ttl_s = 4;               // lease TTL: a dead leader is replaced after about this long
+  TimeUs renew_interval = 500'000; // the lease is renewed this often (retried every 0.2 s after a failure)
   TimeUs poll_interval = 200'000;  // a standby retries the key this often
-  EtcdClientOptions client{1'000'000, 2'000'000};
+  EtcdClientOptions client{500'000, 1'000'000};
 };
 
 class LeaderElection {

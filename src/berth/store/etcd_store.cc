@@ -98,7 +98,7 @@ EtcdStore::EtcdStore(std::string endpoints_text, std::vector<std::string> endpoi
       leader_key_(etcd_.prefix + "/leader"),
       log_prefix_(etcd_.prefix + "/log/"),
       reader_(endpoints_, {1'000'000, 10'000'000}),
-      writer_(endpoints_, {1'000'000, 2'000'000}) {
+      writer_(endpoints_, {500'000, 1'000'000}) {
   ElectionOptions eo;
   eo.key = leader_key_;
   eo.value = etcd_.candidate.empty() ? DefaultCandidate() : etcd_.candidate;
@@ -274,7 +274,7 @@ Status EtcdStore::WriteChunk(int64_t term, int64_t first, std::span<Record> reco
       return Unavailable("etcd store: no answer to a write for " + std::to_string(etcd_.write_deadline / 1'000'000) +
                          " s, its outcome is unknown: " + last.message());
     std::this_thread::sleep_for(std::chrono::microseconds(backoff));
-    backoff = std::min<TimeUs>(backoff * 2, 500'000);
+    backoff = std::min<TimeUs>(backoff * 2, 200'000);  // retries soon after etcd elects a new leader
   }
 }
 

@@ -30,7 +30,7 @@ namespace berth::store {
 
 struct EtcdStoreOptions {
   std::string prefix = "/berth";
-  int64_t lease_ttl_s = 3;
+  int64_t lease_ttl_s = 4;  // see etcd_election.h on the timing
   TimeUs poll_interval = 200'000;
   TimeUs write_deadline = 5'000'000;  // longest a write retries an unanswered txn
   int64_t max_txn_ops = 128;          // etcd's --max-txn-ops default

@@ -13,11 +13,12 @@ const char* RecordKindName(RecordKind kind) {
     case RecordKind::kJobRequeued: return "job_requeued";
     case RecordKind::kJobFinished: return "job_finished";
     case RecordKind::kNodeState: return "node_state";
+    case RecordKind::kClusterInfo: return "cluster_info";
   }
   return "unknown";
 }
 
-bool IsValidRecordKind(int value) { return value >= 1 && value <= 5; }
+bool IsValidRecordKind(int value) { return value >= 1 && value <= 6; }
 
 MemoryStore::MemoryStore(std::shared_ptr<Data> data, StoreOptions options)
     : GroupCommitStore(std::move(options)), data_(std::move(data)) {

@@ -1,8 +1,13 @@
 // SQLite store: schema, fencing, group-committed inserts, load.
 #include "berth/store/sqlite_store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 namespace berth::store {
@@ -31,7 +36,9 @@ StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   if (ec) return Unavailable("sqlite store: cannot create folder " + parent.string() + ": " + ec.message());
+  const bool exclusive = options.exclusive;
   std::unique_ptr<SqliteStore> store(new SqliteStore(path, std::move(options)));
+  if (exclusive) BERTH_RETURN_IF_ERROR(store->Lock());
   BERTH_RETURN_IF_ERROR(store->Init());
   store->Start();
   return store;
@@ -41,6 +48,33 @@ SqliteStore::~SqliteStore() {
   Stop();
   sqlite3_finalize(insert_);
   if (db_) sqlite3_close(db_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
+}
+
+Status SqliteStore::Lock() {
+  const std::string lock_path = path_ + ".lock";
+  lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0)
+    return Unavailable("sqlite store " + path_ + ": cannot open the lock file " + lock_path + ": " +
+                       std::strerror(errno));
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char holder[64] = {0};
+    const ssize_t n = ::pread(lock_fd_, holder, sizeof holder - 1, 0);
+    std::string who = n > 0 ? std::string(holder, static_cast<size_t>(n)) : "";
+    while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    if (err == EWOULDBLOCK)
+      return FailedPrecondition("sqlite store " + path_ + ": another process" +
+                                (who.empty() ? std::string() : " (pid " + who + ")") + " holds " + lock_path +
+                                "; only one berth serve may use a SQLite store at a time (stop it first, or "
+                                "use --store etcd:... for replicas)");
+    return Unavailable("sqlite store " + path_ + ": cannot lock " + lock_path + ": " + std::strerror(err));
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(lock_fd_, 0) == 0) (void)!::pwrite(lock_fd_, pid.data(), pid.size(), 0);
+  return Status::Ok();
 }
 
 Status SqliteStore::Error(const std::string& what) const {
@@ -101,9 +135,16 @@ Status SqliteStore::WriteBatch(int64_t term, std::span<Record> records) {
   };
   StatusOr<int64_t> current = ReadTerm();
   if (!current.ok()) return fail(current.status());
-  if (*current != term)
-    return fail(FailedPrecondition("fenced: the store's term is " + std::to_string(*current) + ", this writer holds " +
-                                   std::to_string(term)));
+  if (*current != term) {
+    Status fenced = FailedPrecondition("fenced: the store's term is " + std::to_string(*current) +
+                                       ", this writer holds " + std::to_string(term) +
+                                       " (another process took over " + path_ + ")");
+    if (!lost_reported_ && on_lost_) {
+      lost_reported_ = true;
+      on_lost_(fenced);
+    }
+    return fail(fenced);
+  }
   for (Record& r : records) {
     sqlite3_reset(insert_);
     sqlite3_bind_int(insert_, 1, static_cast<int>(r.kind));

@@ -2,6 +2,14 @@
 // commit is on disk when its callback runs. The term lives in the same file
 // (table meta), and every batch checks it inside its write transaction, so
 // two processes pointed at one file cannot both write.
+//
+// One process at a time: Open takes an exclusive flock on PATH.lock (which
+// holds the owner's pid) and keeps it until the store is destroyed; a second
+// Open of the same file, from any process, fails with kFailedPrecondition
+// naming the lock and its holder. The kernel drops the lock when the holder
+// dies (SIGKILL included), so a restart never has to clean up. Should a
+// writer be fenced all the same (the lock file removed by hand, a file system
+// without flock), the first refused write calls StoreOptions::on_lost.
 #pragma once
 
 #include <memory>
@@ -26,7 +34,9 @@ class SqliteStore final : public GroupCommitStore {
   StatusOr<Loaded> Load() override;
 
  private:
-  SqliteStore(std::string path, StoreOptions options) : GroupCommitStore(std::move(options)), path_(std::move(path)) {}
+  SqliteStore(std::string path, StoreOptions options)
+      : GroupCommitStore(options), path_(std::move(path)), on_lost_(std::move(options.on_lost)) {}
+  Status Lock();
   Status Init();
   Status Exec(const char* sql);
   Status Error(const std::string& what) const;
@@ -37,6 +47,9 @@ class SqliteStore final : public GroupCommitStore {
   std::mutex db_mu_;  // one statement at a time on the connection
   sqlite3* db_ = nullptr;
   sqlite3_stmt* insert_ = nullptr;
+  StoreOptions::LostFn on_lost_;
+  bool lost_reported_ = false;  // under db_mu_
+  int lock_fd_ = -1;            // PATH.lock, flocked while open
 };
 
 }  // namespace berth::store

@@ -41,6 +41,7 @@ enum class RecordKind : uint8_t {
   kJobRequeued = 3,  // a running job went back to the queue (node failure, preemption)
   kJobFinished = 4,  // a job ended: succeeded, failed, cancelled (body: final state)
   kNodeState = 5,    // a node's administrative state changed (key: node name)
+  kClusterInfo = 6,  // the cluster the writer runs on (key: "cluster"; body: its fingerprint and summary)
 };
 
 const char* RecordKindName(RecordKind kind);
@@ -87,8 +88,13 @@ struct StoreOptions {
   // Replicated stores: called once, on a store thread, when this process
   // loses the term it holds (its lease lapsed, another process took over, or
   // a write failed so that its outcome is unknown). Stop writing and
-  // deciding. Single-writer stores never call it: they only refuse writes.
+  // deciding. The SQLite store calls it too, once, when a write finds that
+  // another process took a newer term in the same file.
   LostFn on_lost;
+  // SQLite: hold an exclusive lock (flock) on PATH.lock while the store is
+  // open, so that a second process on the same file is refused at Open
+  // (kFailedPrecondition). Off only in tests that play two processes.
+  bool exclusive = true;
 };
 
 class Store {

@@ -172,13 +172,39 @@ TEST(SqliteStoreTest, GroupCommitReportsBatches) {
 }
 
 TEST(SqliteStoreTest, SecondProcessTermFencesTheFirst) {
+  // Two writers on one file despite the lock (e.g. its lock file removed):
+  // the term still fences the older one, which is told once.
   const std::string path = TempDbPath("two_writers");
-  auto a = SqliteStore::Open(path, {}).value();
+  StoreOptions oa;
+  oa.exclusive = false;
+  std::atomic<int> lost{0};
+  oa.on_lost = [&](const Status& why) {
+    EXPECT_EQ(why.code(), StatusCode::kFailedPrecondition);
+    ++lost;
+  };
+  auto a = SqliteStore::Open(path, oa).value();
   Fence fa = a->Acquire().value();
-  auto b = SqliteStore::Open(path, {}).value();  // e.g. a restarted daemon while the old one lingers
+  StoreOptions ob;
+  ob.exclusive = false;
+  auto b = SqliteStore::Open(path, ob).value();  // e.g. a restarted daemon while the old one lingers
   Fence fb = b->Acquire().value();
   EXPECT_EQ(AppendSync(*a, fa, {Rec(RecordKind::kJobAccepted, 1, "a")}).first.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(AppendSync(*a, fa, {Rec(RecordKind::kJobAccepted, 3, "a")}).first.code(), StatusCode::kFailedPrecondition);
   EXPECT_TRUE(AppendSync(*b, fb, {Rec(RecordKind::kJobAccepted, 2, "b")}).first.ok());
+  EXPECT_EQ(lost.load(), 1);
+}
+
+TEST(SqliteStoreTest, SecondOpenOfOneFileIsRefusedUntilTheFirstCloses) {
+  const std::string path = TempDbPath("locked");
+  auto a = SqliteStore::Open(path, {});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  auto b = SqliteStore::Open(path, {});
+  ASSERT_EQ(b.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(b.status().message().find(path + ".lock"), std::string::npos) << b.status().message();
+  EXPECT_NE(b.status().message().find("pid " + std::to_string(::getpid())), std::string::npos)
+      << b.status().message();
+  a->reset();  // the first closes: the lock goes with it
+  EXPECT_TRUE(SqliteStore::Open(path, {}).ok());
 }
 
 TEST(OpenStoreTest, Urls) {
