@@ -52,6 +52,7 @@ struct ServeFlags {
   std::string preemption_grace;  // durations, parsed in Serve
   std::string min_runtime;
   std::string restore_cost;
+  std::string pass_budget;
   std::string throughputs;
 };
 
@@ -90,10 +91,11 @@ struct Ending {
 
 int Serve(const ServeFlags& f) {
   // Bad flag values are usage errors, found before anything is opened.
-  TimeUs grace = 0, min_runtime = -1, restore_cost = 0;
+  TimeUs grace = 0, min_runtime = -1, restore_cost = 0, pass_budget = server::ServiceOptions{}.pass_budget;
   for (const auto& [flag, text, out] : {std::tuple{"--preemption-grace", &f.preemption_grace, &grace},
                                         std::tuple{"--min-runtime", &f.min_runtime, &min_runtime},
-                                        std::tuple{"--restore-cost", &f.restore_cost, &restore_cost}}) {
+                                        std::tuple{"--restore-cost", &f.restore_cost, &restore_cost},
+                                        std::tuple{"--pass-budget", &f.pass_budget, &pass_budget}}) {
     if (text->empty()) continue;
     auto d = tenancy::ParseQueueDuration(*text);
     if (!d.ok()) {
@@ -161,6 +163,7 @@ int Serve(const ServeFlags& f) {
   opts.preemption_grace = grace;
   opts.min_runtime = min_runtime;
   opts.restore_cost = restore_cost;
+  opts.pass_budget = pass_budget;
   opts.virtual_nodes = f.virtual_nodes || demo;
   opts.speedup = f.speedup;
   if (!f.queues.empty()) {
@@ -292,6 +295,9 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--restore-cost", flags->restore_cost,
                   "time a job resumed after preemption spends restoring its checkpoint before working, e.g. 2m "
                   "(default 0)");
+  cmd->add_option("--pass-budget", flags->pass_budget,
+                  "longest a scheduling pass runs before it yields to heartbeats, submissions and reads, e.g. "
+                  "0.1s (default), 0.5s; the next turn continues it where it stopped");
   cmd->add_option("--throughputs", flags->throughputs,
                   "measured throughput table (Gavel JSON) the hetero-speed/hetero-cost model is fitted to "
                   "(default: specs only)");
