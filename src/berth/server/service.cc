@@ -126,6 +126,13 @@ void Service::Stop() {
   store_.Flush();
 }
 
+void Service::PublishAndAnswer() {
+  PublishViews();
+  std::vector<std::function<void()>> answers;
+  answers.swap(after_publish_);
+  for (auto& fn : answers) fn();
+}
+
 bool Service::Post(std::function<void()> fn) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -163,15 +170,15 @@ void Service::Loop() {
     work.clear();
     if (options_.virtual_nodes) CheckHeartbeats();
     ExpireExtenderReservations();
+    // The turn's answers go out before the pass (which may take its budget,
+    // or longer for one very large job), and the pass's decisions after it.
+    PublishAndAnswer();
     hurry = false;
     if (dirty_ && ready_) {
       SchedulePass();
       hurry = sched_->last_pass_split();
+      PublishAndAnswer();
     }
-    PublishViews();
-    std::vector<std::function<void()>> answers;
-    answers.swap(after_publish_);
-    for (auto& fn : answers) fn();
   }
   // Work queued but never run is dropped: its callers see a broken promise.
   work.clear();

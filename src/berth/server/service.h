@@ -248,6 +248,7 @@ class Service final : private VirtualNodes::Sink {
   void MarkView(int64_t id);
   std::shared_ptr<const JobView> BuildJobView(JobEntry& e) const;
   void PublishViews();
+  void PublishAndAnswer();  // publishes, then releases the answers waiting for it
   nlohmann::json ExtenderJson(int64_t id) const;
   // Runs `fn` after this turn's snapshot is published (on the loop).
   void AfterPublish(std::function<void()> fn) { after_publish_.push_back(std::move(fn)); }
