@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Measures what a read flood does to scheduling and node health, at full size:
 # `berth serve` with NODES virtual nodes (8 GPUs each) on loopback, JOBS jobs
-# submitted (1 or 2 GPUs each, an hour long: most run, the rest wait), then two
+# submitted (1 or 2 GPUs each, an hour long, run SPEEDUP times faster (default
+# 30: two minutes), so jobs keep ending and waiting ones start), then two
 # windows of SECONDS each with the same trickle of submissions (so passes run
 # over the waiting queue): a quiet one, and one with READERS clients reading
 # job lists (10,000 per page), nodes, queues and metrics. Prints one JSON line
@@ -15,6 +16,7 @@ NODES="${1:-12500}"
 JOBS="${2:-100000}"
 READERS="${3:-64}"
 WINDOW="${4:-60}"
+SPEEDUP="${SPEEDUP:-30}"
 BERTH="${BERTH:-build/release/apps/berth/berth}"
 LOADGEN="${LOADGEN:-build/release/tests/berth_loadgen}"
 WORK="$(mktemp -d)"
@@ -28,7 +30,7 @@ echo "read-flood-token" > "$WORK/token"
 TOKEN="$(cat "$WORK/token")"
 
 "$BERTH" serve --listen 127.0.0.1:0 --store "sqlite:$WORK/data/berth.db" --cluster "${NODES}x8:H100/leaf=32" \
-  --virtual-nodes --token-file "$WORK/token" 2> "$WORK/serve.log" &
+  --virtual-nodes --speedup "$SPEEDUP" --token-file "$WORK/token" 2> "$WORK/serve.log" &
 SERVER_PID=$!
 port=""
 for _ in $(seq 1 600); do
@@ -86,6 +88,7 @@ print(json.dumps({
     'heartbeat_gap_max_s': a.get('berth_heartbeat_gap_max_seconds'), 'nodes_up': int(a.get('berth_nodes_up', 0)),
     'running': int(sum(v for k, v in a.items() if k.startswith('berth_queue_running_jobs'))),
     'pending': int(sum(v for k, v in a.items() if k.startswith('berth_queue_pending_jobs'))),
+    'decisions': int(d('berth_decisions_total')), 'finished': int(d('berth_jobs_finished_total')),
     'trickle': json.load(open(trickle)), 'readers': json.load(open(readers))}))
 PY
 }
