@@ -1,11 +1,13 @@
 // The client commands: `berth submit`, `berth status`, `berth cancel`,
-// `berth queues`, `berth nodes`. Thin HTTP clients of `berth serve`. The
+// `berth queues`, `berth nodes` (`--unhealthy`: the admin list of down and
+// quarantined nodes), `berth unquarantine`. Thin HTTP clients of `berth serve`. The
 // server comes from --server, else BERTH_SERVER, else http://127.0.0.1:7450;
 // the token file from --token-file, else BERTH_TOKEN_FILE; for an https://
 // server the CA that signed its certificate from --ca-cert, else BERTH_CA_CERT
 // (default: the system's CAs).
 #include <httplib.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
@@ -332,6 +334,53 @@ int Nodes(const ClientFlags& f) {
   return 0;
 }
 
+// The admin API's list: nodes down or quarantined (needs the token).
+int UnhealthyNodes(const ClientFlags& f) {
+  Reply r = Request(f, "GET", "/v1/admin/nodes");
+  if (r.status != 200) return Fail(r);
+  if (f.json_out) {
+    std::cout << r.body.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("%s down, %s quarantined\n", Str(r.body["down"]).c_str(), Str(r.body["quarantined"]).c_str());
+  if (r.body["nodes"].empty()) return 0;
+  std::printf("%-16s %5s %11s %8s\n", "NODE", "UP", "QUARANTINED", "FAILURES");
+  for (const auto& n : r.body["nodes"])
+    std::printf("%-16s %5s %11s %8s\n", Str(n["name"]).c_str(), n["up"].get<bool>() ? "yes" : "no",
+                n["quarantined"].get<bool>() ? "yes" : "no", Str(n["failures"]).c_str());
+  return 0;
+}
+
+std::string PathSegment(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+int Unquarantine(const ClientFlags& f, const std::vector<std::string>& nodes) {
+  int code = 0;
+  for (const auto& n : nodes) {
+    Reply r = Request(f, "POST", "/v1/admin/nodes/" + PathSegment(n) + "/unquarantine");
+    if (r.status != 200) {
+      code = Fail(r);
+      continue;
+    }
+    if (f.json_out)
+      std::cout << r.body.dump() << "\n";
+    else
+      std::printf("%s: %s\n", n.c_str(), r.body.value("was_quarantined", false) ? "quarantine lifted" : "was not quarantined");
+  }
+  return code;
+}
+
 }  // namespace
 
 void AddClientCommands(CLI::App& app, std::function<int()>& run) {
@@ -400,12 +449,29 @@ void AddClientCommands(CLI::App& app, std::function<int()>& run) {
   }
   {
     auto f = std::make_shared<ClientFlags>();
+    auto unhealthy = std::make_shared<bool>(false);
     CLI::App* cmd = app.add_subcommand("nodes", "Show nodes: GPUs used, health, quarantine");
+    cmd->add_flag("--unhealthy,--quarantined", *unhealthy,
+                  "only the nodes down or quarantined, from the admin API (needs --token-file)");
     AddClientFlags(cmd, *f);
-    cmd->callback([f, &run] {
-      run = [f] {
+    cmd->callback([f, unhealthy, &run] {
+      run = [f, unhealthy] {
         if (int code = CheckServer(*f, "nodes")) return code;
-        return Nodes(*f);
+        return *unhealthy ? UnhealthyNodes(*f) : Nodes(*f);
+      };
+    });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
+    auto nodes = std::make_shared<std::vector<std::string>>();
+    CLI::App* cmd = app.add_subcommand(
+        "unquarantine", "Lift the quarantine of nodes (admin API, needs --token-file); they return at their next heartbeat");
+    cmd->add_option("NODE", *nodes, "node names")->required();
+    AddClientFlags(cmd, *f);
+    cmd->callback([f, nodes, &run] {
+      run = [f, nodes] {
+        if (int code = CheckServer(*f, "unquarantine")) return code;
+        return Unquarantine(*f, *nodes);
       };
     });
   }

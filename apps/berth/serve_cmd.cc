@@ -55,6 +55,7 @@ struct ServeFlags {
   std::string preemption_grace;  // durations, parsed in Serve
   std::string min_runtime;
   std::string restore_cost;
+  std::string pass_budget;
   std::string throughputs;
   std::string idempotency_ttl;  // duration, parsed in Serve
   bool accept_cluster_change = false;
@@ -97,11 +98,13 @@ struct Ending {
 
 int Serve(const ServeFlags& f) {
   // Bad flag values are usage errors, found before anything is opened.
-  TimeUs grace = 0, min_runtime = -1, restore_cost = 0, idempotency_ttl = server::ServiceOptions{}.idempotency_ttl;
+  TimeUs grace = 0, min_runtime = -1, restore_cost = 0, idempotency_ttl = server::ServiceOptions{}.idempotency_ttl,
+         pass_budget = server::ServiceOptions{}.pass_budget;
   for (const auto& [flag, text, out] : {std::tuple{"--preemption-grace", &f.preemption_grace, &grace},
                                         std::tuple{"--min-runtime", &f.min_runtime, &min_runtime},
                                         std::tuple{"--restore-cost", &f.restore_cost, &restore_cost},
-                                        std::tuple{"--idempotency-ttl", &f.idempotency_ttl, &idempotency_ttl}}) {
+                                        std::tuple{"--idempotency-ttl", &f.idempotency_ttl, &idempotency_ttl},
+                                        std::tuple{"--pass-budget", &f.pass_budget, &pass_budget}}) {
     if (text->empty()) continue;
     auto d = tenancy::ParseQueueDuration(*text);
     if (!d.ok()) {
@@ -184,6 +187,7 @@ int Serve(const ServeFlags& f) {
   opts.preemption_grace = grace;
   opts.min_runtime = min_runtime;
   opts.restore_cost = restore_cost;
+  opts.pass_budget = pass_budget;
   opts.virtual_nodes = f.virtual_nodes || demo;
   opts.idempotency_ttl = idempotency_ttl;
   opts.accept_cluster_change = f.accept_cluster_change;
@@ -339,6 +343,9 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--restore-cost", flags->restore_cost,
                   "time a job resumed after preemption spends restoring its checkpoint before working, e.g. 2m "
                   "(default 0)");
+  cmd->add_option("--pass-budget", flags->pass_budget,
+                  "longest a scheduling pass runs before it yields to heartbeats, submissions and reads, e.g. "
+                  "0.1s (default), 0.5s; the next turn continues it where it stopped");
   cmd->add_option("--throughputs", flags->throughputs,
                   "measured throughput table (Gavel JSON) the hetero-speed/hetero-cost model is fitted to "
                   "(default: specs only)");

@@ -14,6 +14,11 @@
 // was acknowledged with, and that no name appears twice; then re-submits all
 // N keys (a client retrying whatever it did not see acknowledged) and checks
 // the service then holds exactly N jobs of that prefix, each once.
+//
+//   berth_loadgen --server URL --read "/v1/jobs?limit=10000,/v1/nodes" --concurrency 64 --max-seconds 60
+// a read flood: every thread GETs the paths in turn (keep-alive) until
+// --max-seconds, and one JSON line says how many reads were answered, failed,
+// bytes, and the p50/p99/max latency.
 #include <httplib.h>
 
 #include <algorithm>
@@ -44,6 +49,7 @@ struct Flags {
   double max_seconds = 120;
   int max_conn_errors = 20;
   bool verify = false;
+  std::string read;  // comma-separated paths: the read flood
 };
 
 std::string Body(const Flags& f, int64_t i) {
@@ -120,6 +126,67 @@ int Load(const Flags& f) {
               {"connection_errors", conn_errors_total.load()},
               {"seconds", secs},
               {"submissions_per_s", secs > 0 ? acked.load() / secs : 0},
+              {"latency_p50_ms", q(0.50) * 1e3},
+              {"latency_p99_ms", q(0.99) * 1e3},
+              {"latency_max_ms", latencies.empty() ? 0.0 : latencies.back() * 1e3},
+              {"concurrency", f.concurrency}};
+  std::cout << out.dump() << std::endl;
+  return 0;
+}
+
+int ReadFlood(const Flags& f) {
+  std::vector<std::string> paths;
+  for (size_t at = 0; at <= f.read.size();) {
+    size_t comma = f.read.find(',', at);
+    if (comma == std::string::npos) comma = f.read.size();
+    if (comma > at) paths.push_back(f.read.substr(at, comma - at));
+    at = comma + 1;
+  }
+  if (paths.empty()) {
+    std::cerr << "--read needs at least one path\n";
+    return 2;
+  }
+  std::atomic<int64_t> ok{0}, errors{0}, bytes{0};
+  std::mutex mu;
+  std::vector<double> latencies;
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < f.concurrency; ++t) {
+    threads.emplace_back([&, t] {
+      httplib::Client cli(f.server);
+      cli.set_connection_timeout(2, 0);
+      cli.set_read_timeout(60, 0);
+      cli.set_keep_alive(true);
+      std::vector<double> mine;
+      for (size_t i = static_cast<size_t>(t); elapsed() < f.max_seconds; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto res = cli.Get(paths[i % paths.size()], Headers(f));
+        const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (!res || res->status != 200) {
+          ++errors;
+          if (!res) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          continue;
+        }
+        ++ok;
+        bytes += static_cast<int64_t>(res->body.size());
+        mine.push_back(dt);
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      latencies.insert(latencies.end(), mine.begin(), mine.end());
+    });
+  }
+  for (auto& th : threads) th.join();
+  const double secs = elapsed();
+  std::sort(latencies.begin(), latencies.end());
+  auto q = [&](double p) {
+    return latencies.empty() ? 0.0 : latencies[std::min(latencies.size() - 1, static_cast<size_t>(p * latencies.size()))];
+  };
+  json out = {{"reads", ok.load()},
+              {"errors", errors.load()},
+              {"megabytes", static_cast<double>(bytes.load()) / 1e6},
+              {"seconds", secs},
+              {"reads_per_s", secs > 0 ? ok.load() / secs : 0},
               {"latency_p50_ms", q(0.50) * 1e3},
               {"latency_p99_ms", q(0.99) * 1e3},
               {"latency_max_ms", latencies.empty() ? 0.0 : latencies.back() * 1e3},
@@ -239,6 +306,7 @@ int main(int argc, char** argv) {
     else if (a == "--max-seconds") f.max_seconds = std::stod(val());
     else if (a == "--max-conn-errors") f.max_conn_errors = std::stoi(val());
     else if (a == "--verify") f.verify = true;
+    else if (a == "--read") f.read = val();
     else {
       std::cerr << "unknown flag " << a << "\n";
       return 2;
@@ -253,5 +321,6 @@ int main(int argc, char** argv) {
     std::cerr << "berth_loadgen only targets loopback addresses\n";
     return 2;
   }
+  if (!f.read.empty()) return ReadFlood(f);
   return f.verify ? Verify(f) : Load(f);
 }

@@ -489,9 +489,12 @@ framework::Verdict Scheduler::TryPreempt(int32_t index, Verdict verdict, TimeUs 
   return verdict;
 }
 
-std::vector<JobId> Scheduler::Schedule() {
+std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time) {
   std::vector<JobId> started;
   preempted_.clear();
+  const int32_t resume = resume_index_;
+  resume_index_ = -1;
+  visited_.clear();
   if (pending_.empty()) {
     fresh_.clear();
     return started;
@@ -524,7 +527,18 @@ std::vector<JobId> Scheduler::Schedule() {
   std::vector<int32_t> done;
   // pending_ does not change during the pass: placed and failed jobs leave it
   // at the end, and jobs evicted for others rejoin it then.
-  for (int32_t index : pending_) {
+  // A pass split by its time budget continues where it stopped.
+  size_t first = 0;
+  if (resume >= 0) {
+    auto at = std::find(pending_.begin(), pending_.end(), resume);
+    if (at != pending_.end()) first = static_cast<size_t>(at - pending_.begin());
+  }
+  for (size_t pos = first; pos < pending_.size(); ++pos) {
+    const int32_t index = pending_[pos];
+    if (out_of_time && pos > first && out_of_time()) {
+      resume_index_ = index;
+      break;
+    }
     // Nothing pending can start: every job needs more whole GPUs than are free.
     // The jobs a full pass would reach first get their capacity verdicts (the
     // head under strict FIFO, else those queued since the last pass); the
@@ -533,14 +547,19 @@ std::vector<JobId> Scheduler::Schedule() {
         pending_need_.begin()->first > state_.free_full_gpus_total()) {
       if (hol) {
         CapacityShort(index);
+        visited_.push_back(jobs_[index].spec.id);
       } else {
         for (int32_t f : fresh_)
-          if (demand_[f].seen_pass != pass_ && jobs_[f].state == JobState::kPending) CapacityShort(f);
+          if (demand_[f].seen_pass != pass_ && jobs_[f].state == JobState::kPending) {
+            CapacityShort(f);
+            visited_.push_back(jobs_[f].spec.id);
+          }
       }
       break;
     }
     demand_[index].seen_pass = pass_;
     JobRecord& rec = jobs_[index];
+    visited_.push_back(rec.spec.id);
     Verdict v;
     if (demand_[index].too_big) {
       v = Verdict::Unresolvable("capacity", "needs " + std::to_string(demand_[index].whole_gpus) +

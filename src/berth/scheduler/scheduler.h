@@ -15,6 +15,7 @@
 
 #include <deque>
 #include <map>
+#include <functional>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -88,7 +89,18 @@ class Scheduler {
   // Validates and queues a job. Errors name the job and field; nothing else changes.
   Status Submit(job::JobSpec spec);
   // One pass over the pending queue in queue-sort order. Returns the jobs started.
-  std::vector<JobId> Schedule();
+  //
+  // With `out_of_time` (the live service's time budget), the pass asks it
+  // before each job after the first: when it answers true, the pass stops
+  // there and the next Schedule() continues from that job (if it is still
+  // pending) to the end of the queue instead of starting at the head, so a
+  // long queue is visited in slices and every job is still reached.
+  // last_pass_split() says whether the last pass stopped so.
+  std::vector<JobId> Schedule(const std::function<bool()>& out_of_time = nullptr);
+  bool last_pass_split() const { return resume_index_ >= 0; }
+  // The pending jobs the last Schedule() reached (their verdicts may have
+  // changed; some may have started or failed), in the order it reached them.
+  const std::vector<JobId>& visited_in_last_pass() const { return visited_; }
   // Ends a running (or pending) job: succeeded, failed or cancelled. Releases its tasks.
   Status Finish(JobId id, job::JobState final_state);
   // Evicts a running job: releases its tasks and requeues it. The work since
@@ -175,6 +187,8 @@ class Scheduler {
   std::deque<JobRecord> jobs_;  // a deque: records (and their placements) never move
   std::unordered_map<JobId, int32_t> index_of_;  // lookups only
   std::vector<int32_t> pending_;  // sorted by QueueLess
+  int32_t resume_index_ = -1;     // the job a pass split by its time budget continues at
+  std::vector<JobId> visited_;    // by the last pass
 
   // Per job: what it needs at the least (from its spec) for the pass's fast
   // capacity checks (necessary conditions of placement read from counters),

@@ -211,6 +211,19 @@ void HttpServer::Routes() {
   s.Get("/v1/nodes", [this, loaded](const httplib::Request&, httplib::Response& res) {
     if (loaded(res)) Send(res, service_.Nodes());
   });
+  // The admin API: always needs the token (403 when the server has none); who
+  // asked goes to the audit log.
+  auto admin = [this, authorized, loaded](const httplib::Request& req, httplib::Response& res) {
+    if (options_.token.empty()) Send(res, ApiResult::Error(403, "the admin API needs a token: serve with --token-file"));
+    return !options_.token.empty() && authorized(req, res) && loaded(res);
+  };
+  auto who = [](const httplib::Request& req) { return "bearer token from " + req.remote_addr + ":" + std::to_string(req.remote_port); };
+  s.Get("/v1/admin/nodes", [this, admin, who](const httplib::Request& req, httplib::Response& res) {
+    if (admin(req, res)) Send(res, service_.AdminNodes(who(req)));
+  });
+  s.Post(R"(/v1/admin/nodes/([^/]+)/unquarantine)", [this, admin, who](const httplib::Request& req, httplib::Response& res) {
+    if (admin(req, res)) Send(res, service_.Unquarantine(req.matches[1], who(req)));
+  });
   // On the I/O thread: answers while every worker is busy.
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { Send(res, {200, {{"status", "ok"}}}); },
         http::RunOn::kOnLoop);

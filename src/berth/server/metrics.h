@@ -41,6 +41,9 @@ struct Metrics {
   std::atomic<uint64_t> jobs_requeued{0};
   std::atomic<uint64_t> preemptions{0};        // jobs evicted for others by the scheduler
   std::atomic<uint64_t> scheduling_passes{0};
+  std::atomic<uint64_t> pass_splits{0};        // passes stopped by their time budget (continued next turn)
+  std::atomic<uint64_t> heartbeats_late{0};    // heartbeats that came longer than the timeout after the last
+  std::atomic<uint64_t> heartbeat_graces{0};   // checker runs that granted every node a fresh timeout
   std::atomic<uint64_t> node_failures{0};
   std::atomic<uint64_t> store_commits{0};
   std::atomic<uint64_t> store_records{0};

@@ -31,6 +31,8 @@ Status ServiceOptions::Validate() const {
     return InvalidArgument("heartbeat timeout must exceed the heartbeat interval");
   if (quarantine_failures < 1) return InvalidArgument("quarantine needs at least one failure");
   if (tick <= 0 || request_timeout <= 0) return InvalidArgument("tick and request timeout must be positive");
+  if (pass_budget <= 0) return InvalidArgument("--pass-budget must be positive");
+  if (read_slots < 0) return InvalidArgument("read slots must not be negative");
   if (preemption_grace < 0) return InvalidArgument("--preemption-grace must not be negative");
   if (min_runtime < -1) return InvalidArgument("--min-runtime must not be negative");
   if (restore_cost < 0) return InvalidArgument("--restore-cost must not be negative");
@@ -44,6 +46,12 @@ Service::Service(const cluster::Cluster& cluster, store::Store& store, ServiceOp
                  Metrics& metrics)
     : cluster_(cluster), store_(store), options_(std::move(options)), log_(log), metrics_(metrics) {
   nodes_.resize(cluster_.num_nodes());
+  beat_at_ = std::make_unique<std::atomic<int64_t>[]>(cluster_.num_nodes());
+  const TimeUs now = SteadyNow();
+  for (int32_t n = 0; n < cluster_.num_nodes(); ++n) beat_at_[n].store(now, std::memory_order_relaxed);
+  int slots = options_.read_slots;
+  if (slots == 0) slots = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 2);
+  read_gate_ = std::make_unique<ReadGate>(slots);
 }
 
 Service::~Service() { Stop(); }
@@ -82,6 +90,8 @@ Status Service::Start() {
   BERTH_ASSIGN_OR_RETURN(fence_, store_.Acquire());
   phase_ = Phase::kLoading;
   BERTH_RETURN_IF_ERROR(Recover());
+  for (auto& [id, e] : jobs_) MarkView(e);
+  PublishViews();
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = false;
@@ -119,6 +129,13 @@ void Service::Stop() {
   store_.Flush();
 }
 
+void Service::PublishAndAnswer() {
+  PublishViews();
+  std::vector<std::function<void()>> answers;
+  answers.swap(after_publish_);
+  for (auto& fn : answers) fn();
+}
+
 bool Service::Post(std::function<void()> fn) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -139,10 +156,12 @@ bool Service::Sync(std::function<void()> fn) {
 
 void Service::Loop() {
   std::deque<std::function<void()>> work;
+  bool hurry = false;  // the last pass was split: continue it without sleeping
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::microseconds(options_.tick), [&] { return stopping_ || !queue_.empty(); });
+      cv_.wait_for(lock, std::chrono::microseconds(hurry ? 0 : options_.tick),
+                   [&] { return stopping_ || !queue_.empty(); });
       if (stopping_) {
         running_loop_ = false;
         work.swap(queue_);
@@ -155,10 +174,19 @@ void Service::Loop() {
     if (options_.virtual_nodes) CheckHeartbeats();
     ExpireExtenderReservations();
     ExpireIdempotencyKeys();
-    if (dirty_ && ready_) SchedulePass();
+    // The turn's answers go out before the pass (which may take its budget,
+    // or longer for one very large job), and the pass's decisions after it.
+    PublishAndAnswer();
+    hurry = false;
+    if (dirty_ && ready_) {
+      SchedulePass();
+      hurry = sched_->last_pass_split();
+      PublishAndAnswer();
+    }
   }
   // Work queued but never run is dropped: its callers see a broken promise.
   work.clear();
+  after_publish_.clear();
 }
 
 void Service::AppendRecord(store::Record rec, std::function<void(const Status&)> then) {
@@ -299,13 +327,13 @@ ApiResult Service::SubmitJob(const std::string& body) {
     rec.body = EncodeAccepted(e.spec, fingerprint);
     const int64_t id = e.id;
     by_key_.emplace(key, id);
-    jobs_.emplace(id, std::move(e));
+    MarkView(jobs_.emplace(id, std::move(e)).first->second);
     // The answer waits for OnAccepted on this thread, so a client that got
     // its id can read the job at once.
     AppendRecord(std::move(rec), [this, promise, id](const Status& s) {
       if (!Post([this, promise, id, s] {
             OnAccepted(id, s);
-            promise->set_value(s);
+            AfterPublish([promise, s] { promise->set_value(s); });
           }))
         promise->set_value(Unavailable("the service is stopping"));
     });
@@ -326,12 +354,14 @@ void Service::OnAccepted(int64_t id, const Status& s) {
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return;
   JobEntry& e = it->second;
+  MarkView(id);
   if (!s.ok()) {
     by_key_.erase(e.key);
     jobs_.erase(it);
     return;
   }
   e.durable = true;
+  MarkView(e);
   ++metrics_.jobs_submitted;
   Status sub = sched_->Submit(e.spec);
   if (!sub.ok()) {
@@ -376,6 +406,7 @@ ApiResult Service::CancelJob(int64_t id) {
     e.placements.clear();
     e.unfit.clear();
     ReleaseKey(e);
+    MarkView(e);
     dirty_ = true;
     log_.Info("job_cancelled", {{"job", id}});
     auto promise = std::make_shared<std::promise<Status>>();
@@ -403,8 +434,14 @@ ApiResult Service::CancelJob(int64_t id) {
 void Service::SchedulePass() {
   dirty_ = false;
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<JobId> started = sched_->Schedule();
+  const auto deadline = t0 + std::chrono::microseconds(options_.pass_budget);
+  std::vector<JobId> started =
+      sched_->Schedule([deadline] { return std::chrono::steady_clock::now() >= deadline; });
   const double dt = SecondsSince(t0);
+  if (sched_->last_pass_split()) {
+    dirty_ = true;  // the next turn continues the pass
+    ++metrics_.pass_splits;
+  }
   ++metrics_.scheduling_passes;
   metrics_.pass_latency.Observe(dt);
   if (!started.empty()) {
@@ -420,6 +457,7 @@ void Service::SchedulePass() {
     ++e.generation;
     pending_.erase(e.id);
     running_.insert(e.id);
+    MarkView(e);
     json nodes = json::array();
     for (const auto& p : e.placements) nodes.push_back(cluster_.node(p.alloc.node).name);
     log_.Info("job_started", {{"job", e.id}, {"nodes", nodes}, {"gpus", e.spec.total_gpus()}});
@@ -437,11 +475,19 @@ void Service::SchedulePass() {
     ++metrics_.preemptions;
     Requeued(it->second, "preempted by job " + std::to_string(rec->preempted_by.value()));
   }
-  // Jobs the scheduler gave up on (can never fit).
+  // Jobs the scheduler gave up on (can never fit), among those the pass
+  // reached; the others' verdicts may have changed.
   std::vector<int64_t> failed;
-  for (int64_t id : pending_) {
-    const scheduler::JobRecord* rec = sched_->Find(JobId(id));
-    if (rec && rec->state == JobState::kFailed) failed.push_back(id);
+  for (JobId jid : sched_->visited_in_last_pass()) {
+    auto it = jobs_.find(jid.value());
+    if (it == jobs_.end() || it->second.state != JobState::kPending) continue;
+    const scheduler::JobRecord* rec = sched_->Find(jid);
+    if (rec && rec->state == JobState::kFailed) {
+      failed.push_back(jid.value());
+    } else if (!it->second.verdict_stale) {
+      it->second.verdict_stale = true;
+      verdict_queue_.push_back(jid.value());
+    }
   }
   for (int64_t id : failed) {
     JobEntry& e = jobs_.at(id);
@@ -450,6 +496,7 @@ void Service::SchedulePass() {
     e.finished_at = clock_.Now();
     e.end_reason = sched_->Find(JobId(id))->last_verdict.reason;
     ReleaseKey(e);
+    MarkView(e);
     log_.Info("job_failed", {{"job", id}, {"reason", e.end_reason}});
     if (!e.extender) AppendRecord({store::RecordKind::kJobFinished, id, 0, "", EncodeEnd(e.state, e.end_reason)});
   }
@@ -501,6 +548,7 @@ void Service::OnJobDone(int64_t id, int32_t generation) {
   e.finished_at = clock_.Now();
   e.placements.clear();
   ReleaseKey(e);
+  MarkView(e);
   ++metrics_.jobs_finished;
   dirty_ = true;
   log_.Info("job_succeeded", {{"job", id}});
@@ -509,31 +557,48 @@ void Service::OnJobDone(int64_t id, int32_t generation) {
 
 // ---------------------------------------------------------------- node health
 
+// The agents' thread: each arrival is recorded at once; the loop may be busy.
 void Service::Heartbeats(const std::vector<int32_t>& nodes) {
-  Post([this, nodes] { OnHeartbeats(nodes); });
+  const TimeUs now = SteadyNow();
+  TimeUs gap_max = 0;
+  uint64_t late = 0;
+  for (int32_t n : nodes) {
+    if (n < 0 || n >= cluster_.num_nodes()) continue;
+    const TimeUs gap = now - beat_at_[n].exchange(now, std::memory_order_relaxed);
+    gap_max = std::max(gap_max, gap);
+    late += gap > options_.heartbeat_timeout;
+  }
+  if (late) metrics_.heartbeats_late += late;
+  if (gap_max > beat_gap_max_.load(std::memory_order_relaxed)) beat_gap_max_.store(gap_max, std::memory_order_relaxed);
 }
 
-void Service::OnHeartbeats(const std::vector<int32_t>& nodes) {
+// On the loop. A node is late when its last heartbeat arrived longer than the
+// timeout ago (or, after a grace, the grace began that long ago). The grace:
+// when this checker itself did not run for longer than the timeout (the
+// process was stopped or starved), silence in that gap proves nothing about
+// the nodes, so every node gets a fresh timeout.
+void Service::CheckHeartbeats() {
   const TimeUs now = SteadyNow();
-  for (int32_t n : nodes) {
-    if (n < 0 || n >= static_cast<int32_t>(nodes_.size())) continue;
+  if (last_check_ > 0 && now - last_check_ > options_.heartbeat_timeout) {
+    grace_from_ = now;
+    ++metrics_.heartbeat_graces;
+    log_.Warn("heartbeat_grace", {{"checker_gap_s", UsToSeconds(now - last_check_)},
+                                  {"reason", "the heartbeat checker did not run for longer than the timeout"}});
+  }
+  last_check_ = now;
+  for (int32_t n = 0; n < static_cast<int32_t>(nodes_.size()); ++n) {
     NodeEntry& ne = nodes_[n];
-    ne.last_heartbeat = now;
-    if (!ne.up && !ne.quarantined) {
+    const TimeUs beat = beat_at_[n].load(std::memory_order_relaxed);
+    if (ne.up) {
+      if (now - std::max(beat, grace_from_) > options_.heartbeat_timeout) NodeDown(NodeId(n), "heartbeat timeout");
+    } else if (!ne.quarantined && beat > ne.down_at) {
       if (sched_->SetNodeUp(NodeId(n), true).ok()) {
         ne.up = true;
+        node_views_dirty_ = true;
         dirty_ = true;
         log_.Info("node_up", {{"node", cluster_.node(NodeId(n)).name}});
       }
     }
-  }
-}
-
-void Service::CheckHeartbeats() {
-  const TimeUs now = SteadyNow();
-  for (int32_t n = 0; n < static_cast<int32_t>(nodes_.size()); ++n) {
-    NodeEntry& ne = nodes_[n];
-    if (ne.up && now - ne.last_heartbeat > options_.heartbeat_timeout) NodeDown(NodeId(n), "heartbeat timeout");
   }
 }
 
@@ -542,6 +607,8 @@ void Service::NodeDown(NodeId node, const std::string& reason) {
   const TimeUs now = SteadyNow();
   const std::string& name = cluster_.node(node).name;
   ne.up = false;
+  ne.down_at = now;
+  node_views_dirty_ = true;
   (void)sched_->SetNodeUp(node, false);
   ++metrics_.node_failures;
   ++ne.total_failures;
@@ -580,6 +647,7 @@ void Service::Requeued(JobEntry& e, const std::string& reason) {
   e.state = JobState::kPending;
   e.placements.clear();
   ++e.requeues;
+  MarkView(e);
   ++metrics_.jobs_requeued;
   log_.Warn("job_requeued", {{"job", e.id}, {"reason", reason}});
   if (!e.extender) AppendRecord({store::RecordKind::kJobRequeued, e.id, 0, "", EncodeEnd(JobState::kPending, reason)});

@@ -9,6 +9,19 @@
 // store; then the scheduling thread queues it. Decisions are written to the
 // store before the (virtual) nodes are told to run them.
 //
+// Reads (jobs, why, queues, nodes, metrics, the admin list) never run on the
+// scheduling thread: it publishes a snapshot (read_view.h) at the end of each
+// turn of its loop, and answers what it was asked in that turn (Call, a
+// submission's acceptance) only after publishing, so a client reads its own
+// writes. A scheduling pass has a time budget (pass_budget): a pass that
+// overruns it stops between jobs and the next turn continues it.
+//
+// Heartbeats: their arrival times are written to per-node atomics by the
+// agents' thread, and judged on the loop against the steady clock; the loop
+// being late never makes a node late (a heartbeat that arrived counts when it
+// arrived), and a checker that itself did not run for longer than the timeout
+// (the process was stopped) grants every node a fresh timeout.
+//
 // Recovery (Start): the store's records are folded into the last state of
 // every job; unfinished jobs are re-submitted in id order and running ones
 // re-applied on their recorded placements (Scheduler::Adopt).
@@ -38,6 +51,7 @@
 #include "berth/server/extender_verify.h"
 #include "berth/server/log.h"
 #include "berth/server/metrics.h"
+#include "berth/server/read_view.h"
 #include "berth/server/virtual_nodes.h"
 #include "berth/store/store.h"
 
@@ -52,6 +66,8 @@ struct ServiceOptions {
   int32_t quarantine_failures = 3;            // failures within the window that quarantine a node
   TimeUs quarantine_window = 600'000'000;
   TimeUs tick = 20'000;                       // the scheduling loop's longest sleep
+  TimeUs pass_budget = 100'000;               // a scheduling pass stops after this long; the next turn continues it
+  int32_t read_slots = 0;                     // large reads built at once (0: half the cores, at least 1)
   TimeUs request_timeout = 30'000'000;        // longest wait for the loop or the store
   // An extender placement no pod of its group ever bound is released this
   // long after it was made (and a waiting group nobody asked about for this
@@ -147,6 +163,16 @@ class Service final : private VirtualNodes::Sink {
   ApiResult Nodes();
   std::string MetricsText();
 
+  // --- the admin API (the HTTP layer checks the token) ---
+  // `who` says who asked (client address, how authenticated), for the audit
+  // log line every call writes.
+  // The nodes that are down or quarantined, with their failure counts.
+  ApiResult AdminNodes(const std::string& who);
+  // Lifts the quarantine of node `name` (its failure window is cleared; it is
+  // up again at its next heartbeat), durably. 404: no such node; 200 with
+  // "was_quarantined": false when it was not.
+  ApiResult Unquarantine(const std::string& name, const std::string& who);
+
   // --- the Kubernetes scheduler extender (bodies are the k8s JSON) ---
   ApiResult ExtenderFilter(const std::string& body);
   ApiResult ExtenderPrioritize(const std::string& body);
@@ -186,9 +212,12 @@ class Service final : private VirtualNodes::Sink {
     // Set at recovery when the job cannot run on this cluster (changed since
     // it was accepted): the job stays pending outside the scheduler.
     std::string unfit;
+    bool view_dirty = false;  // queued for the next published snapshot
+    bool verdict_stale = false;  // visited by a pass; its view's verdict may be old
+    std::shared_ptr<const job::JobSpec> shared_spec;  // the spec as views share it (made once)
   };
   struct NodeEntry {
-    TimeUs last_heartbeat = 0;  // steady clock (immune to wall-clock jumps)
+    TimeUs down_at = 0;       // steady clock: when marked down (a later heartbeat brings it up)
     bool up = true;           // as the scheduler sees it
     bool quarantined = false;
     std::deque<TimeUs> failures;  // within the quarantine window
@@ -227,7 +256,6 @@ class Service final : private VirtualNodes::Sink {
   void OnAccepted(int64_t id, const Status& s);
   void OnStartDurable(int64_t id, int32_t generation, const Status& s);
   void OnJobDone(int64_t id, int32_t generation);
-  void OnHeartbeats(const std::vector<int32_t>& nodes);
   void CheckHeartbeats();
   void NodeDown(NodeId node, const std::string& reason);
   void Requeue(JobEntry& e, const std::string& reason);
@@ -236,10 +264,20 @@ class Service final : private VirtualNodes::Sink {
   void LaunchOnAgents(const JobEntry& e);
   void AppendRecord(store::Record rec, std::function<void(const Status&)> then = nullptr);
   void OnStoreError(const Status& s);
-  nlohmann::json JobJson(const JobEntry& e, bool detail) const;
-  nlohmann::json VerdictJson(const JobEntry& e) const;
   std::string QueueOf(const JobEntry& e) const;
   std::string WhyLine(const JobEntry& e) const;
+  // The read snapshot (service_views.cc). MarkView queues a job whose entry
+  // changed; PublishViews (end of each loop turn) rebuilds what changed and
+  // publishes.
+  void MarkView(JobEntry& e);
+  void MarkView(int64_t id);
+  std::shared_ptr<const JobView> BuildJobView(JobEntry& e) const;
+  void PublishViews();
+  void PublishAndAnswer();  // publishes, then releases the answers waiting for it
+  nlohmann::json ExtenderJson(int64_t id) const;
+  // Runs `fn` after this turn's snapshot is published (on the loop).
+  void AfterPublish(std::function<void()> fn) { after_publish_.push_back(std::move(fn)); }
+  void AuditLog(const std::string& action, const std::string& who, nlohmann::json fields);
   void ExpireExtenderReservations();
   // A job reached a final state: its idempotency key is freed now or queued
   // to expire (ServiceOptions::idempotency_ttl).
@@ -294,13 +332,41 @@ class Service final : private VirtualNodes::Sink {
   std::unordered_map<std::string, std::string> ext_group_of_pod_;  // pod uid -> group key
   TimeUs next_expiry_check_ = 0;
   std::set<std::pair<TimeUs, int64_t>> key_expiry_;  // (when, job): keys of ended jobs to free
+
+  // Heartbeats: steady-clock arrival per node, written by the agents' thread.
+  std::unique_ptr<std::atomic<int64_t>[]> beat_at_;
+  std::atomic<int64_t> beat_gap_max_{0};  // longest gap between two heartbeats of a node
+  TimeUs last_check_ = 0, grace_from_ = 0;  // loop: the checker's last run, a granted grace
+
+  // The read snapshot. Loop-owned: the chunks being built (a chunk is copied
+  // before its first change after a publish) and what changed.
+  ReadViews views_;
+  std::unique_ptr<ReadGate> read_gate_;  // large reads
+  std::vector<std::shared_ptr<JobChunk>> chunks_;
+  std::vector<uint8_t> chunk_fresh_;  // chunk copied since the last publish
+  std::vector<int64_t> view_queue_, verdict_queue_;
+  std::shared_ptr<const std::vector<NodeView>> node_views_;
+  std::shared_ptr<const QueueViews> queue_views_;
+  uint64_t views_state_version_ = ~uint64_t{0};
+  bool node_views_dirty_ = true;
+  TimeUs queue_views_at_ = 0;
+  int64_t turn_ = 0;
+  std::vector<std::function<void()>> after_publish_;
+  std::shared_ptr<const std::vector<framework::TaskPlacement>> no_placements_ =
+      std::make_shared<const std::vector<framework::TaskPlacement>>();
 };
 
 template <typename T>
 std::optional<T> Service::Call(std::function<T()> fn) {
   auto p = std::make_shared<std::promise<T>>();
   std::future<T> f = p->get_future();
-  if (!Post([p, fn = std::move(fn)] { p->set_value(fn()); })) return std::nullopt;
+  // Answered after the turn's snapshot is published: the caller then reads
+  // what it changed.
+  if (!Post([this, p, fn = std::move(fn)] {
+        auto v = std::make_shared<T>(fn());
+        AfterPublish([p, v] { p->set_value(std::move(*v)); });
+      }))
+    return std::nullopt;
   if (f.wait_for(std::chrono::microseconds(options_.request_timeout)) != std::future_status::ready) return std::nullopt;
   try {
     return f.get();

@@ -127,6 +127,7 @@ void Service::EndExtenderGroup(const std::string& key, JobState state, const std
     e.finished_at = clock_.Now();
     e.end_reason = reason;
     e.placements.clear();
+    MarkView(e);
     dirty_ = true;  // freed GPUs: waiting jobs get a pass
     log_.Info("extender_job_ended",
               {{"group", key}, {"job", id}, {"state", job::JobStateName(final_state)}, {"reason", reason}});
@@ -305,6 +306,7 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
     }
     ExtGroup& grp = git->second;
     grp.last_seen = clock_.Now();
+    MarkView(grp.job);  // its pods, shown with the job
     const std::string who = grp.lone ? "pod " + pod_ref : "gang " + key;  // in the reasons
     JobEntry& e = jobs_.at(grp.job);
     auto [pit, inserted] = grp.pods.try_emplace(pod.uid);
@@ -446,6 +448,7 @@ ApiResult Service::ExtenderBind(const std::string& body) {
     p->second.bound = true;
     p->second.node = a.node;
     git->second.bound = true;
+    MarkView(git->second.job);
     log_.Info("extender_bind", {{"pod", pod_ref}, {"node", a.node}, {"job", git->second.job}});
     return true;
   });
@@ -473,6 +476,7 @@ void Service::ExtenderPodBound(const std::string& ns, const std::string& name, c
     p.bound = true;
     p.node = node;
     grp.bound = true;
+    MarkView(grp.job);
   });
 }
 
@@ -484,6 +488,7 @@ void Service::ExtenderPodGone(const std::string& ns, const std::string& name, co
     ExtGroup& grp = ext_groups_.at(key);
     grp.pods.erase(puid);
     ext_group_of_pod_.erase(puid);
+    MarkView(grp.job);
     log_.Info("extender_pod_gone", {{"pod", (ns.empty() ? "default" : ns) + "/" + name}, {"job", grp.job}});
     if (grp.pods.empty()) EndExtenderGroup(key, JobState::kSucceeded, "all pods of the group are gone");
   });

@@ -128,7 +128,7 @@ Status Service::Recover() {
   const TimeUs steady_now =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
   for (int32_t n = 0; n < cluster_.num_nodes(); ++n) {
-    nodes_[n].last_heartbeat = steady_now;
+    beat_at_[n].store(steady_now, std::memory_order_relaxed);
     if (nodes_[n].quarantined) {
       nodes_[n].up = false;
       BERTH_RETURN_IF_ERROR(sched_->SetNodeUp(NodeId(n), false));

@@ -189,5 +189,66 @@ TEST(ServiceTest, SilentNodeRequeuesItsJobsAndRepeatedFailuresQuarantine) {
   EXPECT_NE(h.service().MetricsText().find("berth_nodes_quarantined 1"), std::string::npos);
 }
 
+// A scheduling loop that stalls (here: a Sync that sleeps three timeouts)
+// takes no node down: heartbeats are recorded when they arrive, off the loop.
+// Reads are answered meanwhile, from the last published snapshot.
+TEST(ServiceTest, AStalledLoopTakesNoNodeDownAndReadsGoOn) {
+  ServiceOptions o;
+  o.virtual_nodes = true;
+  o.heartbeat_interval = 10'000;
+  o.heartbeat_timeout = 400'000;
+  ServiceHarness h("4x8:H100/leaf=2", o);
+  ASSERT_TRUE(h.Start().ok());
+  const int64_t a = h.Submit(R"({"name":"a","groups":[{"count":1,"gpus":8}]})");
+  ASSERT_TRUE(WaitFor([&] { return h.State(a) == "running"; }));
+  std::atomic<bool> stalled{false};
+  std::thread stall([&] {
+    h.service().Sync([&] {
+      stalled = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    });
+  });
+  ASSERT_TRUE(WaitFor([&] { return stalled.load(); }));
+  EXPECT_EQ(h.service().GetJob(a).body["state"], "running");  // answered while the loop sleeps
+  EXPECT_EQ(h.service().ListJobs("", -1, 10).body["jobs"].size(), 1u);
+  EXPECT_EQ(h.service().Nodes().body["nodes"].size(), 4u);
+  stall.join();
+  h.Quiesce();
+  EXPECT_EQ(h.metrics().node_failures.load(), 0u);
+  EXPECT_EQ(h.metrics().jobs_requeued.load(), 0u);
+  EXPECT_EQ(h.service().GetJob(a).body["requeues"], 0);
+}
+
+// The admin API lists a quarantined node and lifts its quarantine, durably:
+// the node comes back at its next heartbeat and stays lifted after a restart.
+TEST(ServiceTest, AdminLiftsAQuarantine) {
+  ServiceOptions o;
+  o.virtual_nodes = true;
+  o.heartbeat_interval = 10'000;
+  o.heartbeat_timeout = 1'000'000;  // generous: a loaded machine must not fail it twice
+  o.quarantine_failures = 1;
+  ServiceHarness h("4x8:H100/leaf=2", o);
+  ASSERT_TRUE(h.Start().ok());
+  const std::string name = h.cluster().node(NodeId(2)).name;
+  h.service().virtual_nodes()->Crash(2);
+  ASSERT_TRUE(WaitFor([&] { return h.service().AdminNodes("test").body["quarantined"] == 1; }));
+  ApiResult list = h.service().AdminNodes("test");
+  ASSERT_EQ(list.body["nodes"].size(), 1u);
+  EXPECT_EQ(list.body["nodes"][0]["name"], name);
+  EXPECT_EQ(list.body["nodes"][0]["up"], false);
+  h.service().virtual_nodes()->Restore(2);
+  EXPECT_EQ(h.service().Unquarantine("no-such-node", "test").code, 404);
+  ApiResult lifted = h.service().Unquarantine(name, "test");
+  ASSERT_EQ(lifted.code, 200) << lifted.body.dump();
+  EXPECT_EQ(lifted.body["was_quarantined"], true);
+  ASSERT_TRUE(WaitFor([&] { return h.service().Nodes().body["nodes"][2]["up"].get<bool>(); }));
+  EXPECT_EQ(h.service().Unquarantine(name, "test").body["was_quarantined"], false);
+  EXPECT_EQ(h.service().AdminNodes("test").body["nodes"].size(), 0u);
+  h.Stop();
+  ServiceHarness again("4x8:H100/leaf=2", o, h.data());
+  ASSERT_TRUE(again.Start().ok());
+  EXPECT_FALSE(again.service().Nodes().body["nodes"][2]["quarantined"].get<bool>());
+}
+
 }  // namespace
 }  // namespace berth::server

@@ -146,5 +146,26 @@ TEST_F(SchedulerPass, CpuJobsAreNotSkipped) {
   EXPECT_EQ(sched_->Find(JobId(1))->state, JobState::kPending);
 }
 
+// A time budget splits a pass: each slice visits jobs until the budget says
+// stop, the next pass continues there, and every job is placed exactly once,
+// in the order one unbudgeted pass would place them.
+TEST_F(SchedulerPass, BudgetSplitsAPassAndTheNextContinues) {
+  Make("4x8:V100", "fifo");
+  for (int64_t id = 0; id < 10; ++id) ASSERT_TRUE(sched_->Submit(Job(id, 1)).ok());
+  int visits = 0;
+  auto budget = [&] { return ++visits % 3 == 0; };  // two more jobs per slice, then stop
+  std::vector<JobId> order;
+  int passes = 0;
+  do {
+    for (JobId j : sched_->Schedule(budget)) order.push_back(j);
+    ++passes;
+  } while (sched_->last_pass_split() && passes < 20);
+  EXPECT_FALSE(sched_->last_pass_split());
+  EXPECT_GT(passes, 2);
+  ASSERT_EQ(order.size(), 10u);
+  for (int64_t id = 0; id < 10; ++id) EXPECT_EQ(order[id], JobId(id));
+  EXPECT_TRUE(sched_->state().CheckIndexes().ok());
+}
+
 }  // namespace
 }  // namespace berth::sim

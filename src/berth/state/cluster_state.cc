@@ -116,14 +116,16 @@ Status ClusterState::Apply(const Event& event) {
     node_free_milli_[i] -= a.total_milli();
     allocated_milli_ += a.total_milli();
     ++node_version_[i];
+    ++version_;
     auto& list = tasks_on_[i];
-    list.insert(std::upper_bound(list.begin(), list.end(), p->task), p->task);
-    allocs_.Insert(p->task, a);
+    allocs_.Insert(p->task, a, static_cast<int32_t>(list.size()));
+    list.push_back(p->task);
     AddNodeToIndexes(a.node, +1);
     return Status::Ok();
   }
   if (auto* r = std::get_if<ReleaseTask>(&event)) {
-    const Allocation a = allocs_.Erase(r->task);
+    const TaskTable::Record gone = allocs_.Erase(r->task);
+    const Allocation& a = gone.alloc;
     const int i = a.node.value();
     const auto& node = cluster_->node(a.node);
     AddNodeToIndexes(a.node, -1);
@@ -138,8 +140,15 @@ Status ClusterState::Apply(const Event& event) {
     node_free_milli_[i] += a.total_milli();
     allocated_milli_ -= a.total_milli();
     ++node_version_[i];
+    ++version_;
+    // Constant time: the node's last task takes the released one's slot.
     auto& list = tasks_on_[i];
-    list.erase(std::lower_bound(list.begin(), list.end(), r->task));
+    const size_t slot = static_cast<size_t>(gone.node_slot);
+    if (slot + 1 != list.size()) {
+      list[slot] = list.back();
+      allocs_.set_node_slot(list[slot], static_cast<int32_t>(slot));
+    }
+    list.pop_back();
     AddNodeToIndexes(a.node, +1);
     return Status::Ok();
   }
@@ -150,6 +159,7 @@ Status ClusterState::Apply(const Event& event) {
   up_[i] = u.up;
   if (u.up) AddNodeToIndexes(u.node, +1);
   ++node_version_[i];
+  ++version_;
   return Status::Ok();
 }
 
@@ -164,7 +174,10 @@ Status ClusterState::CheckIndexes() const {
   all.reserve(allocs_.size());
   for (size_t r = 0; r < allocs_.size(); ++r) all.push_back(allocs_.record(r));
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
-  for (const auto& [key, alloc] : all) {
+  for (const auto& [key, alloc, slot] : all) {
+    if (slot < 0 || static_cast<size_t>(slot) >= tasks_on_[alloc.node.value()].size() ||
+        tasks_on_[alloc.node.value()][slot] != key)
+      return Internal("index mismatch: a task's slot in its node's task list");
     // Bypass the up check: tasks may sit on nodes that went down later.
     const int i = alloc.node.value();
     const bool was_up = fresh.up_[i];
@@ -180,7 +193,11 @@ Status ClusterState::CheckIndexes() const {
   if (fresh.free_mem_ != free_mem_) return Internal("index mismatch: node free memory");
   if (fresh.node_free_milli_ != node_free_milli_) return Internal("index mismatch: node free milli-GPU");
   if (fresh.full_free_mask_ != full_free_mask_) return Internal("index mismatch: node fully-free GPU mask");
-  if (fresh.tasks_on_ != tasks_on_) return Internal("index mismatch: tasks per node");
+  for (size_t i = 0; i < tasks_on_.size(); ++i) {
+    std::vector<TaskKey> sorted = tasks_on_[i];
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != fresh.tasks_on_[i]) return Internal("index mismatch: tasks per node");
+  }
   if (fresh.domain_full_free_ != domain_full_free_) return Internal("index mismatch: domain free GPUs");
   if (fresh.type_full_free_ != type_full_free_) return Internal("index mismatch: type free GPUs");
   if (fresh.type_free_milli_ != type_free_milli_) return Internal("index mismatch: type free milli-GPU");

@@ -67,7 +67,11 @@ class ClusterState {
   int32_t full_free_gpus(NodeId n) const { return __builtin_popcountll(full_free_mask_[n.value()]); }
   uint64_t full_free_mask(NodeId n) const { return full_free_mask_[n.value()]; }
   uint64_t node_version(NodeId n) const { return node_version_[n.value()]; }
-  // Tasks on node n, sorted by key.
+  // Counts the changes Apply made (any node): equal versions, equal state.
+  uint64_t version() const { return version_; }
+  // Tasks on node n, in no particular order (it depends on the history of
+  // places and releases: sort before deciding by it). A place appends, a
+  // release moves the last task into the hole: both constant time.
   const std::vector<TaskKey>& tasks_on(NodeId n) const { return tasks_on_[n.value()]; }
 
   // --- per domain / type / cluster ---
@@ -125,6 +129,7 @@ class ClusterState {
   std::vector<std::vector<DenseBitset>> share_buckets_;  // [type][share class]
   int64_t allocated_milli_ = 0;
   int64_t free_full_total_ = 0;
+  uint64_t version_ = 0;
   TaskTable allocs_;  // looked up, never iterated for decisions
 };
 

@@ -33,7 +33,11 @@ void TaskTable::Grow() {
   for (size_t r = 0; r < size_; ++r) slots_[Probe(record(r).key)] = static_cast<int32_t>(r);
 }
 
-void TaskTable::Insert(TaskKey key, const Allocation& alloc) {
+int32_t TaskTable::node_slot(TaskKey key) const { return record(slots_[Probe(key)]).node_slot; }
+
+void TaskTable::set_node_slot(TaskKey key, int32_t slot) { mutable_record(slots_[Probe(key)]).node_slot = slot; }
+
+void TaskTable::Insert(TaskKey key, const Allocation& alloc, int32_t node_slot) {
   if ((size_ + 1) * 2 > slots_.size()) Grow();
   const size_t slot = Probe(key);
   assert(slots_[slot] == kEmpty);
@@ -42,16 +46,16 @@ void TaskTable::Insert(TaskKey key, const Allocation& alloc) {
     pages_.emplace_back();
     pages_.back().reserve(kPageSize);
   }
-  pages_[page].push_back({key, alloc});
+  pages_[page].push_back({key, alloc, node_slot});
   slots_[slot] = static_cast<int32_t>(size_++);
 }
 
-Allocation TaskTable::Erase(TaskKey key) {
+TaskTable::Record TaskTable::Erase(TaskKey key) {
   const size_t mask = slots_.size() - 1;
   size_t hole = Probe(key);
   const int32_t r = slots_[hole];
   assert(r != kEmpty);
-  const Allocation out = record(r).alloc;
+  const Record out = record(r);
   // Backward shift: pull later members of the probe run into the hole when
   // their home is not between the hole and where they sit.
   for (size_t j = (hole + 1) & mask; slots_[j] != kEmpty; j = (j + 1) & mask) {

@@ -1,6 +1,6 @@
 // TaskTable: the map task -> allocation inside ClusterState, kept compact.
 //
-// Records are numbered densely and kept in pages of 1,024 (56 bytes each, no
+// Records are numbered densely and kept in pages of 1,024 (64 bytes each, no
 // per-task heap block, at most one page of slack, no copying as it grows); an
 // open-addressing index of record numbers (linear probing, load <= 1/2) finds
 // them. Erase moves the last record into the hole. A pointer from Find stays
@@ -10,7 +10,7 @@
 //   TaskTable t;
 //   t.Insert(TaskKey{JobId(7), 0}, alloc);
 //   const Allocation* a = t.Find(TaskKey{JobId(7), 0});
-//   Allocation gone = t.Erase(TaskKey{JobId(7), 0});
+//   Allocation gone = t.Erase(TaskKey{JobId(7), 0}).alloc;
 #pragma once
 
 #include <cstddef>
@@ -27,14 +27,20 @@ class TaskTable {
   struct Record {
     TaskKey key;
     Allocation alloc;
+    // Where the key sits in its node's task list (ClusterState::tasks_on),
+    // so that a release removes it in constant time.
+    int32_t node_slot = -1;
   };
 
   const Allocation* Find(TaskKey key) const;
   bool Contains(TaskKey key) const { return Find(key) != nullptr; }
   // Adds a record; `key` must not be present.
-  void Insert(TaskKey key, const Allocation& alloc);
+  void Insert(TaskKey key, const Allocation& alloc, int32_t node_slot = -1);
+  // The node-list slot of `key` (present), and a new one for it.
+  int32_t node_slot(TaskKey key) const;
+  void set_node_slot(TaskKey key, int32_t slot);
   // Removes the record of `key`, which must be present, and returns it.
-  Allocation Erase(TaskKey key);
+  Record Erase(TaskKey key);
 
   size_t size() const { return size_; }
   // Record i, 0 <= i < size().

@@ -1,0 +1,409 @@
+// The read side of the API: job documents, "why", queues, nodes, metrics and
+// the admin API. Reads never run on the scheduling thread: they answer from
+// the snapshot it last published (service_views.cc), so a flood of them cannot
+// delay scheduling or heartbeats; large ones take a ReadGate slot.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <unordered_set>
+
+#include "berth/server/job_json.h"
+#include "berth/server/records.h"
+#include "berth/server/service.h"
+
+namespace berth::server {
+
+using job::JobState;
+using nlohmann::json;
+
+namespace {
+
+json Seconds(TimeUs t) { return t < 0 ? json(nullptr) : json(UsToSeconds(t)); }
+
+std::string FormatGpus(int64_t milli) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(milli) / kMilliPerGpu);
+  return milli % kMilliPerGpu == 0 ? std::to_string(milli / kMilliPerGpu) : std::string(buf);
+}
+
+TimeUs SteadyNow() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+json VerdictJson(const JobView& v) {
+  if (!v.tried) return nullptr;  // not tried yet
+  json rejects = json::array();
+  for (const auto& r : v.verdict.rejects) rejects.push_back({{"reason", r.reason}, {"nodes", r.nodes}});
+  return {{"code", framework::VerdictCodeName(v.verdict.code)}, {"plugin", v.verdict.plugin},
+          {"reason", v.verdict.reason}, {"rejects", rejects}, {"attempts", v.attempts}};
+}
+
+json JobJson(const cluster::Cluster& cluster, const JobView& e, bool detail) {
+  const job::JobSpec& spec = *e.spec;
+  json j = {{"id", e.id},
+            {"name", spec.name},
+            {"state", job::JobStateName(e.state)},
+            {"queue", e.queue},
+            {"tenant", spec.tenant},
+            {"gpus", spec.total_gpus()},
+            {"submitted_at", Seconds(e.accepted_at)},
+            {"started_at", Seconds(e.state == JobState::kPending ? -1 : e.started_at)},
+            {"finished_at", Seconds(e.finished_at)}};
+  // The nodes in the order of their first task (linear in the placements).
+  json nodes = json::array();
+  std::unordered_set<int32_t> seen;
+  for (const auto& p : *e.placements)
+    if (seen.insert(p.alloc.node.value()).second) nodes.push_back(cluster.node(p.alloc.node).name);
+  j["nodes"] = std::move(nodes);
+  j["why"] = e.why;
+  if (!detail) return j;
+  j["idempotency_key"] = e.key;
+  j["spec"] = JobToJson(spec);
+  j["requeues"] = e.requeues;
+  j["starts"] = e.generation;
+  if (e.has_record) {
+    j["preemptions"] = e.preemptions;
+    // The current run's work begins this long after it started (the grace of
+    // the jobs it evicted, --preemption-grace).
+    if (e.state == JobState::kRunning) j["startup_delay_s"] = UsToSeconds(e.startup_delay);
+  }
+  if (!e.end_reason.empty()) j["reason"] = e.end_reason;
+  if (!e.unfit.empty()) j["unfit"] = e.unfit;  // pending: the cluster changed and the job no longer fits
+  json placements = json::array();
+  for (const auto& p : *e.placements) {
+    json gpus = json::array();
+    for (int g = 0; g < 64; ++g)
+      if (p.alloc.gpu_mask >> g & 1) gpus.push_back(g);
+    placements.push_back({{"task", p.task.index},
+                          {"node", cluster.node(p.alloc.node).name},
+                          {"gpus", gpus},
+                          {"milli_per_gpu", p.alloc.milli_per_gpu}});
+  }
+  j["placements"] = std::move(placements);
+  if (e.state == JobState::kPending) j["verdict"] = VerdictJson(e);
+  // A Kubernetes extender job: its pod group and the pods Berth knows of it.
+  if (!e.extender.is_null()) j["extender"] = e.extender;
+  return j;
+}
+
+// Calls fn(view) for every job view in id order, until fn returns false.
+template <typename Fn>
+void ForEachJob(const ReadSnapshot& s, int64_t after, Fn&& fn) {
+  const int64_t first = after < 0 ? 0 : after + 1;
+  for (size_t c = static_cast<size_t>(first / kJobsPerChunk); c < s.chunks.size(); ++c) {
+    if (!s.chunks[c]) continue;
+    const size_t from = c == static_cast<size_t>(first / kJobsPerChunk) ? static_cast<size_t>(first % kJobsPerChunk) : 0;
+    for (size_t i = from; i < static_cast<size_t>(kJobsPerChunk); ++i) {
+      const JobView* v = s.chunks[c]->jobs[i].get();
+      if (v && !fn(*v)) return;
+    }
+  }
+}
+
+}  // namespace
+
+ApiResult Service::GetJob(int64_t id) {
+  auto snap = views_.Current();
+  const JobView* v = snap->Job(id);
+  if (!v) return ApiResult::Error(404, "no job " + std::to_string(id));
+  if (v->placements->size() <= 1000) return ApiResult{200, JobJson(cluster_, *v, true)};
+  ReadGate::Slot slot(*read_gate_);  // a large gang: a large answer
+  return ApiResult{200, JobJson(cluster_, *v, true)};
+}
+
+ApiResult Service::WhyJob(int64_t id) {
+  auto snap = views_.Current();
+  const JobView* v = snap->Job(id);
+  if (!v) return ApiResult::Error(404, "no job " + std::to_string(id));
+  json j = {{"id", id}, {"state", job::JobStateName(v->state)}};
+  switch (v->state) {
+    case JobState::kPending: {
+      json verdict = VerdictJson(*v);
+      j["verdict"] = verdict;
+      if (!v->unfit.empty()) {
+        j["why"] = v->unfit;  // outside the scheduler until the cluster holds it again
+      } else if (verdict.is_null()) {
+        j["why"] = v->durable ? "queued; not yet tried by the scheduler" : "being stored";
+      } else {
+        j["why"] = verdict["reason"];
+        // Submitted earlier and still waiting: whole chunks by their counts.
+        int64_t ahead = 0;
+        const size_t mine = static_cast<size_t>(id / kJobsPerChunk);
+        for (size_t c = 0; c < mine && c < snap->chunks.size(); ++c)
+          if (snap->chunks[c]) ahead += snap->chunks[c]->pending;
+        for (int64_t i = mine * kJobsPerChunk; i < id; ++i)
+          if (const JobView* o = snap->Job(i); o && o->durable && o->state == JobState::kPending) ++ahead;
+        j["pending_ahead"] = ahead;
+      }
+      break;
+    }
+    case JobState::kRunning: j["why"] = "running"; break;
+    default: j["why"] = v->end_reason.empty() ? std::string(job::JobStateName(v->state)) : v->end_reason;
+  }
+  return ApiResult{200, j};
+}
+
+ApiResult Service::ListJobs(const std::string& state, int64_t after, int64_t limit) {
+  std::optional<JobState> want;
+  if (!state.empty()) {
+    for (auto s : {JobState::kPending, JobState::kRunning, JobState::kSucceeded, JobState::kFailed,
+                   JobState::kCancelled})
+      if (state == job::JobStateName(s)) want = s;
+    if (!want) return ApiResult::Error(400, "state: '" + state + "' is not one of pending, running, succeeded, failed, cancelled");
+  }
+  if (limit <= 0 || limit > 10000) return ApiResult::Error(400, "limit: must be in 1..10000");
+  auto snap = views_.Current();
+  ReadGate::Slot slot(*read_gate_);
+  json items = json::array();
+  int64_t last = after;
+  bool more = false;
+  ForEachJob(*snap, after, [&](const JobView& v) {
+    if (!v.durable) return true;
+    if (want && v.state != *want) return true;
+    if (static_cast<int64_t>(items.size()) == limit) {
+      more = true;
+      return false;
+    }
+    items.push_back(JobJson(cluster_, v, false));
+    last = v.id;
+    return true;
+  });
+  json j = {{"jobs", std::move(items)}};
+  if (more) j["next_after"] = last;
+  return ApiResult{200, j};
+}
+
+// Every queue of the scheduler's tree (sorted by name), with its jobs and the
+// ledger's figures: per dimension ("*" = all GPU types, then each GPU type
+// where the queue has a quota or uses GPUs) the quota (null = not set or
+// unlimited), usage and borrowing, in GPUs. Jobs and figures of an inner
+// queue cover its subtree. Jobs not yet in the scheduler's tree are counted
+// under their queue's name.
+ApiResult Service::Queues() {
+  auto snap = views_.Current();
+  if (!snap->queues) return ApiResult::Error(503, "the state is not loaded yet");
+  ReadGate::Slot slot(*read_gate_);
+  struct Q {
+    int64_t pending = 0, running = 0, pending_gpus = 0, running_gpus = 0;
+  };
+  const QueueViews& qv = *snap->queues;
+  const int32_t size = static_cast<int32_t>(qv.names.size());
+  std::vector<Q> in_tree(size);
+  std::map<std::string, Q> outside;
+  ForEachJob(*snap, -1, [&](const JobView& v) {
+    if (!v.queued) return true;
+    const bool running = v.state == JobState::kRunning;
+    auto add = [&](Q& x) {
+      (running ? x.running : x.pending) += 1;
+      (running ? x.running_gpus : x.pending_gpus) += v.spec->total_gpus();
+    };
+    int32_t q = v.queue_index;
+    if (q < 0 || q >= size) {
+      add(outside[v.queue]);
+      return true;
+    }
+    for (; q >= 0; q = qv.parents[q]) add(in_tree[q]);
+    return true;
+  });
+  std::map<std::string, json> items;
+  for (int32_t q = 0; q < size; ++q) {
+    json item = qv.items[q];
+    item["pending"] = in_tree[q].pending;
+    item["running"] = in_tree[q].running;
+    item["pending_gpus"] = in_tree[q].pending_gpus;
+    item["running_gpus"] = in_tree[q].running_gpus;
+    items[qv.names[q]] = std::move(item);
+  }
+  for (const auto& [name, c] : outside) {
+    json& item = items[name];
+    item["name"] = name;
+    item["pending"] = item.value("pending", int64_t{0}) + c.pending;
+    item["running"] = item.value("running", int64_t{0}) + c.running;
+    item["pending_gpus"] = item.value("pending_gpus", int64_t{0}) + c.pending_gpus;
+    item["running_gpus"] = item.value("running_gpus", int64_t{0}) + c.running_gpus;
+  }
+  json list = json::array();
+  for (auto& [name, item] : items) list.push_back(std::move(item));
+  return ApiResult{200, {{"queues", std::move(list)}}};
+}
+
+ApiResult Service::Nodes() {
+  auto snap = views_.Current();
+  if (!snap->nodes) return ApiResult::Error(503, "the state is not loaded yet");
+  ReadGate::Slot slot(*read_gate_);
+  json items = json::array();
+  const TimeUs steady_now = SteadyNow();
+  for (int32_t i = 0; i < cluster_.num_nodes(); ++i) {
+    const auto& node = cluster_.node(NodeId(i));
+    const NodeView& nv = (*snap->nodes)[i];
+    json j = {{"name", node.name},
+              {"gpu_type", node.gpu_type.valid() ? cluster_.gpu_type(node.gpu_type).name : ""},
+              {"gpus", node.gpu_count},
+              {"gpus_used_milli", nv.gpus_used_milli},
+              {"tasks", nv.tasks},
+              {"up", nv.up},
+              {"quarantined", nv.quarantined},
+              {"failures", nv.failures},
+              {"leaf", cluster_.domain(node.domain[static_cast<int>(cluster::Level::kLeaf)]).name}};
+    if (options_.virtual_nodes)
+      j["heartbeat_age_s"] = UsToSeconds(steady_now - beat_at_[i].load(std::memory_order_relaxed));
+    items.push_back(std::move(j));
+  }
+  return ApiResult{200, {{"nodes", std::move(items)}}};
+}
+
+std::string Service::MetricsText() {
+  std::string out;
+  auto counter = [&](const char* name, const char* help, uint64_t v) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name + " " +
+           std::to_string(v) + "\n";
+  };
+  counter("berth_jobs_submitted_total", "Jobs accepted and made durable.", metrics_.jobs_submitted);
+  counter("berth_jobs_duplicate_total", "Retried submissions answered with the first id.", metrics_.jobs_duplicate);
+  counter("berth_jobs_rejected_total", "Submissions refused as invalid (4xx).", metrics_.jobs_rejected);
+  counter("berth_decisions_total", "Jobs placed by the scheduler (rate() gives decisions/s).", metrics_.decisions);
+  counter("berth_jobs_finished_total", "Jobs that ran to completion.", metrics_.jobs_finished);
+  counter("berth_jobs_requeued_total", "Running jobs sent back to the queue (node failures, preemption).", metrics_.jobs_requeued);
+  counter("berth_preemptions_total", "Running jobs evicted by preemption for another job.", metrics_.preemptions);
+  counter("berth_scheduling_passes_total", "Scheduling passes over the pending queue.", metrics_.scheduling_passes);
+  counter("berth_scheduling_pass_splits_total", "Passes stopped by their time budget (--pass-budget) and continued.",
+          metrics_.pass_splits);
+  counter("berth_node_failures_total", "Nodes declared down.", metrics_.node_failures);
+  counter("berth_heartbeats_late_total", "Heartbeats that arrived longer than the timeout after the node's last.",
+          metrics_.heartbeats_late);
+  counter("berth_heartbeat_graces_total", "Times the heartbeat checker had not run for a timeout and gave every node a fresh one.",
+          metrics_.heartbeat_graces);
+  counter("berth_store_commits_total", "Store transactions committed.", metrics_.store_commits);
+  counter("berth_store_records_total", "Records made durable.", metrics_.store_records);
+  counter("berth_store_errors_total", "Store appends that failed.", metrics_.store_errors);
+  counter("berth_http_requests_total", "HTTP requests served.", metrics_.http_requests);
+  counter("berth_http_errors_total", "HTTP requests answered 4xx or 5xx.", metrics_.http_errors);
+  metrics_.decision_latency.Render("berth_decision_latency_seconds",
+                                   "Wall time of a scheduling pass that placed at least one job.", out);
+  metrics_.pass_latency.Render("berth_scheduling_pass_seconds", "Wall time of every scheduling pass.", out);
+  metrics_.commit_latency.Render("berth_store_commit_seconds", "Store batch arrival to durable (group commit).", out);
+  metrics_.commit_batch.Render("berth_store_commit_records", "Records per store commit.", out);
+  metrics_.submit_latency.Render("berth_submit_seconds", "POST /v1/jobs received to answered.", out);
+  out += "# HELP berth_heartbeat_gap_max_seconds Longest gap between two heartbeats of one node so far.\n"
+         "# TYPE berth_heartbeat_gap_max_seconds gauge\nberth_heartbeat_gap_max_seconds " +
+         std::to_string(UsToSeconds(beat_gap_max_.load(std::memory_order_relaxed))) + "\n";
+  auto snap = views_.Current();
+  if (snap->nodes) {
+    ReadGate::Slot slot(*read_gate_);
+    std::string g;
+    std::map<std::string, int64_t> pending_by_queue, running_by_queue;
+    ForEachJob(*snap, -1, [&](const JobView& v) {
+      if (v.queued) ++(v.state == JobState::kRunning ? running_by_queue : pending_by_queue)[v.queue];
+      return true;
+    });
+    g += "# HELP berth_queue_pending_jobs Jobs waiting, per queue.\n# TYPE berth_queue_pending_jobs gauge\n";
+    for (const auto& [q, n] : pending_by_queue)
+      g += "berth_queue_pending_jobs{queue=\"" + PromLabel(q) + "\"} " + std::to_string(n) + "\n";
+    g += "# HELP berth_queue_running_jobs Jobs running, per queue.\n# TYPE berth_queue_running_jobs gauge\n";
+    for (const auto& [q, n] : running_by_queue)
+      g += "berth_queue_running_jobs{queue=\"" + PromLabel(q) + "\"} " + std::to_string(n) + "\n";
+    std::vector<int64_t> milli(cluster_.gpu_types().size(), 0), total(cluster_.gpu_types().size(), 0);
+    int64_t nodes_up = 0, quarantined = 0;
+    for (int32_t i = 0; i < cluster_.num_nodes(); ++i) {
+      const auto& node = cluster_.node(NodeId(i));
+      const NodeView& nv = (*snap->nodes)[i];
+      nodes_up += nv.up;
+      quarantined += nv.quarantined;
+      if (!node.gpu_type.valid()) continue;
+      total[node.gpu_type.value()] += node.gpu_count;
+      milli[node.gpu_type.value()] += nv.gpus_used_milli;
+    }
+    g += "# HELP berth_gpus_allocated GPUs allocated to running tasks, per GPU type.\n"
+         "# TYPE berth_gpus_allocated gauge\n";
+    for (size_t t = 0; t < milli.size(); ++t)
+      g += "berth_gpus_allocated{type=\"" + PromLabel(cluster_.gpu_types()[t].name) + "\"} " +
+           FormatGpus(milli[t]) + "\n";
+    g += "# HELP berth_gpus_total GPUs in the cluster, per GPU type.\n# TYPE berth_gpus_total gauge\n";
+    for (size_t t = 0; t < total.size(); ++t)
+      g += "berth_gpus_total{type=\"" + PromLabel(cluster_.gpu_types()[t].name) + "\"} " + std::to_string(total[t]) +
+           "\n";
+    g += "# HELP berth_nodes_up Nodes the scheduler may use.\n# TYPE berth_nodes_up gauge\nberth_nodes_up " +
+         std::to_string(nodes_up) + "\n";
+    g += "# HELP berth_nodes_quarantined Nodes kept out after repeated failures.\n"
+         "# TYPE berth_nodes_quarantined gauge\nberth_nodes_quarantined " +
+         std::to_string(quarantined) + "\n";
+    out += g;
+  }
+  out += "# HELP berth_ready 1 when this process leads and has loaded its state.\n# TYPE berth_ready gauge\n";
+  out += std::string("berth_ready ") + (ready_ ? "1" : "0") + "\n";
+  return out;
+}
+
+// ------------------------------------------------------------------ admin API
+
+void Service::AuditLog(const std::string& action, const std::string& who, json fields) {
+  fields["action"] = action;
+  fields["who"] = who;
+  log_.Warn("admin_action", std::move(fields));  // warn: kept when info lines are dropped
+}
+
+ApiResult Service::AdminNodes(const std::string& who) {
+  auto snap = views_.Current();
+  if (!snap->nodes) return ApiResult::Error(503, "the state is not loaded yet");
+  json items = json::array();
+  const TimeUs steady_now = SteadyNow();
+  int64_t down = 0, quarantined = 0;
+  for (int32_t i = 0; i < cluster_.num_nodes(); ++i) {
+    const NodeView& nv = (*snap->nodes)[i];
+    if (nv.up && !nv.quarantined) continue;
+    down += !nv.up;
+    quarantined += nv.quarantined;
+    json j = {{"name", cluster_.node(NodeId(i)).name}, {"up", nv.up}, {"quarantined", nv.quarantined},
+              {"failures", nv.failures}};
+    if (options_.virtual_nodes)
+      j["heartbeat_age_s"] = UsToSeconds(steady_now - beat_at_[i].load(std::memory_order_relaxed));
+    items.push_back(std::move(j));
+  }
+  AuditLog("list_nodes", who, {{"down", down}, {"quarantined", quarantined}});
+  return ApiResult{200, {{"nodes", std::move(items)}, {"down", down}, {"quarantined", quarantined}}};
+}
+
+ApiResult Service::Unquarantine(const std::string& name, const std::string& who) {
+  if (!ready_) return NotReady();
+  const std::string shown = name.size() > 200 ? name.substr(0, 200) + "..." : name;
+  auto node = cluster_.FindNode(name);
+  if (!node) {
+    AuditLog("unquarantine", who, {{"node", shown}, {"result", "no such node"}});
+    return ApiResult::Error(404, "no node '" + shown + "'");
+  }
+  struct Out {
+    bool was = false;
+    int64_t failures = 0;
+    std::shared_future<Status> durable;
+  };
+  const int32_t n = node->value();
+  auto out = Call<Out>([this, n]() -> Out {
+    NodeEntry& ne = nodes_[n];
+    Out o{ne.quarantined, ne.total_failures, {}};
+    if (!ne.quarantined) return o;
+    ne.quarantined = false;
+    ne.failures.clear();  // a fresh window: the next failure alone does not quarantine it again
+    node_views_dirty_ = true;
+    // Up again at its next heartbeat after it went down (CheckHeartbeats).
+    auto promise = std::make_shared<std::promise<Status>>();
+    o.durable = promise->get_future().share();
+    AppendRecord({store::RecordKind::kNodeState, -1, clock_.Now(), cluster_.node(NodeId(n)).name,
+                  EncodeNode(false, ne.total_failures)},
+                 [promise](const Status& s) { promise->set_value(s); });
+    return o;
+  });
+  if (!out) return ApiResult::Error(503, "the scheduling loop did not answer in time");
+  if (out->durable.valid()) {
+    if (out->durable.wait_for(std::chrono::microseconds(options_.request_timeout)) != std::future_status::ready)
+      return ApiResult::Error(503, "the store did not record the change in time");
+    Status s = out->durable.get();
+    if (!s.ok()) return ApiResult::Error(503, "not stored: " + s.message());
+  }
+  AuditLog("unquarantine", who,
+           {{"node", shown}, {"result", out->was ? "lifted" : "not quarantined"}, {"failures", out->failures}});
+  return ApiResult{200, {{"node", shown}, {"was_quarantined", out->was}, {"quarantined", false}}};
+}
+
+}  // namespace berth::server
