@@ -77,6 +77,14 @@ int RunFederationSimulate(const FederationFlags& ff, const sim::SimulateOptions&
                  fed->name.c_str(), fed->regions.size(), fed->members.size(),
                  static_cast<long long>(fed->total_gpus()), o.trace.c_str(), trace->report.Summary().c_str(),
                  ff.rate_scale);
+  if (!quiet && !fed->trace_reference_type.empty()) {
+    std::string line = "card speed vs " + fed->trace_reference_type + ":";
+    for (size_t m = 0; m < fed->members.size(); ++m)
+      for (size_t t = 0; t < speed[m].size(); ++t)
+        line += " " + fed->members[m].name + "/" + fed->members[m].cluster->gpu_types()[t].name + " " +
+                std::to_string(speed[m][t]).substr(0, 4);
+    std::fprintf(text, "%s\n", line.c_str());
+  }
   federation::FedSimOptions so;
   so.seed = o.seed;
   so.batch_min = ff.batch_min;

@@ -141,7 +141,8 @@ Estimate EstimateOn(const EstimateContext& ctx, const job::JobSpec& j, int32_t d
     if (v.version == 0) total = 1;  // no digest yet: assume the type exists
     if (total == 0) continue;
     if (sp > best_speed) best_speed = sp, best = static_cast<int32_t>(t);
-    if (t < v.types.size() && v.version > 0) {
+    const bool stale = m < static_cast<int32_t>(ctx.stale.size()) && ctx.stale[m];
+    if (t < v.types.size() && v.version > 0 && !stale) {
       const int64_t free = v.types[t].free - type_taken[t];
       const int64_t fit = v.types[t].fit[b] - fit_taken[t][b];
       if (free >= s.gpus && fit >= s.tasks && sp > best_now_speed) best_now_speed = sp, best_now = static_cast<int32_t>(t);

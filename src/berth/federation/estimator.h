@@ -59,6 +59,7 @@ struct EstimateContext {
   const Federation* fed = nullptr;
   const SpeedTable* speed = nullptr;
   std::span<const Digest> views;                       // per member, as received
+  std::span<const char> stale;  // per member: true = its digest is known out of date (no promise there); may be empty
   std::span<const std::vector<InFlight>> in_flight;    // per member
   const std::vector<std::vector<TimeUs>>* link_busy = nullptr;  // [from][to]: link free again at
   // Per member, per type: the whole cluster empty (totals and blocks), for "can it ever run here".

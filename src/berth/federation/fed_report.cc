@@ -28,6 +28,8 @@ std::string FedResultsToJson(const std::vector<FedResult>& results) {
     o["deadline_misses"] = r.deadline_misses;
     o["double_promises"] = r.double_promises;
     o["redispatches"] = r.redispatches;
+    o["refused_promises"] = r.refused_promises;
+    o["refused_never_fit"] = r.refused_never_fit;
     o["promises"] = r.promises;
     o["digests"] = r.digests;
     o["batches"] = r.batches;

@@ -43,6 +43,12 @@ struct Attempt {
   int32_t type = -1;
   int64_t gpus = 0;
   TimeUs stream = 0;     // streamed read time (the run lasts at least this long)
+  std::string types;     // global policies: the card types the job is sent for ("" = any)
+  // MultiKueue: data moved after the start (bytes and egress counted for the
+  // part moved when the copy ends).
+  MiB late_mib = 0;
+  TimeUs late_transfer = 0;
+  double late_egress = 0;
 };
 
 struct JobState2 {
@@ -60,6 +66,7 @@ struct MemberSim {
   bool touched = false;
   bool dirty = false;
   bool digest_scheduled = false;
+  bool take_due = false;
   TimeUs last_take = std::numeric_limits<TimeUs>::min() / 2;
   int64_t version = 0;
   std::deque<Digest> sent;  // digests on their way to the dispatcher
@@ -95,6 +102,7 @@ class FedSim {
     c.fed = &fed_;
     c.speed = &speed_;
     c.views = views_;
+    c.stale = stale_;
     c.in_flight = in_flight_;
     c.link_busy = &link_busy_;
     c.capacity = &capacity_;
@@ -107,6 +115,14 @@ class FedSim {
   void Dispatch(std::vector<int32_t> batch, TimeUs t);
   void Send(int32_t j, int32_t m, bool promise, int32_t type, TimeUs t);
   void Deliver(const Ev& e, TimeUs t);
+  // The member's card types at least as fast as `type`, '|'-separated.
+  std::string TypesAsFast(int32_t m, int32_t type) const {
+    std::string out;
+    const auto& types = fed_.members[m].cluster->gpu_types();
+    for (size_t k = 0; k < types.size(); ++k)
+      if (speed_[m][k] >= speed_[m][type]) out += (out.empty() ? "" : "|") + types[k].name;
+    return out;
+  }
   Status AfterSchedule(int32_t m, TimeUs t);
   void EndRun(int64_t a, TimeUs t);
   void TakeDigest(int32_t m, TimeUs t);
@@ -124,6 +140,7 @@ class FedSim {
   std::vector<Attempt> attempts_;
   std::vector<JobState2> jobs_;
   std::vector<Digest> views_;
+  std::vector<char> stale_;  // per member: refused a promise since its last digest
   std::vector<std::vector<InFlight>> in_flight_;
   std::vector<std::vector<TimeUs>> link_busy_;
   std::vector<std::vector<TypeDigest>> capacity_;
@@ -162,6 +179,7 @@ void FedSim::Send(int32_t j, int32_t m, bool promise, int32_t type, TimeUs t) {
     }
   }
   if (promise) ++r_.promises;
+  if ((policy_ == Policy::kGlobal || policy_ == Policy::kGlobalCost) && type >= 0) at.types = TypesAsFast(m, type);
   const job::TaskGroup* biggest = nullptr;
   int32_t tasks = 0;
   for (const auto& g : spec.groups) {
@@ -227,6 +245,9 @@ void FedSim::Deliver(const Ev& e, TimeUs t) {
   job::JobSpec spec = trace_.jobs[e.job];
   spec.id = JobId(e.attempt);
   spec.submit_time = t;
+  if (!at.types.empty())
+    for (auto& g : spec.groups)
+      if (g.gpus > 0 && g.gpu_type_spec.empty()) g.gpu_type_spec = at.types;
   Status s = ms.sched->Submit(std::move(spec));
   if (!s.ok()) {
     // Invalid for this member: refuse as never fitting.
@@ -249,6 +270,11 @@ void FedSim::EndRun(int64_t a, TimeUs t) {
   const double usd = held_us / 3.6e9 * fed_.members[at.member].Price(c.gpu_types()[std::max(0, at.type)].name);
   ms.gpu_cost += usd;
   r_.gpu_cost += usd;
+  if (at.late_mib > 0) {
+    const double part = std::min(1.0, static_cast<double>(t - at.start) / static_cast<double>(std::max<TimeUs>(1, at.late_transfer)));
+    r_.cross_region_bytes += part * static_cast<double>(at.late_mib) * 1024.0 * 1024.0;
+    r_.egress_cost += part * at.late_egress;
+  }
   ms.running.erase(a);
 }
 
@@ -279,8 +305,9 @@ Status FedSim::AfterSchedule(int32_t m, TimeUs t) {
       // Data moves after the start, GPUs held.
       const DataMove d = PlanData(Context(t), js.dataset, m);
       if (d.from_region >= 0) {
-        r_.cross_region_bytes += static_cast<double>(d.mib) * 1024.0 * 1024.0;
-        r_.egress_cost += d.egress_usd;
+        at.late_mib = d.mib;
+        at.late_transfer = d.transfer;
+        at.late_egress = d.egress_usd;
         run = d.streamed ? std::max(run, d.transfer) : run + d.transfer;
       }
       bool other_running = false;
@@ -335,6 +362,7 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
   const size_t nm = fed_.members.size();
   members_.resize(nm);
   views_.resize(nm);
+  stale_.assign(nm, 0);
   in_flight_.resize(nm);
   const size_t nr = fed_.regions.size();
   link_busy_.assign(nr, std::vector<TimeUs>(nr, 0));
@@ -390,6 +418,8 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
           }
           if (policy_ == Policy::kMultiKueue) break;  // the other copies stand
           if (e.never_fits) js.excluded.push_back(e.member);
+          if (!e.never_fits) stale_[e.member] = 1;  // no promise there before its next digest
+          ++(e.never_fits ? r_.refused_never_fit : r_.refused_promises);
           ++r_.redispatches;
           to_dispatch.push_back(e.job);
           break;
@@ -422,11 +452,12 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
           break;
         }
         case Kind::kDigestTake:
-          TakeDigest(e.member, t);
+          members_[e.member].take_due = true;  // after the member's pass at this instant
           break;
         case Kind::kDigestArrive: {
           MemberSim& ms = members_[e.member];
           views_[e.member] = std::move(ms.sent.front());
+          stale_[e.member] = 0;
           ms.sent.pop_front();
           const TimeUs taken = views_[e.member].taken_at;
           auto& fl = in_flight_[e.member];
@@ -443,6 +474,10 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
       if (ms.touched) {
         ms.touched = false;
         BERTH_RETURN_IF_ERROR(AfterSchedule(static_cast<int32_t>(m), t));
+      }
+      if (ms.take_due) {
+        ms.take_due = false;
+        TakeDigest(static_cast<int32_t>(m), t);
       }
       if (ms.dirty && !ms.digest_scheduled) {
         ms.digest_scheduled = true;

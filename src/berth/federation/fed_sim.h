@@ -67,6 +67,7 @@ struct FedResult {
   double egress_cost = 0, gpu_cost = 0;
   int64_t deadline_jobs = 0, deadline_misses = 0;
   int64_t double_promises = 0, redispatches = 0, promises = 0, digests = 0;
+  int64_t refused_promises = 0, refused_never_fit = 0;  // refusals by cause (each a re-dispatch)
   int64_t batches = 0;
   std::vector<MemberFigures> members;
   double wall_seconds = 0;
