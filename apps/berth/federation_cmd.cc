@@ -30,6 +30,8 @@ int RunFederationSimulate(const FederationFlags& ff, const sim::SimulateOptions&
   if (!(ff.rate_scale > 0) || !std::isfinite(ff.rate_scale) || ff.rate_scale > 1e6)
     return Fail("--rate-scale must be a positive number");
   if (ff.batch_min < 1) return Fail("--batch-min must be positive");
+  if (!(ff.deadline_factor >= 0) || !std::isfinite(ff.deadline_factor) || ff.deadline_factor > 1e6)
+    return Fail("--deadline-factor must be a number >= 0");
   std::vector<federation::Policy> policies;
   for (const auto& name : o.policies) {
     auto p = federation::ParsePolicy(name);
@@ -71,6 +73,10 @@ int RunFederationSimulate(const FederationFlags& ff, const sim::SimulateOptions&
     for (auto& j : trace->jobs)
       j.submit_time = first + static_cast<TimeUs>(std::llround(static_cast<double>(j.submit_time - first) / ff.rate_scale));
   }
+  if (ff.deadline_factor > 0)
+    for (auto& j : trace->jobs)
+      if (j.deadline < 0 && j.duration > 0)
+        j.deadline = std::max<TimeUs>(1, static_cast<TimeUs>(static_cast<double>(j.duration) * ff.deadline_factor));
   FILE* text = json == "-" ? stderr : stdout;
   if (!quiet)
     std::fprintf(text, "federation %s: %zu regions, %zu clusters, %lld GPUs; trace %s: %s; rate x%g\n",

@@ -17,6 +17,7 @@ struct FederationFlags {
   double rate_scale = 1;       // arrival rate multiplier (submit gaps divided by it)
   std::string member_policy = "bestfit";  // every member scheduler's policy
   int32_t batch_min = 8;       // arrivals at one instant dispatched as an assignment problem
+  double deadline_factor = 0;  // > 0: a job without a deadline gets factor x its duration
 };
 
 // Runs every policy of `sim.policies` (dispatch policies) on the federation

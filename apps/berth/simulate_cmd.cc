@@ -185,6 +185,9 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--batch-min", flags->federation.batch_min,
                   "Federation: arrivals at one instant from which global dispatches them as an assignment problem")
       ->default_val(8);
+  cmd->add_option("--deadline-factor", flags->federation.deadline_factor,
+                  "Federation: give every job without a deadline one of F x its trace duration (0 = none)")
+      ->default_val(0);
   AddTopologyLabelOption(cmd, &flags->topology_labels);
   cmd->add_option("--trace", flags->sim.trace, "Trace file (required unless --workload is given)");
   cmd->add_option("--trace-format", flags->sim.trace_format, "openb|philly|gavel|tiresias|native (default: guess)");

@@ -196,7 +196,7 @@ Status Parser::ParseTenants(const YAML::Node& list, Federation& f) const {
 StatusOr<Federation> Parser::Top(const YAML::Node& root) {
   BERTH_RETURN_IF_ERROR(CheckKeys(root, "federation",
                                   {"name", "description", "dispatcher_region", "digest_interval_s", "lease_s",
-                                   "trace_reference_type", "intra_region", "regions", "links", "datasets",
+                                   "trace_reference_type", "intra_region", "inter_region", "regions", "links", "datasets",
                                    "tenants"}));
   Federation f;
   f.name = root["name"] ? root["name"].Scalar() : file_;
@@ -228,6 +228,13 @@ StatusOr<Federation> Parser::Top(const YAML::Node& root) {
   f.links.assign(nr, std::vector<Link>(nr, Link{}));
   std::vector<std::vector<bool>> given(nr, std::vector<bool>(nr, false));
   for (size_t r = 0; r < nr; ++r) f.links[r][r] = intra;
+  if (const YAML::Node n = root["inter_region"]; n) {
+    BERTH_RETURN_IF_ERROR(CheckKeys(n, "inter_region", {"bandwidth_gbps", "rtt_ms", "egress_usd_per_gb"}));
+    BERTH_ASSIGN_OR_RETURN(Link inter, ParseLink(n, "inter_region"));
+    for (size_t a = 0; a < nr; ++a)
+      for (size_t b = 0; b < nr; ++b)
+        if (a != b) f.links[a][b] = inter;
+  }
   if (const YAML::Node links = root["links"]; links) {
     if (!links.IsSequence()) return Error(links, "links", "expected a list of links");
     for (size_t i = 0; i < links.size(); ++i) {
