@@ -72,10 +72,15 @@ Choice Dispatcher::ChooseOne(const EstimateContext& ctx, const Request& r) {
     case Policy::kGlobalCost:
     case Policy::kCheapest:
     case Policy::kFastest: {
+      // Cost-driven rules also weigh each member's cheapest card per unit of work.
+      const bool by_price = policy_ == Policy::kGlobalCost || policy_ == Policy::kCheapest;
       std::vector<Estimate> es;
       for (int32_t m : allowed) {
         Estimate e = estimate(m);
         if (e.feasible) es.push_back(e);
+        if (!by_price) continue;
+        Estimate cheap = EstimateOn(ctx, j, r.dataset, m, CardChoice::kCheapest);
+        if (cheap.feasible && cheap.type != e.type) es.push_back(cheap);
       }
       if (es.empty()) return c;
       // Budget: keep the members within it, if any.

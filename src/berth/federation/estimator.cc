@@ -105,7 +105,7 @@ DataMove PlanData(const EstimateContext& ctx, int32_t ds, int32_t m) {
   return d;
 }
 
-Estimate EstimateOn(const EstimateContext& ctx, const job::JobSpec& j, int32_t ds, int32_t m) {
+Estimate EstimateOn(const EstimateContext& ctx, const job::JobSpec& j, int32_t ds, int32_t m, CardChoice choice) {
   Estimate e;
   e.member = m;
   const Federation& fed = *ctx.fed;
@@ -130,6 +130,7 @@ Estimate EstimateOn(const EstimateContext& ctx, const job::JobSpec& j, int32_t d
   }
   // The fastest accepted type, preferring one that holds the gang now.
   double best_speed = 0, best_now_speed = 0;
+  double best_key = 0, best_now_key = 0;  // higher is better: speed, or work per dollar
   int32_t best = -1, best_now = -1;
   for (size_t t = 0; t < c.gpu_types().size(); ++t) {
     const GpuTypeId type(static_cast<int32_t>(t));
@@ -140,12 +141,15 @@ Estimate EstimateOn(const EstimateContext& ctx, const job::JobSpec& j, int32_t d
     if (t < v.types.size()) total = v.types[t].total;
     if (v.version == 0) total = 1;  // no digest yet: assume the type exists
     if (total == 0) continue;
-    if (sp > best_speed) best_speed = sp, best = static_cast<int32_t>(t);
+    const double price = mem.Price(c.gpu_types()[t].name);
+    const double key = choice == CardChoice::kFastest ? sp : sp / std::max(1e-9, price);
+    if (key > best_key) best_key = key, best_speed = sp, best = static_cast<int32_t>(t);
     const bool stale = m < static_cast<int32_t>(ctx.stale.size()) && ctx.stale[m];
     if (t < v.types.size() && v.version > 0 && !stale) {
       const int64_t free = v.types[t].free - type_taken[t];
       const int64_t fit = v.types[t].fit[b] - fit_taken[t][b];
-      if (free >= s.gpus && fit >= s.tasks && sp > best_now_speed) best_now_speed = sp, best_now = static_cast<int32_t>(t);
+      if (free >= s.gpus && fit >= s.tasks && key > best_now_key)
+        best_now_key = key, best_now_speed = sp, best_now = static_cast<int32_t>(t);
     }
   }
   e.feasible = best >= 0;

@@ -78,6 +78,12 @@ bool MemberAllowed(const EstimateContext& ctx, const job::JobSpec& j, int32_t m)
 // How the job's data reaches member `m`'s region from dataset `ds` (-1: none).
 DataMove PlanData(const EstimateContext& ctx, int32_t ds, int32_t m);
 
-Estimate EstimateOn(const EstimateContext& ctx, const job::JobSpec& j, int32_t ds, int32_t m);
+// Which card type of the member the estimate runs the job on: the fastest
+// accepted type (preferring one that holds the gang now), or the one doing
+// the most work per dollar (speed / price), likewise.
+enum class CardChoice { kFastest, kCheapest };
+
+Estimate EstimateOn(const EstimateContext& ctx, const job::JobSpec& j, int32_t ds, int32_t m,
+                    CardChoice choice = CardChoice::kFastest);
 
 }  // namespace berth::federation

@@ -179,7 +179,13 @@ void FedSim::Send(int32_t j, int32_t m, bool promise, int32_t type, TimeUs t) {
     }
   }
   if (promise) ++r_.promises;
-  if ((policy_ == Policy::kGlobal || policy_ == Policy::kGlobalCost) && type >= 0) at.types = TypesAsFast(m, type);
+  // Estimate-driven rules send the job for the card they estimated: the types at least as fast (global,
+  // fastest), or exactly that type (the cost rules).
+  if (type >= 0) {
+    if (policy_ == Policy::kGlobal || policy_ == Policy::kFastest) at.types = TypesAsFast(m, type);
+    if (policy_ == Policy::kGlobalCost || policy_ == Policy::kCheapest)
+      at.types = fed_.members[m].cluster->gpu_types()[type].name;
+  }
   const job::TaskGroup* biggest = nullptr;
   int32_t tasks = 0;
   for (const auto& g : spec.groups) {
