@@ -158,6 +158,19 @@ TEST(FedSim, DeadlinesAndCost) {
   EXPECT_LE(cost.gpu_cost, Simulate(e, t, Policy::kGlobal).gpu_cost);
 }
 
+TEST(FedSim, BatchesAreAssignedWithoutDoublePromises) {
+  Env e = MakeEnv(kFed);
+  sim::Trace t;
+  for (int k = 0; k < 12; ++k) t.jobs.push_back(Job(k, 0, 1, k % 3 == 0 ? 8 : 4, 600 + k));
+  const FedResult r = Simulate(e, t, Policy::kGlobal);
+  EXPECT_EQ(r.batches, 1);
+  EXPECT_EQ(r.double_promises, 0);
+  EXPECT_EQ(r.jobs_finished, 12);
+  // 64 GPUs, 64 asked: every job starts on arrival, none refused.
+  EXPECT_EQ(r.redispatches, 0);
+  EXPECT_LT(r.queue_delay_s.max, 1.0);
+}
+
 TEST(FedSim, MultiKueueWithdrawsTheLosingCopies) {
   Env e = MakeEnv(kFed);
   const sim::Trace t = Burst();

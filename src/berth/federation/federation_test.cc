@@ -55,6 +55,23 @@ TEST(FederationFile, ParsesEverySection) {
   EXPECT_EQ(f->total_gpus(), 96);
 }
 
+TEST(FederationFile, InterRegionDefaultsEveryPair) {
+  StatusOr<Federation> f = Parse(R"(
+inter_region: {bandwidth_gbps: 5, rtt_ms: 50}
+regions:
+  - {name: a, clusters: [{name: a1, cluster: "2x8:H100"}]}
+  - {name: b, clusters: [{name: b1, cluster: "2x8:H100"}]}
+  - {name: c, clusters: [{name: c1, cluster: "2x8:H100"}]}
+links:
+  - {from: a, to: b, bandwidth_gbps: 40, rtt_ms: 10}
+)");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_DOUBLE_EQ(f->link(0, 1).bandwidth_gbps, 40);
+  EXPECT_DOUBLE_EQ(f->link(1, 0).bandwidth_gbps, 40);
+  EXPECT_DOUBLE_EQ(f->link(2, 0).bandwidth_gbps, 5);
+  EXPECT_EQ(f->link(1, 2).rtt, 50'000);
+}
+
 TEST(FederationFile, ErrorsNameThePlace) {
   auto error = [](const std::string& text) {
     StatusOr<Federation> f = Parse(text);
