@@ -17,6 +17,7 @@
 #include "berth/tenancy/queue_yaml.h"
 #include "cluster_flags.h"
 #include "commands.h"
+#include "federation_cmd.h"
 #include "progress.h"
 
 namespace berth::apps {
@@ -39,6 +40,7 @@ struct Flags {
   bool catalog_given = false;  // --catalog on the command line (not its default)
   bool quiet = false;
   bool progress = false;
+  FederationFlags federation;  // --federation and its flags (federation_cmd.h)
 };
 
 std::vector<std::string> SplitComma(const std::string& s) {
@@ -89,6 +91,18 @@ int Run(Flags& f) {
   f.sim.policies = SplitComma(f.policies);
   if (Status s = ParsePreemptionFlags(f); !s.ok()) {
     std::cerr << "berth simulate: " << s.message() << "\n";
+    return 1;
+  }
+  if (!f.federation.federation.empty()) {
+    StatusOr<ClusterLoader> members = MakeClusterLoader("", f.topology_labels, f.sim.catalog, f.catalog_given);
+    if (!members.ok()) {
+      std::cerr << "berth simulate: " << members.status().message() << "\n";
+      return 1;
+    }
+    return RunFederationSimulate(f.federation, f.sim, *members, f.json, f.quiet);
+  }
+  if (f.sim.cluster.empty()) {
+    std::cerr << "berth simulate: --cluster is required (or --federation FILE)\n";
     return 1;
   }
   StatusOr<ClusterLoader> loader = MakeClusterLoader(f.sim.cluster, f.topology_labels, f.sim.catalog, f.catalog_given);
@@ -157,8 +171,23 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   CLI::App* cmd = app.add_subcommand("simulate", "Replay a trace through the scheduler under one or more policies");
   cmd->add_option("--cluster", flags->sim.cluster,
                   "Cluster: FILE (.yaml, .csv openb node list, or .json Kubernetes NodeList from kubectl get nodes "
-                  "-o json) or SPEC")
-      ->required();
+                  "-o json) or SPEC (required unless --federation is given)");
+  cmd->add_option("--federation", flags->federation.federation,
+                  "Federation file (YAML, docs/federation.md): simulate the global dispatcher over its member "
+                  "clusters; --policy then names dispatch policies (global, multikueue, karmada-weights, "
+                  "round-robin, least-loaded, data-local, global-cost, cheapest, fastest)");
+  cmd->add_option("--rate-scale", flags->federation.rate_scale,
+                  "Federation: arrival rate multiplier (gaps between submissions divided by it)")
+      ->default_val(1);
+  cmd->add_option("--member-policy", flags->federation.member_policy,
+                  "Federation: the scheduling policy of every member cluster")
+      ->default_val("bestfit");
+  cmd->add_option("--batch-min", flags->federation.batch_min,
+                  "Federation: arrivals at one instant from which global dispatches them as an assignment problem")
+      ->default_val(8);
+  cmd->add_option("--deadline-factor", flags->federation.deadline_factor,
+                  "Federation: give every job without a deadline one of F x its trace duration (0 = none)")
+      ->default_val(0);
   AddTopologyLabelOption(cmd, &flags->topology_labels);
   cmd->add_option("--trace", flags->sim.trace, "Trace file (required unless --workload is given)");
   cmd->add_option("--trace-format", flags->sim.trace_format, "openb|philly|gavel|tiresias|native (default: guess)");

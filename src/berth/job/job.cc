@@ -39,6 +39,11 @@ Status ValidateJob(const JobSpec& job) {
   if (job.checkpoint_interval < -1) return InvalidArgument(who + ": checkpoint_interval: negative (-1 means never)");
   if (job.submit_time < 0) return InvalidArgument(who + ": submit_time: negative");
   if (job.dataset_mib < 0) return InvalidArgument(who + ": dataset_mib: negative");
+  if (job.deadline == 0 || job.deadline < -1) return InvalidArgument(who + ": deadline: must be positive (or -1: none)");
+  if (job.budget_cents < -1) return InvalidArgument(who + ": budget: negative (-1 means none)");
+  for (const auto& r : job.regions)
+    for (const auto& a : job.avoid_regions)
+      if (r == a) return InvalidArgument(who + ": region '" + r + "' is both in regions and avoid_regions");
   if (job.work_steps == 0 || job.work_steps < -1)
     return InvalidArgument(who + ": work_steps: must be positive (or -1: unknown)");
   for (const auto& g : job.groups) {

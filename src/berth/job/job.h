@@ -65,6 +65,15 @@ struct JobSpec {
   std::optional<cluster::Level> required_level;
   std::optional<cluster::Level> preferred_level;
   int64_t work_steps = -1;          // training steps (iterations) to run when the trace gives them, else -1
+  // Federation (docs/federation.md): the regions the job may run in (empty:
+  // any), the regions it must not run in, whether its gang may span regions
+  // (default never), a deadline (finish by submit_time + deadline; -1: none)
+  // and a budget for GPU and egress cost in US cents (-1: none).
+  std::vector<std::string> regions;
+  std::vector<std::string> avoid_regions;
+  bool span_regions = false;
+  TimeUs deadline = -1;
+  int64_t budget_cents = -1;
 
   int32_t num_tasks() const;
   int64_t total_gpus() const;            // whole-GPU equivalents rounded up per task

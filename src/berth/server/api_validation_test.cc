@@ -33,6 +33,11 @@ TEST(ApiValidationTest, BadBodiesGetClearErrors) {
       {R"({"name":"a","groups":[]})", 400, "groups"},
       {R"({"name":"a","groups":[{"count":1,"gpu":1}]})", 400, "groups[0].gpu"},
       {R"({"name":"a","gruops":[{"count":1}]})", 400, "gruops"},
+      {R"({"name":"a","regions":"east","groups":[{"count":1}]})", 400, "regions"},
+      {R"({"name":"a","regions":["e","e"],"groups":[{"count":1}]})", 400, "regions[1]"},
+      {R"({"name":"a","deadline_s":0,"groups":[{"count":1}]})", 400, "deadline_s"},
+      {R"({"name":"a","budget_usd":"ten","groups":[{"count":1}]})", 400, "budget_usd"},
+      {R"({"name":"a","span_regions":1,"groups":[{"count":1}]})", 400, "span_regions"},
       {R"({"name":"a","groups":[{"count":"2"}]})", 400, "groups[0].count"},
       {R"({"name":"a","groups":[{"count":1.5}]})", 400, "groups[0].count"},
       {R"({"name":"a","groups":[{"count":0}]})", 400, "groups[0].count"},
@@ -70,7 +75,8 @@ TEST(ApiValidationTest, JobJsonRoundTrips) {
   const std::string body =
       R"({"name":"llm","tenant":"ml","queue":"q","priority":3,"submit_time_s":1.5,"duration_s":60,)"
       R"("runtime_limit_s":120,"job_class":"gpt","dataset":"web","dataset_mib":10,"checkpoint_interval_s":30,"work_steps":500,)"
-      R"("required_level":"spine","preferred_level":"leaf",)"
+      R"("required_level":"spine","preferred_level":"leaf","regions":["east"],"avoid_regions":["west"],)"
+      R"("span_regions":true,"deadline_s":3600,"budget_usd":99.5,)"
       R"("groups":[{"name":"w","count":4,"min_count":2,"gpus":8,"cpu_milli":1000,"memory_mib":2048,)"
       R"("gpu_types":["H100","A100"],"block_tasks":2,"block_level":"leaf"},{"name":"s","count":1,"gpus":1,"milli_per_gpu":250}]})";
   auto sub = ParseJobBody(body);
@@ -83,6 +89,12 @@ TEST(ApiValidationTest, JobJsonRoundTrips) {
   EXPECT_EQ(JobToJson(sub->spec)["groups"][0]["block_level"], "leaf");
   EXPECT_EQ(sub->spec.groups[0].gpu_type_spec, "H100|A100");
   EXPECT_EQ(sub->spec.groups[0].min_count, 2);
+  EXPECT_EQ(sub->spec.regions, std::vector<std::string>{"east"});
+  EXPECT_EQ(sub->spec.avoid_regions, std::vector<std::string>{"west"});
+  EXPECT_TRUE(sub->spec.span_regions);
+  EXPECT_EQ(sub->spec.deadline, 3600 * kUsPerSecond);
+  EXPECT_EQ(sub->spec.budget_cents, 9950);
+  EXPECT_EQ(JobToJson(sub->spec)["budget_usd"], 99.5);
   auto again = ParseJobJson(JobToJson(sub->spec));
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(JobToJson(again->spec), JobToJson(sub->spec));

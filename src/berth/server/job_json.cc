@@ -57,6 +57,31 @@ Status GetString(const std::string& key, const json& v, std::string& out) {
   return Status::Ok();
 }
 
+// A list of non-empty names (regions), each once.
+Status GetStringList(const std::string& key, const json& v, std::vector<std::string>& out) {
+  if (!v.is_array()) return InvalidArgument(key + ": expected an array of names, found " + Shown(v));
+  out.clear();
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string ki = key + "[" + std::to_string(i) + "]";
+    std::string name;
+    BERTH_RETURN_IF_ERROR(GetString(ki, v[i], name));
+    if (name.empty()) return InvalidArgument(ki + ": empty name");
+    for (const auto& seen : out)
+      if (seen == name) return InvalidArgument(ki + ": '" + name + "' appears twice");
+    out.push_back(std::move(name));
+  }
+  return Status::Ok();
+}
+
+// US dollars (a number >= 0, at most 10^12) as whole cents.
+Status GetUsd(const std::string& key, const json& v, int64_t& cents) {
+  if (!v.is_number()) return InvalidArgument(key + ": expected a number of US dollars, found " + Shown(v));
+  const double usd = v.get<double>();
+  if (!std::isfinite(usd) || usd < 0 || usd > 1e12) return InvalidArgument(key + ": " + Shown(v) + " is out of range");
+  cents = static_cast<int64_t>(std::llround(usd * 100));
+  return Status::Ok();
+}
+
 // A topology level by name (cluster::ParseLevel's names and aliases).
 Status GetLevel(const std::string& key, const json& v, cluster::Level& out) {
   if (!v.is_string()) return InvalidArgument(key + ": expected a level name (region, cluster, spine, leaf, nvlink), found " + Shown(v));
@@ -149,6 +174,15 @@ StatusOr<JobSubmission> ParseJobJson(const json& v) {
       cluster::Level level;
       BERTH_RETURN_IF_ERROR(GetLevel(key, val, level));
       (key == "required_level" ? j.required_level : j.preferred_level) = level;
+    } else if (key == "regions" || key == "avoid_regions") {
+      BERTH_RETURN_IF_ERROR(GetStringList(key, val, key == "regions" ? j.regions : j.avoid_regions));
+    } else if (key == "span_regions") {
+      if (!val.is_boolean()) return InvalidArgument("span_regions: expected true or false, found " + Shown(val));
+      j.span_regions = val.get<bool>();
+    } else if (key == "deadline_s") {
+      BERTH_RETURN_IF_ERROR(GetSeconds(key, val, true, j.deadline));
+    } else if (key == "budget_usd") {
+      BERTH_RETURN_IF_ERROR(GetUsd(key, val, j.budget_cents));
     } else if (key == "idempotency_key") {
       BERTH_RETURN_IF_ERROR(GetString(key, val, out.idempotency_key));
       if (out.idempotency_key.empty()) return InvalidArgument("idempotency_key: empty (omit it instead)");
@@ -202,6 +236,11 @@ json JobToJson(const job::JobSpec& s) {
   if (s.work_steps > 0) j["work_steps"] = s.work_steps;
   if (s.required_level) j["required_level"] = cluster::LevelName(*s.required_level);
   if (s.preferred_level) j["preferred_level"] = cluster::LevelName(*s.preferred_level);
+  if (!s.regions.empty()) j["regions"] = s.regions;
+  if (!s.avoid_regions.empty()) j["avoid_regions"] = s.avoid_regions;
+  if (s.span_regions) j["span_regions"] = true;
+  if (s.deadline > 0) j["deadline_s"] = UsToSeconds(s.deadline);
+  if (s.budget_cents >= 0) j["budget_usd"] = static_cast<double>(s.budget_cents) / 100.0;
   json groups = json::array();
   for (const auto& g : s.groups) {
     json o = json::object();

@@ -67,6 +67,23 @@ LineResult GetString(const Place& p, const std::string& key, const json& v, std:
   return {};
 }
 
+// A list of non-empty names (regions), each once.
+LineResult GetStringList(const Place& p, const std::string& key, const json& v, std::vector<std::string>& out) {
+  if (!v.is_array()) return Bad(kWrongType, p.Error(key + ": expected an array of names, found " + Shown(v)));
+  out.clear();
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string ki = key + "[" + std::to_string(i) + "]";
+    std::string name;
+    LineResult r = GetString(p, ki, v[i], name);
+    if (!r.ok()) return r;
+    if (name.empty()) return Bad(kBadValue, p.Error(ki + ": empty name"));
+    for (const auto& seen : out)
+      if (seen == name) return Bad(kBadValue, p.Error(ki + ": '" + name + "' appears twice"));
+    out.push_back(std::move(name));
+  }
+  return {};
+}
+
 // A topology level by name (cluster::ParseLevel's names and aliases).
 LineResult GetLevel(const Place& p, const std::string& key, const json& v, cluster::Level& out) {
   if (!v.is_string())
@@ -159,6 +176,19 @@ LineResult ParseJob(const Place& p, const json& v, job::JobSpec& j) {
       cluster::Level level;
       BERTH_RETURN_BAD(GetLevel(p, key, val, level));
       (key == "required_level" ? j.required_level : j.preferred_level) = level;
+    } else if (key == "regions" || key == "avoid_regions") {
+      BERTH_RETURN_BAD(GetStringList(p, key, val, key == "regions" ? j.regions : j.avoid_regions));
+    } else if (key == "span_regions") {
+      if (!val.is_boolean()) return Bad(kWrongType, p.Error("span_regions: expected true or false, found " + Shown(val)));
+      j.span_regions = val.get<bool>();
+    } else if (key == "deadline_s") {
+      BERTH_RETURN_BAD(GetSeconds(p, key, val, true, j.deadline));
+    } else if (key == "budget_usd") {
+      if (!val.is_number()) return Bad(kWrongType, p.Error("budget_usd: expected a number of US dollars, found " + Shown(val)));
+      const double usd = val.get<double>();
+      if (!std::isfinite(usd) || usd < 0 || usd > 1e12)
+        return Bad(kOutOfRange, p.Error("budget_usd: " + Shown(val) + " is out of range"));
+      j.budget_cents = static_cast<int64_t>(std::llround(usd * 100));
     } else if (key == "groups") {
       if (!val.is_array() || val.empty())
         return Bad(kWrongType, p.Error("groups: expected a non-empty array of task groups, found " + Shown(val)));

@@ -2,6 +2,8 @@
 // (read a trace -> write native -> read native gives the same jobs).
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "berth/sim/readers/native_writer.h"
 #include "berth/sim/readers/reader_test_util.h"
 #include "berth/sim/readers/readers.h"
@@ -158,6 +160,36 @@ TEST(NativeRoundTrip, OtherFormats) {
   ExpectRoundTrip(d + "/alibaba-gpu-v2023/openb_pod_list_gpushare40.csv", "openb");
 }
 
+TEST(NativeReader, FederationKeys) {
+  const std::string path = TestDir() + "/fed.jsonl";
+  {
+    std::ofstream out(path);
+    out << R"({"name":"a","regions":["east"],"avoid_regions":["west"],"span_regions":true,"deadline_s":600,)"
+        << R"("budget_usd":12.5,"groups":[{"count":1,"gpus":8}]})" << "\n";
+    out << R"({"name":"b","regions":"east","groups":[{"count":1,"gpus":8}]})" << "\n";
+    out << R"({"name":"c","regions":["x","x"],"groups":[{"count":1,"gpus":8}]})" << "\n";
+    out << R"({"name":"d","deadline_s":0,"groups":[{"count":1,"gpus":8}]})" << "\n";
+    out << R"({"name":"e","budget_usd":-1,"groups":[{"count":1,"gpus":8}]})" << "\n";
+    out << R"({"name":"f","regions":["x"],"avoid_regions":["x"],"groups":[{"count":1,"gpus":8}]})" << "\n";
+  }
+  ReadOptions skip;
+  skip.skip_bad_lines = true;
+  auto t = ReadTrace(path, "", skip);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->jobs.size(), 1u);
+  const job::JobSpec& j = t->jobs[0];
+  EXPECT_EQ(j.regions, std::vector<std::string>{"east"});
+  EXPECT_EQ(j.avoid_regions, std::vector<std::string>{"west"});
+  EXPECT_TRUE(j.span_regions);
+  EXPECT_EQ(j.deadline, 600 * kUsPerSecond);
+  EXPECT_EQ(j.budget_cents, 1250);
+  EXPECT_EQ(t->report.skipped, 5);
+  auto strict = ReadTrace(path, "", {});
+  ASSERT_FALSE(strict.ok());
+  EXPECT_NE(strict.status().message().find(":2: regions: expected an array"), std::string::npos)
+      << strict.status().message();
+}
+
 TEST(NativeRoundTrip, EveryJobSpecField) {
   job::JobSpec j;
   j.id = JobId(0);
@@ -173,6 +205,11 @@ TEST(NativeRoundTrip, EveryJobSpecField) {
   j.dataset_mib = 9;
   j.checkpoint_interval = 60 * kUsPerSecond;
   j.work_steps = 11;
+  j.regions = {"east", "west"};
+  j.avoid_regions = {"north"};
+  j.span_regions = true;
+  j.deadline = 3600 * kUsPerSecond;
+  j.budget_cents = 12345;
   job::TaskGroup g;
   g.name = "g";
   g.count = 3;

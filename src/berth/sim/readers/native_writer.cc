@@ -60,6 +60,11 @@ StatusOr<std::string> NativeJobLine(const job::JobSpec& j) {
   if (j.work_steps >= 0) o["work_steps"] = j.work_steps;
   if (j.required_level) o["required_level"] = cluster::LevelName(*j.required_level);
   if (j.preferred_level) o["preferred_level"] = cluster::LevelName(*j.preferred_level);
+  if (!j.regions.empty()) o["regions"] = j.regions;
+  if (!j.avoid_regions.empty()) o["avoid_regions"] = j.avoid_regions;
+  if (j.span_regions) o["span_regions"] = true;
+  if (j.deadline > 0) o["deadline_s"] = Seconds(j.deadline);
+  if (j.budget_cents >= 0) o["budget_usd"] = static_cast<double>(j.budget_cents) / 100.0;
   ordered_json groups = ordered_json::array();
   for (const auto& g : j.groups) groups.push_back(GroupJson(g));
   o["groups"] = std::move(groups);

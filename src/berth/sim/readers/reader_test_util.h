@@ -49,6 +49,11 @@ inline void ExpectSameJob(const job::JobSpec& a, const job::JobSpec& b) {
   EXPECT_EQ(a.work_steps, b.work_steps);
   EXPECT_EQ(a.required_level, b.required_level);
   EXPECT_EQ(a.preferred_level, b.preferred_level);
+  EXPECT_EQ(a.regions, b.regions);
+  EXPECT_EQ(a.avoid_regions, b.avoid_regions);
+  EXPECT_EQ(a.span_regions, b.span_regions);
+  EXPECT_EQ(a.deadline, b.deadline);
+  EXPECT_EQ(a.budget_cents, b.budget_cents);
   ASSERT_EQ(a.groups.size(), b.groups.size());
   for (size_t i = 0; i < a.groups.size(); ++i) {
     const auto &g = a.groups[i], &h = b.groups[i];

@@ -1,0 +1,81 @@
+// The federation simulator: one unchanged scheduler::Scheduler per member
+// cluster, all on one simulated clock, under a global dispatch policy.
+//
+// Messages take half the round-trip time between the dispatcher's region and
+// the member's: a job reaches the member that long after its dispatch (and
+// not before its data is staged there), a reply or a digest reaches the
+// dispatcher that long after it was sent. A member publishes a digest when
+// its state changed, at most once per digest interval, so what the
+// dispatcher sees is stale by the interval and the delay.
+//
+// A job dispatched with a promise (a lease) must start as soon as it reaches
+// the member; if it cannot, the member refuses it and the dispatcher sends it
+// again (a re-dispatch). A member that could never run a job refuses it too.
+// Data: a staged dataset without a replica in the member's region moves over
+// the link from the replica that delivers first, links carrying one transfer
+// at a time (FIFO); a streamed one is read during the run, which lasts at
+// least the transfer time. MultiKueue cannot stage ahead (its copies wait in
+// every member), so its jobs move their data after they start, holding their
+// GPUs. Run times: the trace duration scaled by the speed of the card type
+// the member placed the job on, relative to the federation's
+// trace_reference_type (hetero throughput model).
+//
+// Figures: JCT = finish - submit; queueing delay = start - submit (dispatch,
+// staging and member queue); cross-region bytes and egress over every move;
+// GPU cost = GPUs x hours held x price (a withdrawn MultiKueue copy that had
+// started included); a double promise is a dispatch onto GPUs the digest
+// showed free but that an earlier dispatch not yet reflected in any digest
+// had already been sent to (and for MultiKueue, a second member starting a
+// copy of a job another member already runs); a deadline miss is a finish
+// after submit + deadline.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "berth/federation/dispatch.h"
+#include "berth/federation/federation.h"
+#include "berth/framework/registry.h"
+#include "berth/sim/result.h"
+#include "berth/sim/trace.h"
+
+namespace berth::federation {
+
+struct FedSimOptions {
+  uint64_t seed = 42;
+  // A batch of at least this many jobs arriving at one instant is dispatched
+  // as an assignment problem (global policies); fewer go one by one.
+  int32_t batch_min = 8;
+};
+
+struct MemberFigures {
+  std::string name;
+  std::string region;
+  int64_t gpus = 0;
+  int64_t jobs = 0;          // jobs that finished there
+  double utilization = 0;    // GPU-time held / (GPUs x makespan)
+  double gpu_cost = 0;
+};
+
+struct FedResult {
+  std::string policy;
+  int64_t jobs_total = 0, jobs_finished = 0, jobs_lost = 0, jobs_unfinished = 0;
+  sim::Distribution jct_s, queue_delay_s;
+  double makespan_s = 0;
+  double cross_region_bytes = 0;
+  double egress_cost = 0, gpu_cost = 0;
+  int64_t deadline_jobs = 0, deadline_misses = 0;
+  int64_t double_promises = 0, redispatches = 0, promises = 0, digests = 0;
+  int64_t refused_promises = 0, refused_never_fit = 0;  // refusals by cause (each a re-dispatch)
+  int64_t batches = 0;
+  std::vector<MemberFigures> members;
+  double wall_seconds = 0;
+};
+
+// `speed`: per member, per GPU type, the speed relative to the reference type.
+StatusOr<FedResult> RunFederation(const Federation& fed, const SpeedTable& speed, const sim::Trace& trace,
+                                  const framework::Profile& member_profile, const framework::PluginRegistry& registry,
+                                  Policy policy, const FedSimOptions& options);
+
+}  // namespace berth::federation

@@ -1,0 +1,97 @@
+// The federation model: regions, member clusters (each a whole cluster file
+// or spec of its own, with GPU prices and a failure domain), the links between
+// regions (bandwidth, round-trip time, egress price) and the datasets (size,
+// the regions holding a replica, staged or streamed). Read from YAML
+// (docs/federation.md):
+//
+//   regions:
+//     - name: us-east
+//       clusters:
+//         - {name: use-a, cluster: "64x8:H100", gpu_prices: {H100: 2.5}, failure_domain: use-1}
+//   links:
+//     - {from: us-east, to: eu-west, bandwidth_gbps: 10, rtt_ms: 80, egress_usd_per_gb: 0.02}
+//   datasets:
+//     - {name: web, size_gib: 800, regions: [us-east], read: staged}
+//
+//   StatusOr<Federation> f = LoadFederation("fed.yaml", cluster::LoadCluster);
+//
+// Regions and members are numbered in file order; links form a dense matrix
+// (a region to itself uses `intra_region`).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "berth/cluster/cluster.h"
+#include "berth/common/quantity.h"
+#include "berth/common/status.h"
+
+namespace berth::federation {
+
+using ClusterLoader = std::function<StatusOr<cluster::Cluster>(const std::string&)>;
+
+struct Link {
+  double bandwidth_gbps = 0;     // > 0
+  TimeUs rtt = 0;                // round-trip time
+  double egress_usd_per_gb = 0;  // price of a GB leaving the source region over this link
+};
+
+struct Member {
+  std::string name;
+  int32_t region = 0;
+  std::string source;          // the cluster file or spec, as written
+  std::string failure_domain;  // "" = its own
+  // USD per GPU-hour by GPU type name (the cluster's names); `default_price`
+  // for types not listed.
+  std::map<std::string, double> gpu_prices;
+  double default_price = 0;
+  double weight = 0;  // karmada-weights share (default: the cluster's GPUs)
+  std::shared_ptr<const cluster::Cluster> cluster;
+
+  double Price(const std::string& type) const;
+};
+
+enum class ReadPattern { kStaged, kStreamed };
+
+struct Dataset {
+  std::string name;
+  MiB size_mib = 0;
+  std::vector<int32_t> regions;  // holding a replica (at least one)
+  ReadPattern read = ReadPattern::kStaged;
+};
+
+struct Federation {
+  std::string name;
+  std::vector<std::string> regions;
+  std::vector<Member> members;
+  std::vector<std::vector<Link>> links;  // [from region][to region]
+  std::vector<Dataset> datasets;
+  std::map<std::string, int32_t> dataset_index;
+  // Tenants: home region and the datasets a job of the tenant that names none
+  // reads (one of them, by a hash of the job id).
+  std::map<std::string, int32_t> tenant_home;
+  std::map<std::string, std::vector<int32_t>> tenant_datasets;
+  int32_t dispatcher_region = 0;
+  TimeUs digest_interval = 10 * kUsPerSecond;  // how often a changed member publishes its digest
+  TimeUs lease_ttl = 60 * kUsPerSecond;        // how long a promise of capacity holds
+  // The accelerator type the trace's durations were measured on ("": a job
+  // runs its trace duration on every type).
+  std::string trace_reference_type;
+
+  std::optional<int32_t> FindRegion(const std::string& name) const;
+  const Link& link(int32_t from, int32_t to) const { return links[from][to]; }
+  int64_t total_gpus() const;
+};
+
+// Parses a federation file. `source` names it in errors ("fed.yaml: links[2]:
+// bandwidth_gbps must be positive"); `load` reads each member's cluster.
+StatusOr<Federation> ParseFederationYaml(const std::string& text, const std::string& source,
+                                         const ClusterLoader& load);
+StatusOr<Federation> LoadFederation(const std::string& path, const ClusterLoader& load);
+
+}  // namespace berth::federation
