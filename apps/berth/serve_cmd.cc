@@ -53,6 +53,7 @@ struct ServeFlags {
   std::string min_runtime;
   std::string restore_cost;
   std::string throughputs;
+  server::AdmissionLimits limits;  // --max-tasks-per-job, ...
 };
 
 StatusOr<std::string> ReadToken(const std::string& path) {
@@ -101,6 +102,10 @@ int Serve(const ServeFlags& f) {
       return kExitUsage;
     }
     *out = *d;
+  }
+  if (Status s = f.limits.Validate(); !s.ok()) {
+    std::cerr << "berth serve: " << s.message() << "\n";
+    return kExitUsage;
   }
   if (!f.extender && (f.kube || !f.k.kubeconfig.empty())) {
     if (!f.restore_cost.empty() || !f.throughputs.empty()) {
@@ -163,6 +168,7 @@ int Serve(const ServeFlags& f) {
   opts.restore_cost = restore_cost;
   opts.virtual_nodes = f.virtual_nodes || demo;
   opts.speedup = f.speedup;
+  opts.limits = f.limits;
   if (!f.queues.empty()) {
     auto file = tenancy::ReadQueueFile(f.queues);
     if (!file.ok()) return fail("queues", file.status());
@@ -295,6 +301,19 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--throughputs", flags->throughputs,
                   "measured throughput table (Gavel JSON) the hetero-speed/hetero-cost model is fitted to "
                   "(default: specs only)");
+  cmd->add_option("--max-tasks-per-job", flags->limits.max_tasks_per_job,
+                  "admission: most tasks one job may have (sum of its groups' counts; 422 beyond)")
+      ->capture_default_str();
+  cmd->add_option("--max-groups-per-job", flags->limits.max_groups_per_job,
+                  "admission: most task groups one job may have (422 beyond)")
+      ->capture_default_str();
+  cmd->add_option("--max-name-bytes", flags->limits.max_name_bytes,
+                  "admission: longest job name and idempotency key, in bytes (422 beyond)")
+      ->capture_default_str();
+  cmd->add_option("--max-label-bytes", flags->limits.max_label_bytes,
+                  "admission: longest tenant, queue, job_class, dataset, group and GPU type names, in bytes "
+                  "(422 beyond)")
+      ->capture_default_str();
   cmd->add_option("--kubeconfig", flags->k.kubeconfig,
                   "schedule a Kubernetes cluster: its Nodes and the pods whose schedulerName is --scheduler-name");
   cmd->add_flag("--kube", flags->kube,

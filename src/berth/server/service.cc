@@ -34,6 +34,7 @@ Status ServiceOptions::Validate() const {
   if (preemption_grace < 0) return InvalidArgument("--preemption-grace must not be negative");
   if (min_runtime < -1) return InvalidArgument("--min-runtime must not be negative");
   if (restore_cost < 0) return InvalidArgument("--restore-cost must not be negative");
+  BERTH_RETURN_IF_ERROR(limits.Validate());
   return Status::Ok();
 }
 
@@ -232,6 +233,8 @@ ApiResult Service::SubmitJob(const std::string& body) {
   };
   StatusOr<JobSubmission> sub = ParseJobBody(body);
   if (!sub.ok()) return finish(ApiResult::Error(400, sub.status().message()));
+  Status within = CheckAdmissionLimits(sub->spec, sub->idempotency_key, options_.limits);
+  if (!within.ok()) return finish(ApiResult::Error(422, within.message()));
   Status feasible = CheckFeasible(cluster_, sub->spec);
   if (!feasible.ok()) return finish(ApiResult::Error(422, "the job can never run here: " + feasible.message()));
   if (!topology_planned_) {

@@ -35,6 +35,7 @@
 #include "berth/common/clock.h"
 #include "berth/framework/registry.h"
 #include "berth/scheduler/scheduler.h"
+#include "berth/server/job_json.h"
 #include "berth/server/log.h"
 #include "berth/server/metrics.h"
 #include "berth/server/virtual_nodes.h"
@@ -80,6 +81,9 @@ struct ServiceOptions {
   // accelerator catalog, fitted to a measured table ("" = specs only).
   std::string catalog = "data/accelerators.yaml";
   std::string throughputs;
+  // What one submission may create (a 422 beyond; docs/service.md, "Input
+  // limits").
+  AdmissionLimits limits;
 
   Status Validate() const;
 };
