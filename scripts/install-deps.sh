@@ -10,6 +10,7 @@ PACKAGES=(
   libglpk-dev
   libcpp-httplib-dev libsqlite3-dev curl
   etcd-server etcd-client   # the replicated store's tests start local etcd members
+  clang-14 libclang-rt-14-dev   # libFuzzer, ASan and UBSan for scripts/fuzz.sh
 )
 
 missing=()
