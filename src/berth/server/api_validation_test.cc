@@ -212,6 +212,13 @@ TEST(ApiValidationTest, HugeValuesAreCutInErrors) {
   auto r = ParseJobBody(big);
   ASSERT_FALSE(r.ok());
   EXPECT_LT(r.status().message().size(), 120u) << r.status().message();
+  // So is an unknown key of 1 MB.
+  auto k = ParseJobBody(R"({"name":"a","groups":[{"count":1}],")" + std::string(1 << 20, 'k') + R"(":1})");
+  ASSERT_FALSE(k.ok());
+  EXPECT_LT(k.status().message().size(), 120u);
+  auto gk = ParseJobBody(R"({"name":"a","groups":[{"count":1,")" + std::string(1 << 20, 'k') + R"(":1}]})");
+  ASSERT_FALSE(gk.ok());
+  EXPECT_LT(gk.status().message().size(), 140u);
 }
 
 }  // namespace

@@ -54,7 +54,9 @@ Status GetStringMap(const json& v, const std::string& key, const std::string& wh
   if (!m) return Status::Ok();
   if (!m->is_object()) return InvalidArgument(where + key + ": expected an object of strings");
   for (const auto& [k, val] : m->items()) {
-    if (!val.is_string()) return InvalidArgument(where + key + "." + k + ": expected a string");
+    if (!val.is_string())
+      return InvalidArgument(where + key + "." + (k.size() <= 64 ? k : berth::json::ExcerptText(k, 60)) +
+                             ": expected a string");
     out[k] = val.get<std::string>();
   }
   return Status::Ok();
@@ -113,7 +115,7 @@ StatusOr<std::map<std::string, MetaVictims>> ParseVictimsMap(const json& v, cons
   std::map<std::string, MetaVictims> out;
   if (!v.is_object()) return InvalidArgument(where + ": expected an object keyed by node name");
   for (const auto& [node, victims] : v.items()) {
-    const std::string w = where + "." + node;
+    const std::string w = where + "." + (node.size() <= 64 ? node : berth::json::ExcerptText(node, 60));
     if (victims.is_null()) {
       out[node];
       continue;

@@ -20,6 +20,8 @@ constexpr double kMaxSeconds = 10.0 * 365 * 24 * 3600;
 
 // At most 40 characters of a value, without serializing it whole.
 std::string Shown(const json& v) { return berth::json::Excerpt(v, 40); }
+// A key as named in an error: itself, or a cut JSON string when long.
+std::string ShownKey(const std::string& key) { return key.size() <= 64 ? key : berth::json::ExcerptText(key, 60); }
 
 Status GetInt(const std::string& key, const json& v, int64_t lo, int64_t hi, int64_t& out) {
   if (!v.is_number_integer()) return InvalidArgument(key + ": expected an integer, found " + Shown(v));
@@ -73,7 +75,7 @@ Status ParseGroup(const std::string& where, const json& v, job::TaskGroup& g) {
   if (!v.is_object()) return InvalidArgument(where + ": expected an object, found " + Shown(v));
   int64_t min_count = -1;
   for (const auto& [key, val] : v.items()) {
-    const std::string k = where + "." + key;
+    const std::string k = where + "." + ShownKey(key);
     if (key == "name") {
       BERTH_RETURN_IF_ERROR(GetString(k, val, g.name));
     } else if (key == "count") {
@@ -170,7 +172,7 @@ StatusOr<JobSubmission> ParseJobJson(const json& v, JobSource source) {
       }
       has_groups = true;
     } else {
-      return InvalidArgument("unknown field '" + key + "'");
+      return InvalidArgument("unknown field '" + ShownKey(key) + "'");
     }
   }
   if (!has_name) return InvalidArgument("name: missing (every job needs a name)");
