@@ -11,6 +11,7 @@ PACKAGES=(
   libcpp-httplib-dev libsqlite3-dev curl
   libssl-dev openssl   # TLS for berth serve (src/berth/http); openssl makes the tests' certificates
   etcd-server etcd-client   # the replicated store's tests start local etcd members
+  clang-14 libclang-rt-14-dev   # libFuzzer, ASan and UBSan for scripts/fuzz.sh
 )
 
 missing=()

@@ -7,3 +7,6 @@ scripts/install-deps.sh
 scripts/kube-control-plane.sh build   # once per machine: kube-apiserver/kube-scheduler v1.20.2, cached
 scripts/build.sh release
 ctest --preset release -j "$(nproc)" --timeout 600
+# Coverage-guided fuzzing of the parsers of untrusted input (clang, ASan,
+# UBSan; its own build dir): 15 s per target, failing on any crash.
+scripts/fuzz.sh 15

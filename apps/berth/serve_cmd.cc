@@ -61,6 +61,7 @@ struct ServeFlags {
   bool accept_cluster_change = false;
   int64_t extender_max_groups = server::ExtenderLimits{}.max_groups;
   int64_t extender_max_pods = server::ExtenderLimits{}.max_pods;
+  server::AdmissionLimits limits;  // --max-tasks-per-job, ...
 };
 
 StatusOr<std::string> ReadToken(const std::string& path) {
@@ -112,6 +113,10 @@ int Serve(const ServeFlags& f) {
       return kExitUsage;
     }
     *out = *d;
+  }
+  if (Status s = f.limits.Validate(); !s.ok()) {
+    std::cerr << "berth serve: " << s.message() << "\n";
+    return kExitUsage;
   }
   if (!f.extender && (f.kube || !f.k.kubeconfig.empty())) {
     if (!f.restore_cost.empty() || !f.throughputs.empty()) {
@@ -192,6 +197,7 @@ int Serve(const ServeFlags& f) {
   opts.idempotency_ttl = idempotency_ttl;
   opts.accept_cluster_change = f.accept_cluster_change;
   opts.speedup = f.speedup;
+  opts.limits = f.limits;
   if (!f.queues.empty()) {
     auto file = tenancy::ReadQueueFile(f.queues);
     if (!file.ok()) return fail("queues", file.status());
@@ -355,6 +361,19 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_flag("--accept-cluster-change", flags->accept_cluster_change,
                 "start even though --cluster differs from the cluster recorded in the store; jobs that no longer "
                 "fit stay pending and are reported");
+  cmd->add_option("--max-tasks-per-job", flags->limits.max_tasks_per_job,
+                  "admission: most tasks one job may have (sum of its groups' counts; 422 beyond)")
+      ->capture_default_str();
+  cmd->add_option("--max-groups-per-job", flags->limits.max_groups_per_job,
+                  "admission: most task groups one job may have (422 beyond)")
+      ->capture_default_str();
+  cmd->add_option("--max-name-bytes", flags->limits.max_name_bytes,
+                  "admission: longest job name and idempotency key, in bytes (422 beyond)")
+      ->capture_default_str();
+  cmd->add_option("--max-label-bytes", flags->limits.max_label_bytes,
+                  "admission: longest tenant, queue, job_class, dataset, group and GPU type names, in bytes "
+                  "(422 beyond)")
+      ->capture_default_str();
   cmd->add_option("--kubeconfig", flags->k.kubeconfig,
                   "schedule a Kubernetes cluster: its Nodes and the pods whose schedulerName is --scheduler-name");
   cmd->add_flag("--kube", flags->kube,

@@ -29,5 +29,28 @@ TEST(K8sQuantityTest, Malformed) {
   }
 }
 
+TEST(K8sQuantityTest, GrammarEdges) {
+  EXPECT_EQ(ParseK8sQuantity("1E", 1).value(), 1'000'000'000'000'000'000);  // exa
+  EXPECT_EQ(ParseK8sQuantity("1Ei", 1).value(), int64_t{1} << 60);
+  EXPECT_EQ(ParseK8sQuantity("500u", 1'000'000).value(), 500);
+  EXPECT_EQ(ParseK8sQuantity("1n", 1).value(), 1);  // rounded up
+  EXPECT_EQ(ParseK8sQuantity(".5", 1000).value(), 500);
+  EXPECT_EQ(ParseK8sQuantity("5.", 1).value(), 5);
+  EXPECT_EQ(ParseK8sQuantity("-0", 1).value(), 0);
+  for (const char* t : {"1e-", "1e+-1", "1E+", "--1", "+-1", "1 ", " 1", "1ki", "1.5.", "e3", "1e1.5", "8Ei", "nan",
+                        "inf", "0x10"})
+    EXPECT_FALSE(ParseK8sQuantity(t, 1).ok()) << t;
+}
+
+TEST(K8sQuantityTest, LongNumbersAreRefusedWithShortMessages) {
+  const std::string digits(5000, '9');
+  StatusOr<int64_t> q = ParseK8sQuantity(digits, 1);
+  ASSERT_FALSE(q.ok());
+  EXPECT_LT(q.status().message().size(), 100u);
+  EXPECT_FALSE(ParseK8sQuantity("0." + std::string(5000, '0') + "1", 1).ok());
+  EXPECT_EQ(ParseK8sQuantity("4611686018427387904", 1).value(), int64_t{1} << 62);  // 2^62 itself is fine
+  EXPECT_FALSE(ParseK8sQuantity("9223372036854775807", 1).ok());                 // beyond 9e18
+}
+
 }  // namespace
 }  // namespace berth

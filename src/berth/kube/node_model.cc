@@ -1,5 +1,6 @@
 // Kubernetes Nodes to the cluster model: parsing, the deterministic build, and
 // NodeList files. nlohmann::json's parse exceptions stop in LoadNodeList.
+#include "berth/json/json_parse.h"
 #include "berth/kube/node_model.h"
 
 #include <algorithm>
@@ -288,12 +289,11 @@ StatusOr<cluster::Cluster> LoadNodeList(const std::string& path, const NodeModel
   if (!in) return NotFound(path + ": cannot open");
   std::stringstream text;
   text << in.rdbuf();
-  json doc;
-  try {
-    doc = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    return InvalidArgument(path + ": not JSON (" + e.what() + ")");
-  }
+  // A file from `kubectl get nodes -o json`: the bounded parser, with room
+  // for a large cluster's list and Kubernetes' nesting.
+  auto parsed = berth::json::ParseUntrusted(text.str(), {.max_bytes = size_t{1} << 30, .max_depth = 128});
+  if (!parsed.ok()) return InvalidArgument(path + ": not JSON (" + parsed.status().message() + ")");
+  json doc = std::move(parsed).value();
   BERTH_ASSIGN_OR_RETURN(std::vector<NodeInfo> nodes, ParseNodeList(doc, path, options));
   StatusOr<cluster::Cluster> c = BuildCluster(nodes, options);
   if (!c.ok()) return InvalidArgument(path + ": " + c.status().message());

@@ -1,5 +1,6 @@
 // KubeClient: kubeconfig loading, pooled HTTPS connections, a token bucket
 // and streamed watches (see client.h).
+#include "berth/json/json_parse.h"
 #include "berth/kubesched/client.h"
 
 #include <httplib.h>
@@ -19,6 +20,11 @@ namespace berth::kube {
 using nlohmann::json;
 
 namespace {
+
+// API server answers: whole lists of a large cluster's objects are big, and
+// Kubernetes objects (managedFields mirror the object) nest deeper than API
+// bodies; duplicate keys are refused as everywhere.
+const berth::json::ParseLimits kAnswerLimits{.max_bytes = size_t{1} << 30, .max_depth = 128};
 
 StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -184,12 +190,11 @@ StatusOr<KubeConfig> ResolveKubeConfig(const std::string& path) {
 Status StatusFromHttp(int code, const std::string& what, const std::string& body) {
   if (code >= 200 && code < 300) return Status::Ok();
   std::string message;
-  try {
-    json doc = json::parse(body);
-    message = doc.value("message", "");
-  } catch (const json::exception&) {
+  auto doc = berth::json::ParseUntrusted(body, kAnswerLimits);
+  if (doc.ok() && doc->is_object() && doc->contains("message") && (*doc)["message"].is_string())
+    message = (*doc)["message"].get<std::string>().substr(0, 1000);
+  else
     message = body.substr(0, 200);
-  }
   const std::string m = what + ": HTTP " + std::to_string(code) + (message.empty() ? "" : ": " + message);
   if (code == 404) return NotFound(m);
   if (code == 409) return AlreadyExists(m);
@@ -305,11 +310,9 @@ StatusOr<json> KubeClient::Send(const std::string& method, const std::string& pa
     Status s = StatusFromHttp(code, what, text);
     if (!s.ok()) return s;
     if (text.empty()) return json(nullptr);
-    try {
-      return json::parse(text);
-    } catch (const json::exception& e) {
-      return Internal(what + ": malformed JSON in the answer: " + e.what());
-    }
+    auto doc = berth::json::ParseUntrusted(text, kAnswerLimits);
+    if (!doc.ok()) return Internal(what + ": malformed JSON in the answer: " + doc.status().message());
+    return std::move(doc).value();
   }
 }
 
@@ -369,14 +372,14 @@ Status KubeClient::Watch(const std::string& collection, const std::string& resou
           start = nl + 1;
           if (line.empty()) continue;
           WatchEvent ev;
-          try {
-            json doc = json::parse(line);
-            ev.type = doc.value("type", "");
-            ev.object = std::move(doc["object"]);
-          } catch (const json::exception& e) {
-            result = Internal("watch " + collection + ": malformed event: " + e.what());
+          auto doc = berth::json::ParseUntrusted(line, kAnswerLimits);
+          if (!doc.ok() || !doc->is_object() || (doc->contains("type") && !(*doc)["type"].is_string())) {
+            result = Internal("watch " + collection + ": malformed event: " +
+                              (doc.ok() ? std::string("not an object with a string type") : doc.status().message()));
             return false;
           }
+          ev.type = doc->value("type", "");
+          ev.object = std::move((*doc)["object"]);
           if (ev.type == "ERROR") {
             const int c = ev.object.value("code", 500);
             result = StatusFromHttp(c, "watch " + collection, ev.object.dump());

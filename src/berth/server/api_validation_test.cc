@@ -60,6 +60,26 @@ TEST(ApiValidationTest, BadBodiesGetClearErrors) {
       {R"({"name":"a","groups":[{"count":3,"gpus":8,"block_tasks":2}]})", 400, "block_tasks"},
       {R"({"name":"a","groups":[{"count":4,"gpus":8,"block_tasks":2,"block_level":"x"}]})", 400,
        "groups[0].block_level"},
+      // Strictness: duplicate keys, huge integers, control and bidi characters, arrival times.
+      {R"({"name":"a","groups":[{"count":1}],"groups":[{"count":2}]})", 400, "duplicate key \"groups\""},
+      {R"({"name":"a","groups":[{"count":1,"count":2}]})", 400, "duplicate key \"count\""},
+      {R"({"name":"a","priority":9223372036854775808,"groups":[{"count":1}]})", 400, "priority"},
+      {R"({"name":"a","priority":2147483648,"groups":[{"count":1}]})", 400, "priority"},
+      {R"({"name":"a","groups":[{"count":18446744073709551615}]})", 400, "groups[0].count"},
+      {R"({"name":"a\u0000b","groups":[{"count":1}]})", 400, "name: contains the control character U+0000"},
+      {R"({"name":"a\u202eb","groups":[{"count":1}]})", 400, "U+202E"},
+      {R"({"name":"a","tenant":"t\u2066","groups":[{"count":1}]})", 400, "tenant"},
+      {R"({"name":"a","groups":[{"name":"w\n","count":1}]})", 400, "groups[0].name"},
+      {R"({"name":"a","submit_time_s":5,"groups":[{"count":1}]})", 400, "submit_time_s"},
+      {"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+       400, "nesting deeper than 64"},
+      // Admission: limits and gangs that can never run at once.
+      {R"({"name":"z","duration_s":1,"groups":[{"count":1000000,"gpus":0}]})", 422, "--max-tasks-per-job"},
+      {R"({"name":"z","groups":[{"count":100001}]})", 422, "100001 tasks"},
+      {R"({"name":"s","groups":[{"count":1000000,"gpus":1,"milli_per_gpu":1}]})", 422, "--max-tasks-per-job"},
+      {R"({"name":"s","groups":[{"count":40000,"gpus":1,"milli_per_gpu":1}]})", 422, "milli-GPU"},
+      {R"({"name":"s","groups":[{"count":33,"gpus":1,"milli_per_gpu":1000}]})", 422, "cluster has 32"},
+      {R"({"name":"s","groups":[{"count":65,"gpus":1,"milli_per_gpu":500}]})", 422, "milli-GPU"},
   };
   for (const auto& c : cases) {
     ApiResult r = h.service().SubmitJob(c.body);
@@ -79,7 +99,8 @@ TEST(ApiValidationTest, JobJsonRoundTrips) {
       R"("span_regions":true,"deadline_s":3600,"budget_usd":99.5,)"
       R"("groups":[{"name":"w","count":4,"min_count":2,"gpus":8,"cpu_milli":1000,"memory_mib":2048,)"
       R"("gpu_types":["H100","A100"],"block_tasks":2,"block_level":"leaf"},{"name":"s","count":1,"gpus":1,"milli_per_gpu":250}]})";
-  auto sub = ParseJobBody(body);
+  EXPECT_NE(ParseJobBody(body).status().message().find("submit_time_s: not accepted by the API"), std::string::npos);
+  auto sub = ParseJobBody(body, JobSource::kStored);
   ASSERT_TRUE(sub.ok()) << sub.status().ToString();
   EXPECT_EQ(sub->spec.required_level, cluster::Level::kSpine);
   EXPECT_EQ(sub->spec.preferred_level, cluster::Level::kLeaf);
@@ -95,7 +116,7 @@ TEST(ApiValidationTest, JobJsonRoundTrips) {
   EXPECT_EQ(sub->spec.deadline, 3600 * kUsPerSecond);
   EXPECT_EQ(sub->spec.budget_cents, 9950);
   EXPECT_EQ(JobToJson(sub->spec)["budget_usd"], 99.5);
-  auto again = ParseJobJson(JobToJson(sub->spec));
+  auto again = ParseJobJson(JobToJson(sub->spec), JobSource::kStored);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(JobToJson(again->spec), JobToJson(sub->spec));
   EXPECT_EQ(SpecFingerprint(again->spec), SpecFingerprint(sub->spec));
@@ -171,6 +192,47 @@ TEST(ApiValidationTest, FuzzedBodiesNeverCrashAndRejectionsChangeNothing) {
   EXPECT_GT(rejected, 2000);
   EXPECT_TRUE(h.service().ready());
   RecordProperty("accepted", accepted);
+}
+
+TEST(ApiValidationTest, AdmissionLimitsAreConfigurable) {
+  AdmissionLimits limits;
+  limits.max_tasks_per_job = 10;
+  limits.max_groups_per_job = 2;
+  limits.max_name_bytes = 4;
+  limits.max_label_bytes = 4;  // a group is "main" unless named
+  ASSERT_TRUE(limits.Validate().ok());
+  auto spec = [](const std::string& body) { return ParseJobBody(body).value().spec; };
+  EXPECT_TRUE(CheckAdmissionLimits(spec(R"({"name":"abcd","groups":[{"count":10}]})"), "", limits).ok());
+  EXPECT_EQ(CheckAdmissionLimits(spec(R"({"name":"abcd","groups":[{"count":11}]})"), "", limits).message(),
+            "groups: 11 tasks in one job is over 10 (the limit; berth serve --max-tasks-per-job)");
+  EXPECT_EQ(CheckAdmissionLimits(spec(R"({"name":"abcde","groups":[{"count":1}]})"), "", limits).message(),
+            "name: 5 bytes is over 4 bytes (the limit; berth serve --max-name-bytes)");
+  EXPECT_FALSE(CheckAdmissionLimits(spec(R"({"name":"a","groups":[{"count":1}]})"), "12345", limits).ok());
+  EXPECT_FALSE(CheckAdmissionLimits(spec(R"({"name":"a","tenant":"abcde","groups":[{"count":1}]})"), "", limits).ok());
+  EXPECT_FALSE(CheckAdmissionLimits(spec(R"({"name":"a","groups":[{"name":"longer","count":1}]})"), "", limits).ok());
+  EXPECT_FALSE(
+      CheckAdmissionLimits(spec(R"({"name":"a","groups":[{"count":1},{"count":1},{"count":1}]})"), "", limits).ok());
+  limits.max_tasks_per_job = 0;
+  EXPECT_FALSE(limits.Validate().ok());
+  limits.max_tasks_per_job = 2'000'000;
+  EXPECT_FALSE(limits.Validate().ok());
+}
+
+TEST(ApiValidationTest, HugeValuesAreCutInErrors) {
+  // A bad value of 500 KB is shown in 40 characters, not serialized whole.
+  std::string big = R"({"name":[)";
+  for (int i = 0; i < 100000; ++i) big += "1,";
+  big += R"(1],"groups":[{"count":1}]})";
+  auto r = ParseJobBody(big);
+  ASSERT_FALSE(r.ok());
+  EXPECT_LT(r.status().message().size(), 120u) << r.status().message();
+  // So is an unknown key of 1 MB.
+  auto k = ParseJobBody(R"({"name":"a","groups":[{"count":1}],")" + std::string(1 << 20, 'k') + R"(":1})");
+  ASSERT_FALSE(k.ok());
+  EXPECT_LT(k.status().message().size(), 120u);
+  auto gk = ParseJobBody(R"({"name":"a","groups":[{"count":1,")" + std::string(1 << 20, 'k') + R"(":1}]})");
+  ASSERT_FALSE(gk.ok());
+  EXPECT_LT(gk.status().message().size(), 140u);
 }
 
 }  // namespace

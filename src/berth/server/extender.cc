@@ -3,8 +3,12 @@
 
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <span>
 #include <utility>
+
+#include "berth/common/identifier.h"
+#include "berth/json/json_parse.h"
 
 namespace berth::server::k8s {
 
@@ -38,23 +42,41 @@ Status GetString(const json& v, const std::string& key, const std::string& where
   return Status::Ok();
 }
 
+// A Kubernetes identifier Berth keys its bookkeeping and logs by.
+Status CheckName(const std::string& where, const std::string& s) {
+  if (s.size() > kMaxK8sName)
+    return InvalidArgument(where + ": " + std::to_string(s.size()) + " bytes is longer than " +
+                           std::to_string(kMaxK8sName));
+  return CheckIdentifier(where, s);
+}
+
 Status GetStringMap(const json& v, const std::string& key, const std::string& where,
                     std::map<std::string, std::string>& out) {
   const json* m = Member(v, key);
   if (!m) return Status::Ok();
   if (!m->is_object()) return InvalidArgument(where + key + ": expected an object of strings");
   for (const auto& [k, val] : m->items()) {
-    if (!val.is_string()) return InvalidArgument(where + key + "." + k + ": expected a string");
+    if (!val.is_string())
+      return InvalidArgument(where + key + "." + (k.size() <= 64 ? k : berth::json::ExcerptText(k, 60)) +
+                             ": expected a string");
     out[k] = val.get<std::string>();
   }
   return Status::Ok();
 }
 
-Status GetInt(const json& v, const std::string& key, const std::string& where, int64_t& out) {
+// An integer in lo..hi, checked before it is narrowed.
+Status GetInt(const json& v, const std::string& key, const std::string& where, int64_t& out,
+              int64_t lo = std::numeric_limits<int64_t>::min(), int64_t hi = std::numeric_limits<int64_t>::max()) {
   const json* m = Member(v, key);
   if (!m) return Status::Ok();
-  if (!m->is_number_integer()) return InvalidArgument(where + key + ": expected an integer");
-  out = m->get<int64_t>();
+  if (!m->is_number_integer())
+    return InvalidArgument(where + key + ": expected an integer, found " + berth::json::Excerpt(*m));
+  const bool too_big = m->is_number_unsigned() && m->get<uint64_t>() > static_cast<uint64_t>(hi < 0 ? 0 : hi);
+  const int64_t x = too_big ? 0 : m->get<int64_t>();
+  if (too_big || x < lo || x > hi)
+    return InvalidArgument(where + key + ": " + berth::json::Excerpt(*m) + " is outside " + std::to_string(lo) +
+                           ".." + std::to_string(hi));
+  out = x;
   return Status::Ok();
 }
 
@@ -73,10 +95,12 @@ Status SumResource(const json& containers, const char* section, const std::strin
     } else if (q->is_number()) {
       text = q->dump();
     } else {
-      return InvalidArgument(where + resource + ": expected a quantity");
+      return InvalidArgument(where + resource + ": expected a quantity, found " + berth::json::Excerpt(*q));
     }
     StatusOr<int64_t> n = ParseQuantity(text, scale);
     if (!n.ok()) return InvalidArgument(where + resource + ": " + n.status().message());
+    if (*n > std::numeric_limits<int64_t>::max() - out)
+      return InvalidArgument(where + resource + ": the sum over containers overflows");
     out += *n;
     seen = true;
   }
@@ -93,14 +117,14 @@ StatusOr<std::map<std::string, MetaVictims>> ParseVictimsMap(const json& v, cons
   std::map<std::string, MetaVictims> out;
   if (!v.is_object()) return InvalidArgument(where + ": expected an object keyed by node name");
   for (const auto& [node, victims] : v.items()) {
-    const std::string w = where + "." + node;
+    const std::string w = where + "." + (node.size() <= 64 ? node : berth::json::ExcerptText(node, 60));
     if (victims.is_null()) {
       out[node];
       continue;
     }
     if (!victims.is_object()) return InvalidArgument(w + ": expected an object");
     MetaVictims m;
-    BERTH_RETURN_IF_ERROR(GetInt(victims, "numPDBViolations", w + ".", m.num_pdb_violations));
+    BERTH_RETURN_IF_ERROR(GetInt(victims, "numPDBViolations", w + ".", m.num_pdb_violations, 0));
     if (const json* pods = Member(victims, "pods")) {
       if (!pods->is_array()) return InvalidArgument(w + ".pods: expected an array");
       for (size_t i = 0; i < pods->size(); ++i) {
@@ -198,7 +222,6 @@ std::string Pod::queue() const {
 StatusOr<Pod> ParsePod(const json& v) {
   if (!v.is_object()) return InvalidArgument("pod: expected an object (a v1.Pod)");
   Pod p;
-  p.raw = v;
   if (const json* md = Member(v, "metadata")) {
     if (!md->is_object()) return InvalidArgument("pod.metadata: expected an object");
     BERTH_RETURN_IF_ERROR(GetString(*md, "name", "pod.metadata.", p.name));
@@ -209,12 +232,18 @@ StatusOr<Pod> ParsePod(const json& v) {
   }
   if (p.name.empty()) return InvalidArgument("pod.metadata.name: missing");
   if (p.ns.empty()) p.ns = "default";
+  BERTH_RETURN_IF_ERROR(CheckName("pod.metadata.name", p.name));
+  BERTH_RETURN_IF_ERROR(CheckName("pod.metadata.namespace", p.ns));
+  BERTH_RETURN_IF_ERROR(CheckName("pod.metadata.uid", p.uid));
   if (p.uid.empty()) p.uid = p.ns + "/" + p.name;
+  BERTH_RETURN_IF_ERROR(CheckName("pod group name", p.group_name()));
+  BERTH_RETURN_IF_ERROR(CheckName("pod queue name", p.queue()));
   if (const json* spec = Member(v, "spec")) {
     if (!spec->is_object()) return InvalidArgument("pod.spec: expected an object");
     int64_t prio = 0;
-    BERTH_RETURN_IF_ERROR(GetInt(*spec, "priority", "pod.spec.", prio));
-    p.priority = static_cast<int32_t>(std::clamp<int64_t>(prio, INT32_MIN, INT32_MAX));
+    BERTH_RETURN_IF_ERROR(GetInt(*spec, "priority", "pod.spec.", prio, std::numeric_limits<int32_t>::min(),
+                                 std::numeric_limits<int32_t>::max()));
+    p.priority = static_cast<int32_t>(prio);
     if (const json* cs = Member(*spec, "containers")) {
       if (!cs->is_array()) return InvalidArgument("pod.spec.containers: expected an array");
       int64_t cpu = 0, mem = 0, gpu_limits = 0, gpu_requests = 0;
@@ -223,9 +252,11 @@ StatusOr<Pod> ParsePod(const json& v) {
       BERTH_RETURN_IF_ERROR(SumResource(*cs, "requests", "memory", 1, mem, seen));
       BERTH_RETURN_IF_ERROR(SumResource(*cs, "limits", "nvidia.com/gpu", 1, gpu_limits, gpu_limit_seen));
       BERTH_RETURN_IF_ERROR(SumResource(*cs, "requests", "nvidia.com/gpu", 1, gpu_requests, seen));
+      const int64_t gpus = gpu_limit_seen ? gpu_limits : gpu_requests;
+      if (mem > std::numeric_limits<int64_t>::max() - ((1 << 20) - 1))
+        return InvalidArgument("pod.spec.containers: requests.memory is too large");
       p.cpu_milli = cpu;
       p.memory_mib = (mem + (1 << 20) - 1) >> 20;
-      const int64_t gpus = gpu_limit_seen ? gpu_limits : gpu_requests;
       if (gpus > 64) return InvalidArgument("pod.spec.containers: nvidia.com/gpu " + std::to_string(gpus) + " is above 64");
       p.gpus = static_cast<int32_t>(gpus);
     }
@@ -247,9 +278,11 @@ std::vector<std::string> ExtenderArgs::CandidateNames() const {
   return out;
 }
 
-StatusOr<ExtenderArgs> ParseExtenderArgs(const json& v) {
-  if (!v.is_object()) return InvalidArgument("expected an ExtenderArgs object");
+StatusOr<ExtenderArgs> ParseExtenderArgs(json doc) {
+  if (!doc.is_object()) return InvalidArgument("expected an ExtenderArgs object");
   ExtenderArgs a;
+  a.doc = std::make_shared<const json>(std::move(doc));
+  const json& v = *a.doc;
   const json* pod = Member(v, "pod");
   if (!pod) return InvalidArgument("pod: missing");
   BERTH_ASSIGN_OR_RETURN(a.pod, ParsePod(*pod));
@@ -257,7 +290,7 @@ StatusOr<ExtenderArgs> ParseExtenderArgs(const json& v) {
     if (!nodes->is_object()) return InvalidArgument("nodes: expected a v1.NodeList object");
     const json* items = Member(*nodes, "items");
     if (items && !items->is_array()) return InvalidArgument("nodes.items: expected an array");
-    a.nodes = *nodes;
+    a.nodes = nodes;
   }
   if (const json* names = Member(v, "nodenames")) {
     if (!names->is_array()) return InvalidArgument("nodenames: expected an array of strings");
@@ -288,7 +321,12 @@ StatusOr<FilterResult> ParseFilterResult(const json& v) {
   if (const json* n = Member(v, "nodes")) r.nodes = *n;
   if (const json* n = Member(v, "nodenames")) {
     if (!n->is_array()) return InvalidArgument("nodenames: expected an array");
-    r.node_names = n->get<std::vector<std::string>>();
+    std::vector<std::string> names;
+    for (size_t i = 0; i < n->size(); ++i) {
+      if (!(*n)[i].is_string()) return InvalidArgument("nodenames[" + std::to_string(i) + "]: expected a string");
+      names.push_back((*n)[i].get<std::string>());
+    }
+    r.node_names = std::move(names);
   }
   BERTH_RETURN_IF_ERROR(GetStringMap(v, "failedNodes", "", r.failed_nodes));
   BERTH_RETURN_IF_ERROR(GetStringMap(v, "failedAndUnresolvableNodes", "", r.failed_and_unresolvable));

@@ -32,6 +32,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -50,8 +51,7 @@ struct Pod {
   int32_t gpus = 0;         // nvidia.com/gpu (limits, else requests), summed over containers
   MilliCpu cpu_milli = 0;   // requests.cpu
   MiB memory_mib = 0;       // requests.memory, rounded up
-  int32_t priority = 0;     // spec.priority
-  nlohmann::json raw;       // the document as received
+  int32_t priority = 0;     // spec.priority (an int32 in Kubernetes; outside it is an error)
 
   std::string group_name() const;  // "" when not part of a gang
   // The label or annotation key group_name() came from ("" for none).
@@ -65,7 +65,9 @@ struct Pod {
 
 struct ExtenderArgs {
   Pod pod;
-  std::optional<nlohmann::json> nodes;               // v1.NodeList (nodeCacheCapable: false)
+  // The request document, held (never copied) so that `nodes` can point into it.
+  std::shared_ptr<const nlohmann::json> doc;
+  const nlohmann::json* nodes = nullptr;              // v1.NodeList (nodeCacheCapable: false)
   std::optional<std::vector<std::string>> node_names; // nodeCacheCapable: true
   // The candidate names, from whichever was sent.
   std::vector<std::string> CandidateNames() const;
@@ -112,9 +114,19 @@ struct PreemptionResult {
 
 inline constexpr int64_t kMaxExtenderPriority = 10;
 
-// Parsers: InvalidArgument naming the field on a malformed document.
+// Identifiers longer than this (Kubernetes' limit for object names) are
+// refused: pod name, namespace, uid, group and queue names.
+inline constexpr size_t kMaxK8sName = 253;
+
+// Parsers: InvalidArgument naming the field on a malformed document. Values
+// are strict: integers range-checked before narrowing, quantities by the
+// Kubernetes grammar with overflow checks (also of their sum over
+// containers), identifiers without control or bidirectional characters.
+// Documents come from the bounded parser (json/json_parse.h), so they are at
+// most 64 levels deep.
 StatusOr<Pod> ParsePod(const nlohmann::json& v);
-StatusOr<ExtenderArgs> ParseExtenderArgs(const nlohmann::json& v);
+// Takes the document (moved in by the service; copied by a caller that keeps it).
+StatusOr<ExtenderArgs> ParseExtenderArgs(nlohmann::json v);
 StatusOr<FilterResult> ParseFilterResult(const nlohmann::json& v);
 StatusOr<std::vector<HostPriority>> ParseHostPriorityList(const nlohmann::json& v);
 StatusOr<BindingArgs> ParseBindingArgs(const nlohmann::json& v);

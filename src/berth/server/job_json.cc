@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <limits>
 
+#include "berth/common/identifier.h"
+#include "berth/json/json_parse.h"
+
 namespace berth::server {
 namespace {
 
@@ -14,13 +17,11 @@ constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 // Longest duration accepted: 10 years.
 constexpr double kMaxSeconds = 10.0 * 365 * 24 * 3600;
-constexpr size_t kMaxString = 256;
-constexpr size_t kMaxGroups = 64;
 
-std::string Shown(const json& v) {
-  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  return s.size() > 40 ? s.substr(0, 37) + "..." : s;
-}
+// At most 40 characters of a value, without serializing it whole.
+std::string Shown(const json& v) { return berth::json::Excerpt(v, 40); }
+// A key as named in an error: itself, or a cut JSON string when long.
+std::string ShownKey(const std::string& key) { return key.size() <= 64 ? key : berth::json::ExcerptText(key, 60); }
 
 Status GetInt(const std::string& key, const json& v, int64_t lo, int64_t hi, int64_t& out) {
   if (!v.is_number_integer()) return InvalidArgument(key + ": expected an integer, found " + Shown(v));
@@ -52,8 +53,11 @@ Status GetSeconds(const std::string& key, const json& v, bool positive, TimeUs& 
 
 Status GetString(const std::string& key, const json& v, std::string& out) {
   if (!v.is_string()) return InvalidArgument(key + ": expected a string, found " + Shown(v));
-  out = v.get<std::string>();
-  if (out.size() > kMaxString) return InvalidArgument(key + ": longer than " + std::to_string(kMaxString) + " bytes");
+  const auto& text = v.get_ref<const std::string&>();
+  if (text.size() > kMaxStringHard)
+    return InvalidArgument(key + ": longer than " + std::to_string(kMaxStringHard) + " bytes");
+  BERTH_RETURN_IF_ERROR(CheckIdentifier(key, text));
+  out = text;
   return Status::Ok();
 }
 
@@ -96,13 +100,13 @@ Status ParseGroup(const std::string& where, const json& v, job::TaskGroup& g) {
   if (!v.is_object()) return InvalidArgument(where + ": expected an object, found " + Shown(v));
   int64_t min_count = -1;
   for (const auto& [key, val] : v.items()) {
-    const std::string k = where + "." + key;
+    const std::string k = where + "." + ShownKey(key);
     if (key == "name") {
       BERTH_RETURN_IF_ERROR(GetString(k, val, g.name));
     } else if (key == "count") {
-      BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 1, 1'000'000, g.count));
+      BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 1, kMaxTasksHard, g.count));
     } else if (key == "min_count") {
-      BERTH_RETURN_IF_ERROR(GetInt(k, val, 1, 1'000'000, min_count));
+      BERTH_RETURN_IF_ERROR(GetInt(k, val, 1, kMaxTasksHard, min_count));
     } else if (key == "gpus") {
       BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 0, 64, g.gpus));
     } else if (key == "milli_per_gpu") {
@@ -123,7 +127,7 @@ Status ParseGroup(const std::string& where, const json& v, job::TaskGroup& g) {
         g.gpu_type_spec += (i ? "|" : "") + t;
       }
     } else if (key == "block_tasks") {
-      BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 0, 1'000'000, g.block_tasks));
+      BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 0, kMaxTasksHard, g.block_tasks));
     } else if (key == "block_level") {
       BERTH_RETURN_IF_ERROR(GetLevel(k, val, g.block_level));
     } else {
@@ -139,7 +143,7 @@ Status ParseGroup(const std::string& where, const json& v, job::TaskGroup& g) {
 
 }  // namespace
 
-StatusOr<JobSubmission> ParseJobJson(const json& v) {
+StatusOr<JobSubmission> ParseJobJson(const json& v, JobSource source) {
   if (!v.is_object()) return InvalidArgument("expected a JSON object (a job), found " + Shown(v));
   JobSubmission out;
   job::JobSpec& j = out.spec;
@@ -155,6 +159,10 @@ StatusOr<JobSubmission> ParseJobJson(const json& v) {
     } else if (key == "priority") {
       BERTH_RETURN_IF_ERROR(GetIntAs(key, val, -kInt32Max, kInt32Max, j.priority));
     } else if (key == "submit_time_s") {
+      if (source == JobSource::kApi)
+        return InvalidArgument(
+            "submit_time_s: not accepted by the API (the service orders jobs by when it accepts them; "
+            "arrival times are for traces replayed by berth simulate): drop the field");
       BERTH_RETURN_IF_ERROR(GetSeconds(key, val, false, j.submit_time));
     } else if (key == "duration_s") {
       BERTH_RETURN_IF_ERROR(GetSeconds(key, val, false, j.duration));
@@ -189,7 +197,8 @@ StatusOr<JobSubmission> ParseJobJson(const json& v) {
     } else if (key == "groups") {
       if (!val.is_array() || val.empty())
         return InvalidArgument("groups: expected a non-empty array of task groups, found " + Shown(val));
-      if (val.size() > kMaxGroups) return InvalidArgument("groups: more than " + std::to_string(kMaxGroups) + " groups");
+      if (val.size() > static_cast<size_t>(kMaxGroupsHard))
+        return InvalidArgument("groups: more than " + std::to_string(kMaxGroupsHard) + " groups");
       for (size_t i = 0; i < val.size(); ++i) {
         job::TaskGroup g;
         BERTH_RETURN_IF_ERROR(ParseGroup("groups[" + std::to_string(i) + "]", val[i], g));
@@ -197,7 +206,7 @@ StatusOr<JobSubmission> ParseJobJson(const json& v) {
       }
       has_groups = true;
     } else {
-      return InvalidArgument("unknown field '" + key + "'");
+      return InvalidArgument("unknown field '" + ShownKey(key) + "'");
     }
   }
   if (!has_name) return InvalidArgument("name: missing (every job needs a name)");
@@ -205,19 +214,60 @@ StatusOr<JobSubmission> ParseJobJson(const json& v) {
   if (!has_groups) return InvalidArgument("groups: missing (every job needs at least one task group)");
   int64_t tasks = 0;
   for (const auto& g : j.groups) tasks += g.count;
-  if (tasks > 1'000'000) return InvalidArgument("groups: more than 1000000 tasks in one job");
+  if (tasks > kMaxTasksHard)
+    return InvalidArgument("groups: more than " + std::to_string(kMaxTasksHard) + " tasks in one job");
   BERTH_RETURN_IF_ERROR(job::ValidateJob(j));
   return out;
 }
 
-StatusOr<JobSubmission> ParseJobBody(const std::string& body) {
-  json v;
-  try {
-    v = json::parse(body);
-  } catch (const json::exception& e) {
-    return InvalidArgument(std::string("malformed JSON: ") + e.what());
+StatusOr<JobSubmission> ParseJobBody(const std::string& body, JobSource source) {
+  BERTH_ASSIGN_OR_RETURN(json v, berth::json::ParseUntrusted(body));
+  return ParseJobJson(v, source);
+}
+
+Status AdmissionLimits::Validate() const {
+  if (max_tasks_per_job < 1 || max_tasks_per_job > kMaxTasksHard)
+    return InvalidArgument("--max-tasks-per-job must be in 1.." + std::to_string(kMaxTasksHard));
+  if (max_groups_per_job < 1 || max_groups_per_job > kMaxGroupsHard)
+    return InvalidArgument("--max-groups-per-job must be in 1.." + std::to_string(kMaxGroupsHard));
+  if (max_name_bytes < 1 || max_name_bytes > kMaxStringHard)
+    return InvalidArgument("--max-name-bytes must be in 1.." + std::to_string(kMaxStringHard));
+  if (max_label_bytes < 1 || max_label_bytes > kMaxStringHard)
+    return InvalidArgument("--max-label-bytes must be in 1.." + std::to_string(kMaxStringHard));
+  return Status::Ok();
+}
+
+Status CheckAdmissionLimits(const job::JobSpec& spec, const std::string& idempotency_key,
+                            const AdmissionLimits& limits) {
+  auto over = [](const std::string& what, const std::string& detail, const char* flag) {
+    return ResourceExhausted(what + " " + detail + " (the limit; berth serve " + flag + ")");
+  };
+  auto check = [&](const std::string& where, const std::string& text, size_t max, const char* flag) -> Status {
+    if (text.size() <= max) return Status::Ok();
+    return over(where + ": " + std::to_string(text.size()) + " bytes is over", std::to_string(max) + " bytes", flag);
+  };
+  BERTH_RETURN_IF_ERROR(check("name", spec.name, limits.max_name_bytes, "--max-name-bytes"));
+  BERTH_RETURN_IF_ERROR(check("idempotency_key", idempotency_key, limits.max_name_bytes, "--max-name-bytes"));
+  for (const auto& [where, text] : {std::pair<const char*, const std::string*>{"tenant", &spec.tenant},
+                                    {"queue", &spec.queue},
+                                    {"job_class", &spec.job_class},
+                                    {"dataset", &spec.dataset}})
+    BERTH_RETURN_IF_ERROR(check(where, *text, limits.max_label_bytes, "--max-label-bytes"));
+  if (static_cast<int64_t>(spec.groups.size()) > limits.max_groups_per_job)
+    return over("groups: " + std::to_string(spec.groups.size()) + " task groups is over",
+                std::to_string(limits.max_groups_per_job), "--max-groups-per-job");
+  int64_t tasks = 0;
+  for (size_t i = 0; i < spec.groups.size(); ++i) {
+    const auto& g = spec.groups[i];
+    const std::string where = "groups[" + std::to_string(i) + "]";
+    BERTH_RETURN_IF_ERROR(check(where + ".name", g.name, limits.max_label_bytes, "--max-label-bytes"));
+    BERTH_RETURN_IF_ERROR(check(where + ".gpu_types", g.gpu_type_spec, limits.max_label_bytes, "--max-label-bytes"));
+    tasks += g.count;
   }
-  return ParseJobJson(v);
+  if (tasks > limits.max_tasks_per_job)
+    return over("groups: " + std::to_string(tasks) + " tasks in one job is over",
+                std::to_string(limits.max_tasks_per_job), "--max-tasks-per-job");
+  return Status::Ok();
 }
 
 json JobToJson(const job::JobSpec& s) {

@@ -7,10 +7,18 @@
 //               "gpu_types":["H100"]}],
 //    "idempotency_key":"c1-42"}
 //
-// Parsing is strict: unknown keys, wrong types and out-of-range values are
-// errors naming the field (e.g. "groups[0].gpus: expected an integer, found \"8\"").
+// Parsing is strict: unknown keys, duplicate keys, wrong types, out-of-range
+// values and names with control or bidirectional characters are errors naming
+// the field (e.g. "groups[0].gpus: expected an integer, found \"8\"").
+// `submit_time_s` (a trace's arrival time) is refused in an API body: the
+// service orders jobs by when it accepts them.
+//
+// What one request may create is bounded apart from the syntax
+// (AdmissionLimits, `berth serve --max-tasks-per-job` ...): a body within the
+// syntax but over a limit is a 422, not a 400.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -24,10 +32,37 @@ struct JobSubmission {
   std::string idempotency_key;  // "" when the client sent none
 };
 
-// Parses a request body (bytes). Errors: InvalidArgument naming the field.
-StatusOr<JobSubmission> ParseJobBody(const std::string& body);
+// Hard bounds of the document itself, whatever the limits: any stored job
+// parses within them.
+inline constexpr int64_t kMaxTasksHard = 1'000'000;  // per job
+inline constexpr size_t kMaxStringHard = 4096;       // bytes of any string
+inline constexpr int32_t kMaxGroupsHard = 1024;
+
+// What one submission may create (`berth serve` flags; docs/service.md,
+// "Input limits"). Defaults fit the largest real jobs (100,000 tasks).
+struct AdmissionLimits {
+  int64_t max_tasks_per_job = 100'000;  // sum of the groups' counts
+  int32_t max_groups_per_job = 64;
+  size_t max_name_bytes = 256;   // the job's name and idempotency key
+  size_t max_label_bytes = 256;  // tenant, queue, job_class, dataset, group names, GPU type names
+
+  // InvalidArgument naming the flag when a limit is out of its range.
+  Status Validate() const;
+};
+
+// Where a document comes from: an API body (submit_time_s refused), or a
+// record Berth wrote itself (the store).
+enum class JobSource { kApi, kStored };
+
+// Parses a request body (bytes), with the bounded parser (json/json_parse.h:
+// 16 MiB, 64 levels, no duplicate keys). Errors: InvalidArgument naming the
+// field.
+StatusOr<JobSubmission> ParseJobBody(const std::string& body, JobSource source = JobSource::kApi);
 // Parses a parsed JSON value.
-StatusOr<JobSubmission> ParseJobJson(const nlohmann::json& v);
+StatusOr<JobSubmission> ParseJobJson(const nlohmann::json& v, JobSource source = JobSource::kApi);
+// OK, or ResourceExhausted naming the limit the spec goes over (a 422).
+Status CheckAdmissionLimits(const job::JobSpec& spec, const std::string& idempotency_key,
+                            const AdmissionLimits& limits);
 // The document of a spec (without the id and idempotency key). Parsing it
 // gives back an equal spec.
 nlohmann::json JobToJson(const job::JobSpec& spec);

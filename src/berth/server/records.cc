@@ -1,8 +1,10 @@
 // Record bodies and the feasibility check.
 #include "berth/server/records.h"
 
+#include <algorithm>
 #include <cstdio>
 
+#include "berth/json/json_parse.h"
 #include "berth/server/job_json.h"
 
 namespace berth::server {
@@ -10,6 +12,12 @@ namespace berth::server {
 using nlohmann::json;
 
 namespace {
+// Records are Berth's own writing, but a store is outside the process: parsed
+// with the bounded parser, with room for the placements of the largest job.
+StatusOr<json> ParseRecord(const std::string& body) {
+  return berth::json::ParseUntrusted(body, {.max_bytes = size_t{1} << 30});
+}
+
 template <typename F>
 Status Guard(const std::string& what, F f) {
   try {
@@ -72,8 +80,8 @@ std::string EncodeAccepted(const job::JobSpec& spec, const std::string& fingerpr
 
 Status DecodeAccepted(const std::string& body, job::JobSpec& spec, std::string& fingerprint) {
   return Guard("accepted record", [&]() -> Status {
-    json v = json::parse(body);
-    BERTH_ASSIGN_OR_RETURN(JobSubmission sub, ParseJobJson(v.at("spec")));
+    BERTH_ASSIGN_OR_RETURN(json v, ParseRecord(body));
+    BERTH_ASSIGN_OR_RETURN(JobSubmission sub, ParseJobJson(v.at("spec"), JobSource::kStored));
     spec = std::move(sub.spec);
     fingerprint = v.at("fingerprint").get<std::string>();
     return Status::Ok();
@@ -96,7 +104,9 @@ StatusOr<std::vector<framework::TaskPlacement>> DecodePlacements(const cluster::
                                                                   const std::string& body) {
   std::vector<framework::TaskPlacement> out;
   Status s = Guard("started record", [&]() -> Status {
-    for (const auto& p : json::parse(body)) {
+    BERTH_ASSIGN_OR_RETURN(json list, ParseRecord(body));
+    if (!list.is_array()) return InvalidArgument("expected an array of placements");
+    for (const auto& p : list) {
       const std::string node = p.at("node").get<std::string>();
       auto n = cluster.FindNode(node);
       if (!n) return NotFound("placement on node '" + node + "', which the cluster no longer has");
@@ -121,7 +131,7 @@ std::string EncodeEnd(job::JobState state, const std::string& reason) {
 
 Status DecodeEnd(const std::string& body, job::JobState& state, std::string& reason) {
   return Guard("end record", [&]() -> Status {
-    json v = json::parse(body);
+    BERTH_ASSIGN_OR_RETURN(json v, ParseRecord(body));
     auto st = ParseJobState(v.at("state").get<std::string>());
     if (!st) return InvalidArgument("end record: unknown state " + v.at("state").dump());
     state = *st;
@@ -136,37 +146,88 @@ std::string EncodeNode(bool quarantined, int64_t failures) {
 
 Status DecodeNode(const std::string& body, bool& quarantined, int64_t& failures) {
   return Guard("node record", [&]() -> Status {
-    json v = json::parse(body);
+    BERTH_ASSIGN_OR_RETURN(json v, ParseRecord(body));
     quarantined = v.at("quarantined").get<bool>();
     failures = v.value("failures", int64_t{0});
     return Status::Ok();
   });
 }
 
+namespace {
+
+// How many tasks of `g` one node holds at once when empty (the node's GPUs,
+// shares, CPU and memory), capped at `cap`.
+int64_t TasksPerNode(const cluster::Node& n, const job::TaskGroup& g, int64_t cap) {
+  int64_t fit = cap;
+  if (g.gpus > 0) {
+    const int64_t per_gpu = g.is_sharing() ? kMilliPerGpu / g.milli_per_gpu : 1;
+    fit = std::min<int64_t>(fit, int64_t{n.gpu_count} / g.gpus * per_gpu);
+  }
+  if (g.cpu_milli > 0) fit = std::min<int64_t>(fit, n.cpu_milli / g.cpu_milli);
+  if (g.memory_mib > 0) fit = std::min<int64_t>(fit, n.memory_mib / g.memory_mib);
+  return fit;
+}
+
+}  // namespace
+
 Status CheckFeasible(const cluster::Cluster& cluster, const job::JobSpec& spec) {
+  // Wide sums: counts up to 10^6 times quantities up to 2^63.
+  __int128 need_milli = 0, need_cpu = 0, need_mem = 0;
   int64_t whole_gpus = 0;
+  std::string gang_too_big;  // the first group whose gang no cluster-wide packing holds
   for (size_t gi = 0; gi < spec.groups.size(); ++gi) {
     const auto& g = spec.groups[gi];
     const std::string where = "groups[" + std::to_string(gi) + "]";
     auto types = cluster.ParseTypeSet(g.gpu_type_spec);
     if (types.unknown)
       return InvalidArgument(where + ".gpu_types: the cluster has no GPU of type '" + g.gpu_type_spec + "'");
+    // A gang's tasks all run at once: its minimum must fit in the nodes that
+    // accept the group, each holding what its GPUs (or shares of them), CPU
+    // and memory allow.
+    const int64_t gang = g.gang_min();
+    int64_t at_once = 0;
     bool fits = false;
     for (const auto& n : cluster.nodes()) {
       if (g.gpus > 0 && (n.gpu_count < g.gpus || !n.gpu_type.valid() || !types.set.Accepts(n.gpu_type))) continue;
       if (n.cpu_milli < g.cpu_milli || n.memory_mib < g.memory_mib) continue;
       fits = true;
-      break;
+      at_once += TasksPerNode(n, g, gang - at_once);
+      if (at_once >= gang) break;
     }
     if (!fits)
       return InvalidArgument(where + ": no node can ever hold one task (" + std::to_string(g.gpus) + " GPUs, " +
                              std::to_string(g.cpu_milli) + " milli-CPU, " + std::to_string(g.memory_mib) +
                              " MiB" + (g.gpu_type_spec.empty() ? "" : ", type " + g.gpu_type_spec) + ")");
+    if (at_once < gang && gang_too_big.empty())
+      gang_too_big = (where + ": its " + std::to_string(gang) + " tasks must run at once, and the whole cluster " +
+                             "holds at most " + std::to_string(at_once) + " of them (" +
+                             (g.is_sharing() ? std::to_string(g.milli_per_gpu) + " milli-GPU shares, "
+                                             : std::to_string(g.gpus) + " GPUs, ") +
+                             std::to_string(g.cpu_milli) + " milli-CPU, " + std::to_string(g.memory_mib) + " MiB each)");
     if (g.milli_per_gpu == kMilliPerGpu) whole_gpus += int64_t{g.gang_min()} * g.gpus;
+    need_milli += static_cast<__int128>(gang) * g.gpus * g.milli_per_gpu;
+    need_cpu += static_cast<__int128>(gang) * g.cpu_milli;
+    need_mem += static_cast<__int128>(gang) * g.memory_mib;
   }
   if (whole_gpus > cluster.total_gpus())
     return InvalidArgument("groups: the job needs " + std::to_string(whole_gpus) + " GPUs; the cluster has " +
                            std::to_string(cluster.total_gpus()));
+  __int128 have_cpu = 0, have_mem = 0;
+  for (const auto& n : cluster.nodes()) {
+    have_cpu += n.cpu_milli;
+    have_mem += n.memory_mib;
+  }
+  if (need_milli > static_cast<__int128>(cluster.total_gpus()) * kMilliPerGpu)
+    return InvalidArgument("groups: the job's tasks that run at once need " +
+                           std::to_string(static_cast<int64_t>(need_milli)) + " milli-GPU; the cluster has " +
+                           std::to_string(cluster.total_gpus() * kMilliPerGpu));
+  if (need_cpu > have_cpu)
+    return InvalidArgument("groups: the job's tasks that run at once need more CPU than the cluster has (" +
+                           std::to_string(static_cast<int64_t>(have_cpu)) + " milli-CPU)");
+  if (need_mem > have_mem)
+    return InvalidArgument("groups: the job's tasks that run at once need more memory than the cluster has (" +
+                           std::to_string(static_cast<int64_t>(have_mem)) + " MiB)");
+  if (!gang_too_big.empty()) return InvalidArgument(gang_too_big);
   return Status::Ok();
 }
 

@@ -39,6 +39,7 @@ Status ServiceOptions::Validate() const {
   if (idempotency_ttl < 0) return InvalidArgument("--idempotency-ttl must not be negative");
   if (extender_limits.max_groups < 1 || extender_limits.max_pods < 1)
     return InvalidArgument("--extender-max-groups and --extender-max-pods must be at least 1");
+  BERTH_RETURN_IF_ERROR(limits.Validate());
   return Status::Ok();
 }
 
@@ -264,6 +265,8 @@ ApiResult Service::SubmitJob(const std::string& body) {
   };
   StatusOr<JobSubmission> sub = ParseJobBody(body);
   if (!sub.ok()) return finish(ApiResult::Error(400, sub.status().message()));
+  Status within = CheckAdmissionLimits(sub->spec, sub->idempotency_key, options_.limits);
+  if (!within.ok()) return finish(ApiResult::Error(422, within.message()));
   Status feasible = CheckFeasible(cluster_, sub->spec);
   if (!feasible.ok()) return finish(ApiResult::Error(422, "the job can never run here: " + feasible.message()));
   if (!topology_planned_) {

@@ -49,6 +49,7 @@
 #include "berth/framework/registry.h"
 #include "berth/scheduler/scheduler.h"
 #include "berth/server/extender_verify.h"
+#include "berth/server/job_json.h"
 #include "berth/server/log.h"
 #include "berth/server/metrics.h"
 #include "berth/server/read_view.h"
@@ -117,6 +118,9 @@ struct ServiceOptions {
   // accelerator catalog, fitted to a measured table ("" = specs only).
   std::string catalog = "data/accelerators.yaml";
   std::string throughputs;
+  // What one submission may create (a 422 beyond; docs/service.md, "Input
+  // limits").
+  AdmissionLimits limits;
 
   Status Validate() const;
 };

@@ -20,6 +20,7 @@
 // and max_pods pods are tracked.
 #include <algorithm>
 
+#include "berth/json/json_parse.h"
 #include "berth/server/extender.h"
 #include "berth/server/records.h"
 #include "berth/server/service.h"
@@ -31,13 +32,9 @@ using nlohmann::json;
 
 namespace {
 
-StatusOr<json> ParseBody(const std::string& body) {
-  try {
-    return json::parse(body);
-  } catch (const json::exception& e) {
-    return InvalidArgument(std::string("malformed JSON: ") + e.what());
-  }
-}
+// Extender bodies come from anyone who can reach the port: the bounded parser
+// (16 MiB, 64 levels, no duplicate keys) before anything else looks at them.
+StatusOr<json> ParseBody(const std::string& body) { return berth::json::ParseUntrusted(body); }
 
 k8s::FilterResult FilterError(std::string message) {
   k8s::FilterResult r;
@@ -181,7 +178,7 @@ void Service::ExpireExtenderReservations() {
 ApiResult Service::ExtenderFilter(const std::string& body) {
   auto doc = ParseBody(body);
   if (!doc.ok()) return {400, k8s::ToJson(FilterError(doc.status().message()))};
-  auto args = k8s::ParseExtenderArgs(*doc);
+  auto args = k8s::ParseExtenderArgs(std::move(*doc));
   if (!args.ok()) return {400, k8s::ToJson(FilterError(args.status().message()))};
   if (!ready_) return {503, k8s::ToJson(FilterError("berth is not ready"))};
   auto shared = std::make_shared<k8s::ExtenderArgs>(std::move(args).value());
@@ -356,13 +353,22 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
     }
     if (a.node_names) out.node_names = pass;
     if (a.nodes) {
-      json list = *a.nodes;
+      // The NodeList with only the passing node: every member but the items,
+      // and of the items only that one (nothing else is copied).
+      json list = json::object();
+      for (auto it = a.nodes->begin(); it != a.nodes->end(); ++it)
+        if (it.key() != "items") list[it.key()] = it.value();
       json items = json::array();
-      if (list.contains("items") && list["items"].is_array())
-        for (const auto& item : list["items"])
-          if (item.contains("metadata") && item["metadata"].value("name", "") == target) items.push_back(item);
-      list["items"] = items;
-      out.nodes = list;
+      if (auto it = a.nodes->find("items"); it != a.nodes->end() && it->is_array())
+        for (const auto& item : *it)
+          if (auto md = item.is_object() ? item.find("metadata") : item.end();
+              md != item.end() && md->is_object()) {
+            auto name = md->find("name");
+            if (name != md->end() && name->is_string() && name->get_ref<const std::string&>() == target)
+              items.push_back(item);
+          }
+      list["items"] = std::move(items);
+      out.nodes = std::move(list);
     }
     return {200, k8s::ToJson(out)};
   });
@@ -372,7 +378,7 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
 ApiResult Service::ExtenderPrioritize(const std::string& body) {
   auto doc = ParseBody(body);
   if (!doc.ok()) return ApiResult::Error(400, doc.status().message());
-  auto args = k8s::ParseExtenderArgs(*doc);
+  auto args = k8s::ParseExtenderArgs(std::move(*doc));
   if (!args.ok()) return ApiResult::Error(400, args.status().message());
   auto shared = std::make_shared<k8s::ExtenderArgs>(std::move(args).value());
   auto r = Call<ApiResult>([this, shared]() -> ApiResult {

@@ -1,8 +1,9 @@
 // Scheduling knobs of `berth serve` that reach the core: --min-runtime (the
 // preemption guard), --preemption-grace (the preemptor's startup delay),
 // --restore-cost (checked here; the scheduler's own tests cover its effect),
-// topology fields only under a policy that places by topology, and the
-// hetero-speed / hetero-cost policies.
+// topology fields only under a policy that places by topology, the
+// hetero-speed / hetero-cost policies, and the admission limits
+// (--max-tasks-per-job ...).
 #include <gtest/gtest.h>
 
 #include "berth/server/service_test_util.h"
@@ -111,6 +112,22 @@ TEST(ServiceOptionsTest, HeteroPoliciesServe) {
   Status s = h.Start();
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("/nonexistent/accelerators.yaml"), std::string::npos) << s.message();
+}
+
+TEST(ServiceOptionsTest, AdmissionLimitsReachSubmissions) {
+  ServiceOptions o;
+  o.limits.max_tasks_per_job = 4;
+  o.limits.max_name_bytes = 8;
+  ServiceHarness h("4x8:H100", o);
+  ASSERT_TRUE(h.Start().ok());
+  EXPECT_EQ(h.service().SubmitJob(R"({"name":"four","groups":[{"count":4,"gpus":1}]})").code, 201);
+  ApiResult five = h.service().SubmitJob(R"({"name":"five","groups":[{"count":5,"gpus":1}]})");
+  EXPECT_EQ(five.code, 422);
+  EXPECT_NE(five.body["error"].get<std::string>().find("--max-tasks-per-job"), std::string::npos);
+  EXPECT_EQ(h.service().SubmitJob(R"({"name":"a-long-name","groups":[{"count":1}]})").code, 422);
+  ServiceOptions bad;
+  bad.limits.max_groups_per_job = 0;
+  EXPECT_FALSE(bad.Validate().ok());
 }
 
 }  // namespace

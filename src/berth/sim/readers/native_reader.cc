@@ -9,6 +9,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "berth/json/json_parse.h"
 #include "berth/sim/readers/reader_util.h"
 #include "berth/sim/readers/readers.h"
 
@@ -214,7 +215,9 @@ LineResult ParseJob(const Place& p, const json& v, job::JobSpec& j) {
 
 LineResult ParseLine(const Place& p, const std::string& line, job::JobSpec& j) {
   try {
-    return ParseJob(p, json::parse(line), j);
+    auto doc = berth::json::ParseUntrusted(line);
+    if (!doc.ok()) return Bad(kBadJson, p.Error("not valid JSON: " + doc.status().message()));
+    return ParseJob(p, *doc, j);
   } catch (const json::exception& e) {
     return Bad(kBadJson, p.Error(std::string("not valid JSON: ") + e.what()));
   }
