@@ -193,7 +193,6 @@ void Pod::KeepSchedulingMetadata() {
   keep(kOtherKeys);
   labels = std::move(keep_labels);
   annotations = std::move(keep_annotations);
-  raw = nullptr;
 }
 
 int32_t Pod::min_member() const {
