@@ -18,6 +18,7 @@
 #include "cluster_flags.h"
 #include "commands.h"
 #include "progress.h"
+#include "simulate_failure_flags.h"
 
 namespace berth::apps {
 namespace {
@@ -39,6 +40,7 @@ struct Flags {
   bool catalog_given = false;  // --catalog on the command line (not its default)
   bool quiet = false;
   bool progress = false;
+  FailureFlags failures;
 };
 
 std::vector<std::string> SplitComma(const std::string& s) {
@@ -87,7 +89,7 @@ Status ParsePreemptionFlags(Flags& f) {
 
 int Run(Flags& f) {
   f.sim.policies = SplitComma(f.policies);
-  if (Status s = ParsePreemptionFlags(f); !s.ok()) {
+  if (Status s = ParsePreemptionFlags(f); !s.ok() || !(s = ParseFailureFlags(f.failures, f.sim)).ok()) {
     std::cerr << "berth simulate: " << s.message() << "\n";
     return 1;
   }
@@ -208,6 +210,7 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--high-priority", flags->high_priority,
                   "SHARE[:PRIORITY]: a seeded share of the jobs (by job id) gets this priority (default 10), the "
                   "others keep the trace's, e.g. 0.2:10");
+  AddFailureOptions(cmd, flags->sim, flags->failures);
   cmd->add_flag("--check-indexes", flags->sim.check_indexes, "Verify state indexes after every change (slow)");
   cmd->add_flag("--full-scan", flags->sim.full_scan,
                 "Filter and score every node for every task instead of searching the state's indexes "
