@@ -82,7 +82,9 @@ Status FaultHandler::Init(std::span<Scheduler* const> scheds) {
       in.faults_per_node_hour = rate.per_node_hour;
       in.mean_down_hours = rate.mean_down_hours;
       in.gang_gpus = static_cast<double>(std::min<int64_t>(options_.largest_gang_gpus, cluster_.total_gpus()));
-      in.saved_hours = UsToSeconds(std::max<TimeUs>(0, options_.restart_cost - options_.repair_cost)) / 3600.0;
+      const TimeUs restart =
+          options_.largest_gang_restart_cost >= 0 ? options_.largest_gang_restart_cost : options_.restart_cost;
+      in.saved_hours = UsToSeconds(std::max<TimeUs>(0, restart - options_.repair_cost)) / 3600.0;
       n = SpareCount(in);
     }
     n = std::min(n, m - 1);
@@ -110,10 +112,10 @@ Status FaultHandler::Hold(NodeId n, std::span<Scheduler* const> scheds) {
   return Status::Ok();
 }
 
-Status FaultHandler::Unhold(NodeId n, std::span<Scheduler* const> scheds) {
+Status FaultHandler::Unhold(NodeId n, std::span<Scheduler* const> scheds, bool to_work) {
   if (--holds_[n.value()] > 0) return Status::Ok();
   BERTH_RETURN_IF_ERROR(scheds[PartOf(n)]->SetNodeUp(n, true));
-  MaybeMakeSpare(n, scheds);
+  if (!to_work) MaybeMakeSpare(n, scheds);
   return Status::Ok();
 }
 
@@ -195,7 +197,7 @@ std::optional<state::Allocation> FaultHandler::FindReplacement(const Scheduler& 
       spare_[k] = 0;
       --spare_count_[SpareDomainOf(n).value()];
       ++counters_.spares_used;
-      if (!Unhold(n, scheds).ok()) return std::nullopt;
+      if (!Unhold(n, scheds, /*to_work=*/true).ok()) return std::nullopt;
       return a;
     }
     std::optional<state::Allocation> best;

@@ -70,6 +70,7 @@ struct FaultOptions {
   TimeUs repair_cost = 0;   // an in-place repair (restore of the replaced rank)
   std::vector<FailureRate> rates;  // for sizing spares
   int64_t largest_gang_gpus = 0;   // for sizing spares: the gang a missing spare costs
+  TimeUs largest_gang_restart_cost = -1;  // its restart cost (-1: restart_cost)
   int32_t quarantine_after = 3;
   TimeUs quarantine_window = 7 * 24 * 3600 * kUsPerSecond;
   TimeUs quarantine_base = 24 * 3600 * kUsPerSecond;
@@ -126,7 +127,8 @@ class FaultHandler {
  private:
   int32_t PartOf(NodeId n) const { return part_of_node_.empty() ? 0 : part_of_node_[n.value()]; }
   Status Hold(NodeId n, std::span<scheduler::Scheduler* const> scheds);
-  Status Unhold(NodeId n, std::span<scheduler::Scheduler* const> scheds);
+  // A node whose last hold goes may become a spare again, unless `to_work`.
+  Status Unhold(NodeId n, std::span<scheduler::Scheduler* const> scheds, bool to_work = false);
   // Nodes a fault covers (its node, or its domain's range).
   std::pair<int32_t, int32_t> NodeRange(const Fault& f) const;
   // Stops (repairs or requeues) every job the fault hits now.

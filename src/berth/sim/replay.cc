@@ -300,7 +300,10 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
     fo.rates = opts.failures->rates;
     if (fo.largest_gang_gpus == 0)
       for (const auto& j : trace.jobs)
-        if (j.num_tasks() > 1) fo.largest_gang_gpus = std::max(fo.largest_gang_gpus, j.total_gpus());
+        if (j.num_tasks() > 1 && j.total_gpus() > fo.largest_gang_gpus) {
+          fo.largest_gang_gpus = j.total_gpus();
+          fo.largest_gang_restart_cost = j.restart_cost;
+        }
     handler.emplace(cluster, std::move(fo), std::move(part_of_node));
     BERTH_RETURN_IF_ERROR(handler->Init(scheds));
     for (faults::Fault f : opts.failures->events) {
