@@ -343,7 +343,11 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
     return s;
   };
 
-  while (real_events > 0) {
+  // Recoveries scheduled while jobs still had events keep the run going up to
+  // their time when jobs wait (capacity is coming back); faults alone never
+  // keep it alive, so a run with the generator still ends.
+  TimeUs alive_until = -1;
+  while (real_events > 0 || (!q.empty() && q.Top().time <= alive_until && pending_now() > 0)) {
     const TimeUs t = q.Top().time;
     alloc_integral += static_cast<double>(alloc_milli) * static_cast<double>(t - now);
     now = t;
@@ -387,7 +391,10 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
           const auto f = static_cast<int32_t>(e.subject);
           StatusOr<faults::StepOutcome> o = handler->Step(f, e.generation, scheds);
           if (!o.ok()) return Internal("replay: fault: " + o.status().message());
-          for (const faults::Wakeup& w : o->wakeups) q.Push(w.at, EventKind::kFault, w.fault, w.phase);
+          for (const faults::Wakeup& w : o->wakeups) {
+            q.Push(w.at, EventKind::kFault, w.fault, w.phase);
+            if (real_events > 0) alive_until = std::max(alive_until, w.at);
+          }
           for (int32_t k : o->touched) parts[k].touched = true;
           for (const auto& [k, id] : o->repaired) {
             const scheduler::JobRecord* rec = parts[k].sched->Find(id);
