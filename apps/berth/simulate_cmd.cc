@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "federation_cmd.h"
 #include "progress.h"
+#include "simulate_failure_flags.h"
 
 namespace berth::apps {
 namespace {
@@ -41,6 +42,7 @@ struct Flags {
   bool quiet = false;
   bool progress = false;
   FederationFlags federation;  // --federation and its flags (federation_cmd.h)
+  FailureFlags failures;
 };
 
 std::vector<std::string> SplitComma(const std::string& s) {
@@ -89,7 +91,7 @@ Status ParsePreemptionFlags(Flags& f) {
 
 int Run(Flags& f) {
   f.sim.policies = SplitComma(f.policies);
-  if (Status s = ParsePreemptionFlags(f); !s.ok()) {
+  if (Status s = ParsePreemptionFlags(f); !s.ok() || !(s = ParseFailureFlags(f.failures, f.sim)).ok()) {
     std::cerr << "berth simulate: " << s.message() << "\n";
     return 1;
   }
@@ -237,6 +239,7 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--high-priority", flags->high_priority,
                   "SHARE[:PRIORITY]: a seeded share of the jobs (by job id) gets this priority (default 10), the "
                   "others keep the trace's, e.g. 0.2:10");
+  AddFailureOptions(cmd, flags->sim, flags->failures);
   cmd->add_flag("--check-indexes", flags->sim.check_indexes, "Verify state indexes after every change (slow)");
   cmd->add_flag("--full-scan", flags->sim.full_scan,
                 "Filter and score every node for every task instead of searching the state's indexes "

@@ -59,6 +59,9 @@ struct JobSpec {
   std::string dataset;        // optional dataset name
   MiB dataset_mib = 0;
   TimeUs checkpoint_interval = -1;  // -1: never checkpoints
+  // Time a run restarted after a failure spends before it works again
+  // (rescheduling, process start, checkpoint load); -1: the run's default.
+  TimeUs restart_cost = -1;
   // Topology: all of the job's GPUs must lie within one domain of
   // `required_level`, if set; `preferred_level` is a soft wish. Berth always
   // tries the narrowest level that holds the gang first.

@@ -48,6 +48,7 @@ Status Scheduler::ApplyChecked(const state::Event& e) {
   if (use_index_search_) {
     if (const auto* p = std::get_if<state::PlaceTask>(&e)) node = p->alloc.node;
     if (const auto* u = std::get_if<state::SetNodeUp>(&e)) node = u->node;
+    if (const auto* g = std::get_if<state::SetGpuUp>(&e)) node = g->node;
     if (const auto* r = std::get_if<state::ReleaseTask>(&e))
       if (const state::Allocation* a = state_.Find(r->task)) node = a->node;
   }
@@ -671,6 +672,73 @@ Status Scheduler::Preempt(JobId id) {
   return Evict(it->second, JobId(), /*defer_requeue=*/false);
 }
 
+Status Scheduler::Interrupt(JobId id, TimeUs restart_cost, bool checkpoint_now) {
+  auto it = index_of_.find(id);
+  if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
+  const int32_t index = it->second;
+  JobRecord& rec = jobs_[index];
+  if (rec.state != JobState::kRunning)
+    return FailedPrecondition("job " + std::to_string(id.value()) + " is not running");
+  const TimeUs now = clock_.Now();
+  const framework::RunningJob& run = running_jobs_[running_pos_[index]];
+  const TimeUs saved_at = checkpoint_now ? std::max(now, run.run_start) : run.LastCheckpoint(now);
+  rec.work_done += saved_at - run.run_start;
+  if (!checkpoint_now) rec.failure_lost_gpu_seconds += run.LostGpuSeconds(now);
+  rec.recovery_gpu_seconds += static_cast<double>(run.milli_gpu) / kMilliPerGpu * UsToSeconds(restart_cost);
+  ++rec.restarts;
+  for (auto* a : framework_->admit()) a->OnFinish(rec.spec);
+  RunEnded(index, now, /*completed=*/false);
+  for (const auto& p : rec.placements) BERTH_RETURN_IF_ERROR(ApplyChecked(state::ReleaseTask{p.task}));
+  rec.placements.clear();
+  --running_;
+  log_.Finished(now, id, "failed-requeued");
+  rec.state = JobState::kPending;
+  rec.enqueue_time = now;
+  rec.startup_delay = restart_cost;
+  Enqueue(index);
+  return Status::Ok();
+}
+
+Status Scheduler::RepairTask(JobId id, int32_t task_index, const state::Allocation& alloc, TimeUs repair_cost,
+                             bool checkpoint_now) {
+  auto it = index_of_.find(id);
+  if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
+  const int32_t index = it->second;
+  JobRecord& rec = jobs_[index];
+  if (rec.state != JobState::kRunning)
+    return FailedPrecondition("job " + std::to_string(id.value()) + " is not running");
+  auto p = std::find_if(rec.placements.begin(), rec.placements.end(),
+                        [&](const TaskPlacement& t) { return t.task.index == task_index; });
+  if (p == rec.placements.end())
+    return NotFound("job " + std::to_string(id.value()) + " has no placement for task " + std::to_string(task_index));
+  const TimeUs now = clock_.Now();
+  const state::Allocation old = p->alloc;
+  BERTH_RETURN_IF_ERROR(ApplyChecked(state::ReleaseTask{p->task}));
+  if (Status s = ApplyChecked(state::PlaceTask{p->task, alloc}); !s.ok()) {
+    BERTH_RETURN_IF_ERROR(ApplyChecked(state::PlaceTask{p->task, old}));
+    return s;
+  }
+  auto milli = [](const state::Allocation& a) { return int64_t{std::popcount(a.gpu_mask)} * a.milli_per_gpu; };
+  if (milli(old) > 0) ledger_.Charge(rec.queue, cluster_.node(old.node).gpu_type, -milli(old), now);
+  if (milli(alloc) > 0) ledger_.Charge(rec.queue, cluster_.node(alloc.node).gpu_type, milli(alloc), now);
+  p->alloc = alloc;
+  framework::RunningJob& run = running_jobs_[running_pos_[index]];
+  const TimeUs saved_at = checkpoint_now ? std::max(now, run.run_start) : run.LastCheckpoint(now);
+  rec.work_done += saved_at - run.run_start;
+  if (!checkpoint_now) rec.failure_lost_gpu_seconds += run.LostGpuSeconds(now);
+  rec.attained_gpu_seconds += static_cast<double>(milli(old) - milli(alloc)) / kMilliPerGpu *
+                              UsToSeconds(now - rec.start_time);  // the moved task's service so far stays counted
+  run.milli_gpu += milli(alloc) - milli(old);
+  rec.recovery_gpu_seconds += static_cast<double>(run.milli_gpu) / kMilliPerGpu * UsToSeconds(repair_cost);
+  ++rec.repairs;
+  run.run_start = std::max(now, run.run_start) + repair_cost;
+  run.work_done = rec.work_done;
+  run.placements = rec.placements;
+  rec.startup_delay = run.run_start - rec.start_time;
+  log_.Placed(now, cluster_, id, std::span<const TaskPlacement>(&*p, 1));
+  return Status::Ok();
+}
+
 Status Scheduler::Adopt(JobId id, std::span<const TaskPlacement> placements, TimeUs start_time) {
   auto it = index_of_.find(id);
   if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
@@ -735,5 +803,6 @@ Status Scheduler::ReleaseTask(JobId id, int32_t task_index, JobState final_state
 }
 
 Status Scheduler::SetNodeUp(NodeId node, bool up) { return ApplyChecked(state::SetNodeUp{node, up}); }
+Status Scheduler::SetGpuUp(NodeId node, int32_t gpu, bool up) { return ApplyChecked(state::SetGpuUp{node, gpu, up}); }
 
 }  // namespace berth::scheduler

@@ -79,6 +79,13 @@ struct JobRecord {
   int32_t preemptions = 0;
   double lost_gpu_seconds = 0;  // GPUs x work lost (since the last checkpoint) at evictions
   JobId preempted_by;           // the job whose preemption evicted it last (invalid: none)
+  // Failures (Interrupt, RepairTask): whole-gang restarts and in-place
+  // repairs; GPUs x work lost since the last checkpoint; GPUs x restart or
+  // repair time spent without progress.
+  int32_t restarts = 0;
+  int32_t repairs = 0;
+  double failure_lost_gpu_seconds = 0;
+  double recovery_gpu_seconds = 0;
 };
 
 class Scheduler {
@@ -106,6 +113,20 @@ class Scheduler {
   // Evicts a running job: releases its tasks and requeues it. The work since
   // its last checkpoint is lost (counted in lost_gpu_seconds).
   Status Preempt(JobId id);
+  // A failure stops a running job: the whole gang is released and requeued
+  // (not a preemption: restarts, failure_lost_gpu_seconds). It resumes from
+  // its last checkpoint, or from now when `checkpoint_now` (planned
+  // maintenance checkpoints before the drain), and its next run spends
+  // `restart_cost` before working. Errors: not found, not running.
+  Status Interrupt(JobId id, TimeUs restart_cost, bool checkpoint_now);
+  // In-place repair: task `task_index` of a running job moves to `alloc` (a
+  // spare or free node; its rank is kept) while the rest of the gang keeps its
+  // GPUs. The gang rolls back to its last checkpoint (or now, with
+  // `checkpoint_now`) and works again after `repair_cost`. The old placement
+  // is released first, so `alloc` may reuse the node's other GPUs. Errors: not
+  // found, not running, no such task, `alloc` does not fit (nothing changes).
+  Status RepairTask(JobId id, int32_t task_index, const state::Allocation& alloc, TimeUs repair_cost,
+                    bool checkpoint_now);
   // Starts a pending job on placements decided earlier (recovery after a
   // restart, or a binding made outside this process): applies them through the
   // same state path, all or nothing. Errors: not found, not pending, a
@@ -119,6 +140,8 @@ class Scheduler {
   Status ReleaseTask(JobId id, int32_t task_index, job::JobState final_state);
   // Marks a node (un)schedulable.
   Status SetNodeUp(NodeId node, bool up);
+  // Takes one GPU of a node out (or back); no task may hold it (state::SetGpuUp).
+  Status SetGpuUp(NodeId node, int32_t gpu, bool up);
 
   const JobRecord* Find(JobId id) const;
   // Jobs evicted by preemption during the last Schedule() (requeued).

@@ -176,6 +176,8 @@ StatusOr<JobSubmission> ParseJobJson(const json& v, JobSource source) {
       BERTH_RETURN_IF_ERROR(GetIntAs(key, val, 0, kInt64Max, j.dataset_mib));
     } else if (key == "checkpoint_interval_s") {
       BERTH_RETURN_IF_ERROR(GetSeconds(key, val, true, j.checkpoint_interval));
+    } else if (key == "restart_cost_s") {
+      BERTH_RETURN_IF_ERROR(GetSeconds(key, val, false, j.restart_cost));
     } else if (key == "work_steps") {
       BERTH_RETURN_IF_ERROR(GetInt(key, val, 1, kInt64Max, j.work_steps));
     } else if (key == "required_level" || key == "preferred_level") {
@@ -283,6 +285,7 @@ json JobToJson(const job::JobSpec& s) {
   if (!s.dataset.empty()) j["dataset"] = s.dataset;
   if (s.dataset_mib != 0) j["dataset_mib"] = s.dataset_mib;
   if (s.checkpoint_interval > 0) j["checkpoint_interval_s"] = UsToSeconds(s.checkpoint_interval);
+  if (s.restart_cost >= 0) j["restart_cost_s"] = UsToSeconds(s.restart_cost);
   if (s.work_steps > 0) j["work_steps"] = s.work_steps;
   if (s.required_level) j["required_level"] = cluster::LevelName(*s.required_level);
   if (s.preferred_level) j["preferred_level"] = cluster::LevelName(*s.preferred_level);

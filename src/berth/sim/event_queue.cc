@@ -20,9 +20,10 @@ const char* EventKindName(EventKind kind) {
     case EventKind::kArrival: return "arrival";
     case EventKind::kCompletion: return "completion";
     case EventKind::kSample: return "sample";
-    case EventKind::kNodeDown: return "node-down";
+    case EventKind::kFault: return "fault";
     case EventKind::kNodeUp: return "node-up";
     case EventKind::kScheduleRound: return "schedule-round";
+    case EventKind::kEnd: return "end";
   }
   return "unknown";
 }

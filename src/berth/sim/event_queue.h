@@ -21,9 +21,10 @@ enum class EventKind : uint8_t {
   kArrival,     // subject: the job's trace index; the job is submitted
   kCompletion,  // subject: the job's trace index; generation: the start it ends
   kSample,      // subject: the sample tick number; metrics are recorded
-  kNodeDown,    // subject: node id (reserved: failure models)
+  kFault,       // subject: the fault's index (FaultDriver); generation: its phase (start, deadline, end)
   kNodeUp,      // subject: node id (reserved)
   kScheduleRound,  // a periodic scheduling round (reserved: batch schedulers)
+  kEnd,         // the replay stops here (ReplayOptions::until)
 };
 const char* EventKindName(EventKind kind);
 

@@ -9,6 +9,7 @@
 
 #include "berth/common/clock.h"
 #include "berth/common/hash.h"
+#include "berth/faults/generator.h"
 #include "berth/scheduler/scheduler.h"
 #include "berth/sim/event_queue.h"
 #include "berth/sim/tenant_figures.h"
@@ -107,6 +108,60 @@ void CollectCounters(const framework::Framework& fw, framework::PluginCounters& 
   add_all(fw.bind());
 }
 
+// Goodput, effective training time and the fault counters (result.h).
+void FillFailureFigures(const Trace& trace, const std::vector<JobId>& ids, const std::vector<int32_t>& route,
+                        const std::vector<scheduler::Scheduler*>& scheds, const faults::FaultHandler& handler,
+                        TimeUs end, double alloc_integral, PolicyResult& r) {
+  r.failures_on = true;
+  const faults::FaultOptions& fo = handler.options();
+  r.repair_mode = faults::RepairModeName(fo.repair);
+  r.spare_mode = faults::SpareModeName(fo.spares.mode);
+  double useful = 0, ett_large = 0;
+  int64_t large = 0;
+  for (size_t i = 0; i < trace.jobs.size(); ++i) {
+    if (route[i] < 0) continue;
+    const scheduler::JobRecord* rec = scheds[route[i]]->Find(ids[i]);
+    if (rec == nullptr) continue;
+    r.restarts += rec->restarts;
+    r.gpu_hours_lost_failures += rec->failure_lost_gpu_seconds / 3600.0;
+    r.gpu_hours_lost_recovery += rec->recovery_gpu_seconds / 3600.0;
+    const job::JobState st = rec->state;
+    const bool never_fit = st == JobState::kFailed && rec->last_verdict.code == framework::VerdictCode::kUnresolvable;
+    if (!(st == JobState::kSucceeded || st == JobState::kRunning || st == JobState::kPending || never_fit))
+      ++r.jobs_lost;
+    // Time making progress that was kept: saved work plus the last run's.
+    TimeUs progress = rec->work_done;
+    const TimeUs run_start = rec->start_time + rec->startup_delay;
+    if (st == JobState::kSucceeded) progress += std::max<TimeUs>(0, rec->finish_time - run_start);
+    if (st == JobState::kRunning) progress += std::max<TimeUs>(0, end - run_start);
+    const double gpus = static_cast<double>(trace.jobs[i].total_milli_gpu()) / kMilliPerGpu;
+    useful += gpus * UsToSeconds(progress) / 3600.0;
+    if (rec->first_start_time < 0) continue;
+    const int64_t whole = trace.jobs[i].total_gpus();
+    if (trace.jobs[i].num_tasks() < 2 && whole < 1024) continue;
+    const TimeUs wall = (st == JobState::kSucceeded ? rec->finish_time : end) - rec->first_start_time;
+    const double ett = wall > 0 ? std::min(1.0, static_cast<double>(progress) / static_cast<double>(wall)) : 1.0;
+    r.effective_training_time.push_back({trace.jobs[i].name, whole, ett, rec->restarts, rec->repairs});
+    if (whole >= 1024) {
+      ett_large += ett;
+      ++large;
+    }
+  }
+  if (large > 0) r.effective_training_time_large = ett_large / static_cast<double>(large);
+  r.useful_gpu_hours = useful;
+  r.allocated_gpu_hours = alloc_integral / kMilliPerGpu / 3.6e9;
+  r.goodput = r.allocated_gpu_hours > 0 ? useful / r.allocated_gpu_hours : 0;
+  const faults::FaultCounters& c = handler.counters();
+  r.failures.assign(c.faults.begin(), c.faults.end());
+  r.interruptions.assign(c.interruptions.begin(), c.interruptions.end());
+  r.repairs = c.repairs;
+  r.repair_fallbacks = c.repair_fallbacks;
+  r.spare_nodes = c.spare_nodes;
+  r.spares_used = c.spares_used;
+  r.quarantines = c.quarantines;
+  r.drained_by_deadline = c.drained_by_deadline;
+}
+
 }  // namespace
 
 Status ReplayOptions::Validate() const {
@@ -114,6 +169,8 @@ Status ReplayOptions::Validate() const {
   if (progress_every < 1) return InvalidArgument("progress_every must be positive");
   if (preemption_grace < 0 || restore_cost < 0)
     return InvalidArgument("preemption_grace and restore_cost must not be negative");
+  if (until < -1) return InvalidArgument("--until must not be negative");
+  BERTH_RETURN_IF_ERROR(fault_options.Validate());
   return runtime.Validate();
 }
 
@@ -203,6 +260,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
                    [&](int32_t a, int32_t b) { return trace.jobs[a].submit_time < trace.jobs[b].submit_time; });
   EventQueue q;
   q.Reserve(n + n / 4 + 16);
+  std::vector<int32_t> generation(n, 0);
   int64_t real_events = 0, expected_events = 0;
   for (int32_t i : order) {
     if (route[i] < 0) continue;
@@ -215,8 +273,65 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
   Sampler sampler(start, std::max<TimeUs>(kUsPerSecond, (last_submit - start) / opts.max_samples),
                   opts.max_samples);
   if (real_events > 0) q.Push(sampler.NextTick(), EventKind::kSample, 0);
+  if (opts.until >= 0) {
+    q.Push(start + opts.until, EventKind::kEnd, 0);
+    ++real_events;
+  }
 
-  std::vector<int32_t> generation(n, 0);
+  // The failure model: a handler over the partition schedulers, the timed
+  // faults, and the generator's first fault.
+  std::vector<scheduler::Scheduler*> scheds;
+  for (Partition& p : parts) scheds.push_back(p.sched.get());
+  std::optional<faults::FaultHandler> handler;
+  std::optional<faults::FaultGenerator> generator;
+  int32_t generated = -1;  // the generator's latest fault (its begin draws the next)
+  if (opts.failures) {
+    std::vector<int32_t> part_of_node;
+    if (opts.partition_level) {
+      part_of_node.assign(cluster.num_nodes(), 0);
+      int32_t k = 0;
+      for (DomainId d : cluster.domains_at(*opts.partition_level)) {
+        for (int32_t node = cluster.domain(d).begin.value(); node < cluster.domain(d).end.value(); ++node)
+          part_of_node[node] = k;
+        ++k;
+      }
+    }
+    faults::FaultOptions fo = opts.fault_options;
+    fo.rates = opts.failures->rates;
+    if (fo.largest_gang_gpus == 0)
+      for (const auto& j : trace.jobs)
+        if (j.num_tasks() > 1 && j.total_gpus() > fo.largest_gang_gpus) {
+          fo.largest_gang_gpus = j.total_gpus();
+          fo.largest_gang_restart_cost = j.restart_cost;
+        }
+    handler.emplace(cluster, std::move(fo), std::move(part_of_node));
+    BERTH_RETURN_IF_ERROR(handler->Init(scheds));
+    for (faults::Fault f : opts.failures->events) {
+      f.at += start;
+      const TimeUs at = f.at;
+      q.Push(at, EventKind::kFault, handler->Add(std::move(f)), faults::kBegin);
+    }
+    if (!opts.failures->rates.empty()) {
+      generator.emplace(cluster, opts.failures->rates, opts.seed, start);
+      if (auto f = generator->Next()) {
+        const TimeUs at = f->at;
+        generated = handler->Add(std::move(*f));
+        q.Push(at, EventKind::kFault, generated, faults::kBegin);
+      }
+    }
+  }
+  // A job repaired in place works on: its completion moves.
+  auto push_completion = [&](int32_t i, const scheduler::Scheduler& s, TimeUs run_start) {
+    const scheduler::JobRecord* rec = s.Find(ids[i]);
+    TimeUs d = trace.jobs[i].duration;
+    if (d < 0) return;
+    d = std::max<TimeUs>(0, d - rec->work_done);
+    const double stretch = opts.runtime.Stretch(s.cluster(), rec->placements);
+    if (stretch > 1.0) d = static_cast<TimeUs>(static_cast<double>(d) * stretch + 0.5);
+    q.Push(run_start + d, EventKind::kCompletion, i, ++generation[i]);
+    ++real_events;
+  };
+
   int64_t events_done = 0, next_progress = opts.progress_every;
   int64_t alloc_milli = 0;  // allocated now, all partitions
   double alloc_integral = 0;  // milli-GPU x us
@@ -228,12 +343,16 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
     return s;
   };
 
-  while (real_events > 0) {
+  // Recoveries scheduled while jobs still had events keep the run going up to
+  // their time when jobs wait (capacity is coming back); faults alone never
+  // keep it alive, so a run with the generator still ends.
+  TimeUs alive_until = -1;
+  while (real_events > 0 || (!q.empty() && q.Top().time <= alive_until && pending_now() > 0)) {
     const TimeUs t = q.Top().time;
     alloc_integral += static_cast<double>(alloc_milli) * static_cast<double>(t - now);
     now = t;
     clock.Set(t);
-    bool sample_due = false, real = false;
+    bool sample_due = false, real = false, faulted = false, ended = false;
     while (!q.empty() && q.Top().time == t) {
       const SimEvent e = q.Pop();
       const auto i = static_cast<size_t>(e.subject);
@@ -267,7 +386,34 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
         case EventKind::kSample:
           sample_due = true;
           break;
-        case EventKind::kNodeDown:
+        case EventKind::kFault: {
+          faulted = true;
+          const auto f = static_cast<int32_t>(e.subject);
+          StatusOr<faults::StepOutcome> o = handler->Step(f, e.generation, scheds);
+          if (!o.ok()) return Internal("replay: fault: " + o.status().message());
+          for (const faults::Wakeup& w : o->wakeups) {
+            q.Push(w.at, EventKind::kFault, w.fault, w.phase);
+            if (real_events > 0) alive_until = std::max(alive_until, w.at);
+          }
+          for (int32_t k : o->touched) parts[k].touched = true;
+          for (const auto& [k, id] : o->repaired) {
+            const scheduler::JobRecord* rec = parts[k].sched->Find(id);
+            push_completion(index_of.find(id)->second, *parts[k].sched, rec->start_time + rec->startup_delay);
+          }
+          if (f == generated && e.generation == faults::kBegin) {
+            if (auto next = generator->Next()) {
+              const TimeUs at = next->at;
+              generated = handler->Add(std::move(*next));
+              q.Push(at, EventKind::kFault, generated, faults::kBegin);
+            }
+          }
+          break;
+        }
+        case EventKind::kEnd:
+          --real_events;
+          real = true;
+          ended = true;
+          break;
         case EventKind::kNodeUp:
         case EventKind::kScheduleRound:
           return Internal(std::string("replay: unexpected ") + EventKindName(e.kind) + " event");
@@ -291,8 +437,8 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
         ++real_events;
       }
     }
-    if (real) {
-      end = t;
+    if (real || faulted) {
+      if (real) end = t;
       alloc_milli = 0;
       for (const auto& p : parts) alloc_milli += p.sched->state().allocated_milli();
     }
@@ -300,6 +446,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
       sampler.Tick(100.0 * static_cast<double>(alloc_milli) / cap, static_cast<double>(pending_now()));
       if (real_events > 0) q.Push(sampler.NextTick(), EventKind::kSample, 0);
     }
+    if (ended) break;
     if (opts.progress && events_done >= next_progress) {
       opts.progress(events_done, expected_events);
       next_progress = events_done + opts.progress_every;
@@ -338,6 +485,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
       ++r.jobs_unfinished;
     }
   }
+  if (handler) FillFailureFigures(trace, ids, route, scheds, *handler, end, alloc_integral, r);
   r.jct_s = Summarize(jct);
   r.queue_delay_s = Summarize(delay);
   r.pending_s = Summarize(std::move(pending));

@@ -33,6 +33,14 @@
 // whose tenant names no domain, or that asks for more GPUs than its domain
 // has, is counted as never fit without being submitted.
 //
+// Failures (optional): with `failures` set, a faults::FaultHandler applies
+// each fault to the partition schedulers as its time comes (kFault events,
+// one per phase), and generated faults are drawn one at a time, so they never
+// keep a run alive on their own. A gang repaired in place gets a new
+// completion; a requeued one restarts through the normal pass. Results then
+// carry goodput, effective training time, failures by cause, restarts and
+// jobs lost (result.h).
+//
 //   ReplayOptions o;  o.seed = 42;
 //   StatusOr<PolicyResult> r = RunReplay(cluster, trace, profile, registry, o);
 #pragma once
@@ -42,6 +50,8 @@
 #include <optional>
 
 #include "berth/cluster/cluster.h"
+#include "berth/faults/failure_file.h"
+#include "berth/faults/handler.h"
 #include "berth/framework/registry.h"
 #include "berth/sim/result.h"
 #include "berth/sim/runtime_model.h"
@@ -74,6 +84,14 @@ struct ReplayOptions {
   // (SchedulerOptions::preemption_grace, restore_cost).
   TimeUs preemption_grace = 0;
   TimeUs restore_cost = 0;
+  // Failures (docs/failures.md): timed faults (times from the first
+  // submission) and rates for the seeded generator; null = none. The
+  // handler's options: repair mode, spares, restart and repair costs.
+  std::shared_ptr<const faults::FailureSpec> failures;
+  faults::FaultOptions fault_options;
+  // Stop this long after the first submission (-1: when no arrival or
+  // completion is left); what still runs then counts as unfinished.
+  TimeUs until = -1;
 
   Status Validate() const;
 };

@@ -107,6 +107,42 @@ struct PolicyResult {
   // eviction: the victim's GPUs x the time since its last checkpoint).
   int64_t preemptions = 0;
   double gpu_hours_lost = 0;
+
+  // Failures (replay with --failures; docs/failures.md). `failures_on` says
+  // whether a failure model ran (the JSON then carries these keys).
+  bool failures_on = false;
+  std::string repair_mode;  // requeue | in-place
+  std::string spare_mode;   // none | leaf | spine
+  int64_t spare_nodes = 0;  // set aside at the start
+  // useful GPU-hours (GPUs x time making progress that was kept) / allocated
+  // GPU-hours (GPUs held, whatever they did).
+  double goodput = 0;
+  double useful_gpu_hours = 0;
+  double allocated_gpu_hours = 0;
+  // Effective training time (Llama 3's definition): time making progress /
+  // wall time from first start to finish (or the end of the run), per job of
+  // at least 2 tasks or 1,024 GPUs, and the mean over jobs of >= 1,024 GPUs
+  // (-1 when there are none).
+  struct JobEtt {
+    std::string job;
+    int64_t gpus = 0;
+    double ett = 0;
+    int32_t restarts = 0;
+    int32_t repairs = 0;
+  };
+  std::vector<JobEtt> effective_training_time;
+  double effective_training_time_large = -1;
+  std::vector<std::pair<std::string, int64_t>> failures;       // faults by cause
+  std::vector<std::pair<std::string, int64_t>> interruptions;  // jobs stopped, by cause
+  int64_t jobs_lost = 0;    // submitted jobs neither finished, running nor pending at the end
+  int64_t restarts = 0;     // whole-gang restarts from a checkpoint
+  int64_t repairs = 0;      // gangs repaired in place
+  int64_t repair_fallbacks = 0;
+  int64_t spares_used = 0;
+  int64_t quarantines = 0;
+  int64_t drained_by_deadline = 0;
+  double gpu_hours_lost_failures = 0;   // GPUs x work since the last checkpoint at each failure
+  double gpu_hours_lost_recovery = 0;   // GPUs x restart / repair time
 };
 
 }  // namespace berth::sim

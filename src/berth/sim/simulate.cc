@@ -5,6 +5,8 @@
 #include <memory>
 
 #include "berth/cluster/loaders.h"
+#include "berth/faults/failure_file.h"
+#include "berth/faults/handler.h"
 #include "berth/hetero/speed_score.h"
 #include "berth/plugins/builtin.h"
 #include "berth/sim/fgd_protocol.h"
@@ -39,6 +41,14 @@ Status SimulateOptions::Validate() const {
   if (preemption_grace < 0) return InvalidArgument("--preemption-grace must not be negative");
   if (restore_cost < 0) return InvalidArgument("--restore-cost must not be negative");
   if (min_runtime < -1) return InvalidArgument("--min-runtime must not be negative");
+  if (!failures.empty() && mode == "fgd") return InvalidArgument("--failures needs --mode replay");
+  if (!repair.empty() && !faults::ParseRepairMode(repair))
+    return InvalidArgument("--repair must be requeue or in-place, not '" + repair + "'");
+  if (Status s = faults::ParseSpareSetting(spares).status(); !s.ok()) return s;
+  if (failures.empty() && (spares != "none" || !repair.empty()))
+    return InvalidArgument("--spares and --repair need --failures");
+  if (restart_cost < 0 || repair_cost < 0) return InvalidArgument("--restart-cost and --repair-cost must not be negative");
+  if (until < -1) return InvalidArgument("--until must not be negative");
   if (!(high_priority_share >= 0 && high_priority_share <= 1))
     return InvalidArgument("--high-priority: the share must be in [0, 1]");
   return Status::Ok();
@@ -174,6 +184,18 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   }
   ro_replay.preemption_grace = o.preemption_grace;
   ro_replay.restore_cost = o.restore_cost;
+  ro_replay.until = o.until;
+  if (!o.failures.empty()) {
+    BERTH_ASSIGN_OR_RETURN(faults::FailureSpec spec, faults::LoadFailures(o.failures, cluster));
+    ro_replay.failures = std::make_shared<const faults::FailureSpec>(std::move(spec));
+    BERTH_ASSIGN_OR_RETURN(ro_replay.fault_options.spares, faults::ParseSpareSetting(o.spares));
+    ro_replay.fault_options.repair =
+        !o.repair.empty() ? *faults::ParseRepairMode(o.repair)
+        : ro_replay.fault_options.spares.mode != faults::SpareMode::kNone ? faults::RepairMode::kInPlace
+                                                                         : faults::RepairMode::kRequeue;
+    ro_replay.fault_options.restart_cost = o.restart_cost;
+    ro_replay.fault_options.repair_cost = o.repair_cost;
+  }
   if (!o.partition.empty()) {
     const size_t colon = o.partition.find(':');
     ro_replay.partition_level = cluster::ParseLevel(o.partition.substr(0, colon));

@@ -65,6 +65,18 @@ struct SimulateOptions {
   TimeUs min_runtime = -1;
   double high_priority_share = 0;
   int32_t high_priority = 10;
+  // Failures (replay mode; docs/failures.md): a failure file or a built-in
+  // profile (llama3, llama3*SCALE); "" = none. Spares: none, leaf, spine,
+  // leaf:N, spine:N. Repair: requeue or in-place ("" = in-place with spares,
+  // else requeue). A whole-gang restart costs `restart_cost` (jobs without
+  // restart_cost_s), an in-place repair `repair_cost`. `until`: stop this long
+  // after the first submission (-1: when every job is done).
+  std::string failures;
+  std::string spares = "none";
+  std::string repair;
+  TimeUs restart_cost = 0;
+  TimeUs repair_cost = 0;
+  TimeUs until = -1;
   bool check_indexes = false;
   bool full_scan = false;  // SchedulerOptions::full_scan (the exactness oracle)
   bool record_placements = false;

@@ -18,6 +18,7 @@ ClusterState::ClusterState(const Cluster& cluster) : cluster_(&cluster) {
   node_free_milli_.resize(n);
   full_free_mask_.resize(n);
   node_version_.assign(n, 0);
+  gpu_down_mask_.assign(n, 0);
   tasks_on_.resize(n);
   domain_full_free_.assign(cluster.domains().size(), 0);
   type_full_free_.assign(cluster.gpu_types().size(), 0);
@@ -94,6 +95,17 @@ Status ClusterState::Check(const Event& event) const {
     if (!allocs_.Contains(r->task)) return NotFound("release: task holds nothing");
     return Status::Ok();
   }
+  if (auto* g = std::get_if<SetGpuUp>(&event)) {
+    if (!g->node.valid() || g->node.value() >= cluster_->num_nodes()) return InvalidArgument("GPU up/down: no such node");
+    const auto& node = cluster_->node(g->node);
+    if (g->gpu < 0 || g->gpu >= node.gpu_count)
+      return InvalidArgument("GPU up/down: node " + node.name + " has no GPU " + std::to_string(g->gpu));
+    const bool down = (gpu_down_mask_[g->node.value()] >> g->gpu) & 1;
+    if (!g->up && !down && gpu_free_[node.first_gpu + g->gpu] != kMilliPerGpu)
+      return FailedPrecondition("GPU down: GPU " + std::to_string(g->gpu) + " of " + node.name +
+                                " is in use; release its tasks first");
+    return Status::Ok();
+  }
   const auto& u = std::get<SetNodeUp>(event);
   if (!u.node.valid() || u.node.value() >= cluster_->num_nodes()) return InvalidArgument("node up/down: no such node");
   return Status::Ok();
@@ -152,6 +164,28 @@ Status ClusterState::Apply(const Event& event) {
     AddNodeToIndexes(a.node, +1);
     return Status::Ok();
   }
+  if (auto* g = std::get_if<SetGpuUp>(&event)) {
+    const int i = g->node.value();
+    const uint64_t bit = uint64_t{1} << g->gpu;
+    const bool down = gpu_down_mask_[i] & bit;
+    if (down != g->up) return Status::Ok();  // already so
+    MilliGpu& f = gpu_free_[cluster_->node(g->node).first_gpu + g->gpu];
+    AddNodeToIndexes(g->node, -1);
+    if (g->up) {
+      gpu_down_mask_[i] &= ~bit;
+      f = kMilliPerGpu;
+      full_free_mask_[i] |= bit;
+      node_free_milli_[i] += kMilliPerGpu;
+    } else {
+      gpu_down_mask_[i] |= bit;
+      f = 0;
+      full_free_mask_[i] &= ~bit;
+      node_free_milli_[i] -= kMilliPerGpu;
+    }
+    AddNodeToIndexes(g->node, +1);
+    ++node_version_[i];
+    return Status::Ok();
+  }
   const auto& u = std::get<SetNodeUp>(event);
   const int i = u.node.value();
   if (static_cast<bool>(up_[i]) == u.up) return Status::Ok();
@@ -168,6 +202,9 @@ Status ClusterState::CheckIndexes() const {
   ClusterState fresh(*cluster_);
   for (size_t i = 0; i < up_.size(); ++i)
     if (!up_[i]) (void)fresh.Apply(SetNodeUp{NodeId(static_cast<int32_t>(i)), false});
+  for (size_t i = 0; i < gpu_down_mask_.size(); ++i)
+    for (uint64_t m = gpu_down_mask_[i]; m; m &= m - 1)
+      (void)fresh.Apply(SetGpuUp{NodeId(static_cast<int32_t>(i)), std::countr_zero(m), false});
   // Re-place in key order: determinism of the recomputation does not matter for
   // equality, but sorted order makes failures reproducible.
   std::vector<TaskTable::Record> all;
@@ -188,6 +225,7 @@ Status ClusterState::CheckIndexes() const {
     fresh.up_[i] = was_up;
     if (!s.ok()) return Internal("recompute: stored allocation does not fit: " + s.message());
   }
+  if (fresh.gpu_down_mask_ != gpu_down_mask_) return Internal("index mismatch: GPUs down");
   if (fresh.gpu_free_ != gpu_free_) return Internal("index mismatch: per-GPU free milli");
   if (fresh.free_cpu_ != free_cpu_) return Internal("index mismatch: node free CPU");
   if (fresh.free_mem_ != free_mem_) return Internal("index mismatch: node free memory");
@@ -216,7 +254,7 @@ StateMemory ClusterState::Memory() const {
   StateMemory m;
   m.per_gpu = bytes(gpu_free_);
   m.per_node = bytes(up_) + bytes(free_cpu_) + bytes(free_mem_) + bytes(node_free_milli_) + bytes(full_free_mask_) +
-               bytes(node_version_) + bytes(tasks_on_);
+               bytes(node_version_) + bytes(gpu_down_mask_) + bytes(tasks_on_);
   m.indexes = bytes(domain_full_free_) + bytes(type_full_free_) + bytes(type_free_milli_);
   for (const auto* by_type : {&buckets_, &share_buckets_}) {
     m.indexes += bytes(*by_type);

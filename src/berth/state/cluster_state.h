@@ -5,7 +5,7 @@
 // checked against a full recomputation with CheckIndexes() (the tests do).
 //
 // Indexes (only nodes that are up count as free capacity):
-//   - per GPU: free milli-GPU;  per node: free CPU, memory, milli-GPU, fully
+//   - per GPU: free milli-GPU (0 for a GPU that is down);  per node: free CPU, memory, milli-GPU, fully
 //     free GPU count and mask, a change counter (for score caches);
 //   - per topology domain: fully free GPUs;
 //   - per GPU type: fully free GPUs, free milli-GPU;
@@ -69,6 +69,8 @@ class ClusterState {
   uint64_t node_version(NodeId n) const { return node_version_[n.value()]; }
   // Counts the changes Apply made (any node): equal versions, equal state.
   uint64_t version() const { return version_; }
+  // GPUs of node n that are down (SetGpuUp), as a node-local bitmask.
+  uint64_t gpu_down_mask(NodeId n) const { return gpu_down_mask_[n.value()]; }
   // Tasks on node n, in no particular order (it depends on the history of
   // places and releases: sort before deciding by it). A place appends, a
   // release moves the last task into the hole: both constant time.
@@ -120,6 +122,7 @@ class ClusterState {
   std::vector<MilliGpu> node_free_milli_;
   std::vector<uint64_t> full_free_mask_;
   std::vector<uint64_t> node_version_;
+  std::vector<uint64_t> gpu_down_mask_;  // per node: GPUs down; each has gpu_free_ 0 and holds no task
   std::vector<std::vector<TaskKey>> tasks_on_;
   // Per domain, per type.
   std::vector<int64_t> domain_full_free_;

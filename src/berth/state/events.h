@@ -42,6 +42,15 @@ struct SetNodeUp {
   bool up = true;
 };
 
-using Event = std::variant<PlaceTask, ReleaseTask, SetNodeUp>;
+// One GPU of a node fails or comes back; the node keeps its other GPUs. A GPU
+// may go down only while no task holds any of it (release its tasks first); a
+// down GPU offers no capacity (free milli 0, not fully free) until it is up.
+struct SetGpuUp {
+  NodeId node;
+  int32_t gpu = 0;  // node-local index
+  bool up = true;
+};
+
+using Event = std::variant<PlaceTask, ReleaseTask, SetNodeUp, SetGpuUp>;
 
 }  // namespace berth::state

@@ -119,6 +119,7 @@ ScenarioRunner::ScenarioRunner() {
   RegisterScenarioCommands(*this);
   RegisterScenarioExpectations(*this);
   RegisterScenarioQueueCommands(*this);
+  RegisterScenarioFaultCommands(*this);
 }
 
 ScenarioRunner::~ScenarioRunner() = default;

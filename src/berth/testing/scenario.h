@@ -152,5 +152,8 @@ void RegisterScenarioExpectations(ScenarioRunner& runner);
 // (scenario_queues.cc); registered after the built-ins, so its `expect
 // preempted` replaces the job-state check of that name.
 void RegisterScenarioQueueCommands(ScenarioRunner& runner);
+// The failure model: faults, fail, fault-aware time/advance, and their checks
+// (scenario_faults.cc).
+void RegisterScenarioFaultCommands(ScenarioRunner& runner);
 
 }  // namespace berth::testing

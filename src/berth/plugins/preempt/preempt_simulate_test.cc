@@ -5,6 +5,8 @@
 
 #include <fstream>
 
+#include <unistd.h>
+
 #include "berth/plugins/builtin.h"
 #include "berth/sim/report/json_report.h"
 #include "berth/sim/simulate.h"
@@ -17,7 +19,9 @@ constexpr TimeUs kMinute = 60 * kUsPerSecond;
 // Four 8-GPU jobs fill 4 x 8 GPUs at 0 for 10 h; at 1 h a 2 x 8 job of
 // priority 10 arrives for an hour.
 std::string WriteTrace() {
-  const std::string path = ::testing::TempDir() + "preempt_simulate_trace.jsonl";
+  // One file per process: test binaries of other builds may run at the same time.
+  const std::string path =
+      ::testing::TempDir() + "preempt_simulate_trace." + std::to_string(::getpid()) + ".jsonl";
   std::ofstream f(path);
   for (int i = 0; i < 4; ++i)
     f << R"({"name":"low)" << i << R"(","submit_time_s":0,"duration_s":36000,"groups":[{"gpus":8}]})" << "\n";

@@ -171,6 +171,8 @@ LineResult ParseJob(const Place& p, const json& v, job::JobSpec& j) {
       BERTH_RETURN_BAD(GetIntAs(p, key, val, 0, kInt64Max, j.dataset_mib));
     } else if (key == "checkpoint_interval_s") {
       BERTH_RETURN_BAD(GetSeconds(p, key, val, true, j.checkpoint_interval));
+    } else if (key == "restart_cost_s") {
+      BERTH_RETURN_BAD(GetSeconds(p, key, val, false, j.restart_cost));
     } else if (key == "work_steps") {
       BERTH_RETURN_BAD(GetInt(p, key, val, 1, kInt64Max, j.work_steps));
     } else if (key == "required_level" || key == "preferred_level") {

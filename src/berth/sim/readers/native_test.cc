@@ -18,7 +18,7 @@ TEST(NativeReader, ReadsEveryKey) {
       dir, "a.jsonl",
       R"({"name":"train","tenant":"vision","queue":"vision/prod","priority":7,"submit_time_s":1.5,)"
       R"("duration_s":3600,"runtime_limit_s":7200,"job_class":"resnet50","dataset":"imagenet","dataset_mib":150000,)"
-      R"("checkpoint_interval_s":600,"work_steps":5000,"required_level":"spine","preferred_level":"rail",)"
+      R"("checkpoint_interval_s":600,"restart_cost_s":90,"work_steps":5000,"required_level":"spine","preferred_level":"rail",)"
       R"("groups":[{"name":"ps","count":1,"cpu_milli":4000,)"
       R"("memory_mib":8192},{"name":"worker","count":4,"min_count":2,"gpus":8,"gpu_types":["H100","A100"],)"
       R"("block_tasks":2,"block_level":"leaf"},)"
@@ -41,6 +41,8 @@ TEST(NativeReader, ReadsEveryKey) {
   EXPECT_EQ(j.dataset, "imagenet");
   EXPECT_EQ(j.dataset_mib, 150000);
   EXPECT_EQ(j.checkpoint_interval, 600 * kUsPerSecond);
+  EXPECT_EQ(j.restart_cost, 90 * kUsPerSecond);
+  EXPECT_EQ(t->jobs[1].restart_cost, -1);
   EXPECT_EQ(j.work_steps, 5000);
   ASSERT_EQ(j.groups.size(), 3u);
   EXPECT_EQ(j.groups[0].name, "ps");
@@ -63,6 +65,7 @@ TEST(NativeReader, ReadsEveryKey) {
   EXPECT_EQ(m.duration, d.duration);
   EXPECT_EQ(m.runtime_limit, d.runtime_limit);
   EXPECT_EQ(m.checkpoint_interval, d.checkpoint_interval);
+  EXPECT_EQ(m.restart_cost, d.restart_cost);
   EXPECT_EQ(m.work_steps, -1);
   EXPECT_FALSE(m.required_level.has_value());
   EXPECT_FALSE(m.preferred_level.has_value());
@@ -204,6 +207,7 @@ TEST(NativeRoundTrip, EveryJobSpecField) {
   j.dataset = "d";
   j.dataset_mib = 9;
   j.checkpoint_interval = 60 * kUsPerSecond;
+  j.restart_cost = 30 * kUsPerSecond;
   j.work_steps = 11;
   j.regions = {"east", "west"};
   j.avoid_regions = {"north"};

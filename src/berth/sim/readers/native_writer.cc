@@ -57,6 +57,7 @@ StatusOr<std::string> NativeJobLine(const job::JobSpec& j) {
   if (!j.dataset.empty()) o["dataset"] = j.dataset;
   if (j.dataset_mib) o["dataset_mib"] = j.dataset_mib;
   if (j.checkpoint_interval >= 0) o["checkpoint_interval_s"] = Seconds(j.checkpoint_interval);
+  if (j.restart_cost >= 0) o["restart_cost_s"] = Seconds(j.restart_cost);
   if (j.work_steps >= 0) o["work_steps"] = j.work_steps;
   if (j.required_level) o["required_level"] = cluster::LevelName(*j.required_level);
   if (j.preferred_level) o["preferred_level"] = cluster::LevelName(*j.preferred_level);

@@ -84,6 +84,39 @@ std::string CompactNumberArrays(const std::string& pretty) {
   return out;
 }
 
+// The failure model's figures (docs/failures.md).
+void AddFailureFigures(const PolicyResult& r, nlohmann::json& j) {
+  j["goodput"] = r.goodput;
+  j["useful_gpu_hours"] = r.useful_gpu_hours;
+  j["allocated_gpu_hours"] = r.allocated_gpu_hours;
+  nlohmann::json ett = nlohmann::json::object();
+  ett["mean_large_jobs"] = r.effective_training_time_large < 0 ? nlohmann::json(nullptr)
+                                                               : nlohmann::json(r.effective_training_time_large);
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const auto& e : r.effective_training_time)
+    jobs.push_back({{"job", e.job}, {"gpus", e.gpus}, {"ett", e.ett}, {"restarts", e.restarts}, {"repairs", e.repairs}});
+  ett["jobs"] = std::move(jobs);
+  j["effective_training_time"] = std::move(ett);
+  nlohmann::json by_cause = nlohmann::json::object();
+  for (const auto& [cause, n] : r.failures) by_cause[cause] = n;
+  j["failures"] = std::move(by_cause);
+  nlohmann::json hits = nlohmann::json::object();
+  for (const auto& [cause, n] : r.interruptions) hits[cause] = n;
+  j["interruptions"] = std::move(hits);
+  j["jobs_lost"] = r.jobs_lost;
+  j["restarts"] = r.restarts;
+  j["repairs"] = r.repairs;
+  j["repair_fallbacks"] = r.repair_fallbacks;
+  j["repair"] = r.repair_mode;
+  j["spares"] = r.spare_mode;
+  j["spare_nodes"] = r.spare_nodes;
+  j["spares_used"] = r.spares_used;
+  j["quarantines"] = r.quarantines;
+  j["drained_by_deadline"] = r.drained_by_deadline;
+  j["gpu_hours_lost_failures"] = r.gpu_hours_lost_failures;
+  j["gpu_hours_lost_recovery"] = r.gpu_hours_lost_recovery;
+}
+
 }  // namespace
 
 std::string ResultsToJson(const SimulateOutput& out) {
@@ -123,6 +156,7 @@ std::string ResultsToJson(const SimulateOutput& out) {
     }
     j["preemptions"] = r.preemptions;
     j["gpu_hours_lost"] = r.gpu_hours_lost;
+    if (r.failures_on) AddFailureFigures(r, j);
     if (!r.plugin_counters.empty()) {
       nlohmann::json counters = nlohmann::json::object();
       for (const auto& [name, value] : r.plugin_counters) counters[name] = value;

@@ -87,6 +87,36 @@ std::string TenantSection(const std::vector<PolicyResult>& rs) {
   return s;
 }
 
+// With --failures: goodput, effective training time and what the failures cost, per policy.
+std::string FailureSection(const std::vector<PolicyResult>& rs) {
+  if (std::none_of(rs.begin(), rs.end(), [](const PolicyResult& r) { return r.failures_on; })) return "";
+  std::vector<TextColumn> cols = {{"policy", true}, {"repair", true}, {"spares"},   {"faults"},
+                                  {"interrupted"},  {"restarts"},     {"repairs"},  {"goodput"},
+                                  {"ett_large"},    {"gpu_h_failed"}, {"gpu_h_recovery"}, {"jobs_lost"}};
+  for (const auto& r : rs) {
+    if (!r.failures_on) continue;
+    int64_t faults = 0, hit = 0;
+    for (const auto& [cause, n] : r.failures) faults += n;
+    for (const auto& [cause, n] : r.interruptions) hit += n;
+    size_t i = 0;
+    cols[i++].cells.push_back(r.policy);
+    cols[i++].cells.push_back(r.repair_mode);
+    cols[i++].cells.push_back(r.spare_mode + " (" + std::to_string(r.spare_nodes) + ")");
+    cols[i++].cells.push_back(std::to_string(faults));
+    cols[i++].cells.push_back(std::to_string(hit));
+    cols[i++].cells.push_back(std::to_string(r.restarts));
+    cols[i++].cells.push_back(std::to_string(r.repairs));
+    cols[i++].cells.push_back(Fmt("%.4f", r.goodput));
+    cols[i++].cells.push_back(r.effective_training_time_large < 0 ? "-" : Fmt("%.4f", r.effective_training_time_large));
+    cols[i++].cells.push_back(Fmt("%.1f", r.gpu_hours_lost_failures));
+    cols[i++].cells.push_back(Fmt("%.1f", r.gpu_hours_lost_recovery));
+    cols[i++].cells.push_back(std::to_string(r.jobs_lost));
+  }
+  std::string out = "\nfailures (docs/failures.md)\n" + Render(cols);
+  if (out.back() != '\n') out += '\n';
+  return out;
+}
+
 }  // namespace
 
 std::string FormatTextSummary(const SimulateOutput& out) {
@@ -155,6 +185,7 @@ std::string FormatTextSummary(const SimulateOutput& out) {
     if (best_jct) s += "lowest mean JCT:    " + best_jct->policy + " (" + Fmt("%.1f", best_jct->jct_s.mean) + " s)\n";
   }
   s += TenantSection(rs);
+  s += FailureSection(rs);
   return s;
 }
 
