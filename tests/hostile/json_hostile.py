@@ -16,6 +16,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -67,7 +68,35 @@ class Daemon:
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode("utf-8", "replace")
         except (urllib.error.URLError, ConnectionError, TimeoutError) as e:
+            if data is not None and len(data) > (1 << 20):
+                return self.raw_request(method, path, data, timeout)
             return None, str(e)
+
+    def raw_request(self, method, path, data, timeout=60):
+        """A large body over a plain socket: the server may answer (413) and
+        close before the body is sent, which urllib reports as a broken pipe;
+        here the answer is read whatever happened to the send."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as c:
+            head = ("%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
+                    "Content-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+                    % (method, path, TOKEN, len(data)))
+            try:
+                c.sendall(head.encode() + data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            answer = b""
+            try:
+                while True:
+                    chunk = c.recv(65536)
+                    if not chunk:
+                        break
+                    answer += chunk
+            except (ConnectionResetError, TimeoutError, socket.timeout):
+                pass
+        m = re.match(rb"HTTP/1\.[01] (\d{3})", answer)
+        if not m:
+            return None, "no answer"
+        return int(m.group(1)), answer.split(b"\r\n\r\n", 1)[-1].decode("utf-8", "replace")
 
     def stop(self):
         if self.proc.poll() is None:

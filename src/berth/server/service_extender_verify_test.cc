@@ -169,11 +169,13 @@ TEST(ServiceExtenderVerifyTest, SizesAndCountsAreBounded) {
   o.extender_limits.max_pods = 3;
   ServiceHarness h("4x8:H100/leaf=2", o);
   ASSERT_TRUE(h.Start().ok());
-  // A 500 KB group name is refused before anything is made of it.
-  json huge = PodDoc("h", std::string(500'000, 'g'), 1);
-  EXPECT_TRUE(RefusedAll(Filter(h, huge), "group name is 500000 characters long (at most 253)"));
-  json long_name = PodDoc(std::string(300, 'n'), "", 1);
-  EXPECT_TRUE(RefusedAll(Filter(h, long_name), "pod name is 300 characters long"));
+  // A 500 KB group name is refused by the parser, before anything is made of it.
+  auto refused = [&](const json& pod, const std::string& words) {
+    ApiResult r = h.service().ExtenderFilter(json{{"pod", pod}, {"nodenames", kNodes}}.dump());
+    return r.code == 400 && r.body.dump().find(words) != std::string::npos;
+  };
+  EXPECT_TRUE(refused(PodDoc("h", std::string(500'000, 'g'), 1), "pod group name: 500000 bytes is longer than 253"));
+  EXPECT_TRUE(refused(PodDoc(std::string(300, 'n'), "", 1), "pod.metadata.name: 300 bytes is longer than 253"));
   EXPECT_EQ(Jobs(h), 0u);
   EXPECT_NE(Passed(Filter(h, PodDoc("a", "", 1))), "");
   EXPECT_NE(Passed(Filter(h, PodDoc("b", "", 1))), "");
