@@ -41,11 +41,12 @@ Scheduler::Scheduler(const cluster::Cluster& cluster, std::unique_ptr<framework:
   use_index_search_ = !options_.full_scan && has_fit && framework_->candidates().empty() &&
                       framework_->score().size() == 1 && framework_->score().front().second > 0;
   if (use_index_search_) index_search_.Reset(state_, type_cpu_max_);
+  use_group_cache_ = use_index_search_ && framework_->filter().size() == 1;
 }
 
 Status Scheduler::ApplyChecked(const state::Event& e) {
   NodeId node;
-  if (use_index_search_) {
+  if (use_index_search_ || use_group_cache_) {
     if (const auto* p = std::get_if<state::PlaceTask>(&e)) node = p->alloc.node;
     if (const auto* u = std::get_if<state::SetNodeUp>(&e)) node = u->node;
     if (const auto* g = std::get_if<state::SetGpuUp>(&e)) node = g->node;
@@ -54,6 +55,7 @@ Status Scheduler::ApplyChecked(const state::Event& e) {
   }
   Status s = state_.Apply(e);
   if (s.ok() && use_index_search_ && node.valid()) index_search_.NodeChanged(state_, node);
+  if (s.ok() && use_group_cache_ && node.valid()) group_cache_.NodeChanged(node);
   if (s.ok() && options_.check_indexes) s = state_.CheckIndexes();
   return s;
 }
@@ -222,7 +224,11 @@ uint64_t Scheduler::DefaultGpus(const TaskRequest& req, NodeId node) const {
   return best < 0 ? 0 : uint64_t{1} << best;
 }
 
-Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const TaskRequest& req) {
+// Runs of at least this many identical tasks build the group score cache (a
+// full scan) rather than search the indexes task by task.
+constexpr int32_t kGroupCacheMinRepeats = 16;
+
+Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const TaskRequest& req, int32_t repeats) {
   PlaceOutcome out;
   const auto& filters = framework_->filter();
   std::fill(reject_count_.begin(), reject_count_.end(), 0);
@@ -242,6 +248,17 @@ Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const Task
   };
   const auto& scorers = framework_->score();
   std::optional<NodeId> found;
+  // A score plugin that bounds its scores promises what the cache needs.
+  if (use_group_cache_ && !group_cache_.Holds(req) && repeats >= kGroupCacheMinRepeats &&
+      scorers.front().first->ScoreBound(ctx, req, framework::NodeTier{}))
+    group_cache_.Build(ctx, req, *scorers.front().first, filters);
+  if (use_group_cache_ && group_cache_.Holds(req)) {
+    found = group_cache_.Find(ctx, req, *scorers.front().first, filters);
+    if (found) {
+      ++placement_counts_.group_cache;
+      return Chosen(ctx, req, *found);
+    }
+  }
   if (use_index_search_) found = index_search_.Find(ctx, req, *scorers.front().first, filters, type_cpu_max_);
   if (found) {
     ++placement_counts_.index_search;
@@ -369,7 +386,7 @@ Verdict Scheduler::TryPlace(JobRecord& rec) {
     const TaskRequest req = TaskRequest::FromGroup(group);
     for (int32_t k = 0; k < group.count; ++k, ++task_index) {
       CycleContext ctx{state_, rec.spec, task_index, static_cast<int32_t>(g), rng_, now, options_.node_rank, &ledger_, rec.queue};
-      PlaceOutcome o = PlaceTask(ctx, req);
+      PlaceOutcome o = PlaceTask(ctx, req, group.count - k);
       if (!o.ok) {
         if (placed_per_group[g] >= group.gang_min()) {
           task_index += group.count - k;

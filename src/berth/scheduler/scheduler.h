@@ -27,6 +27,7 @@
 #include "berth/job/job.h"
 #include "berth/job/lifecycle.h"
 #include "berth/scheduler/decision_log.h"
+#include "berth/scheduler/group_score_cache.h"
 #include "berth/scheduler/index_search.h"
 #include "berth/state/cluster_state.h"
 #include "berth/tenancy/ledger.h"
@@ -157,11 +158,13 @@ class Scheduler {
   const DecisionLog& log() const { return log_; }
   Rng& rng() { return rng_; }
   // How placements chose their node so far: from the state's indexes
-  // (index_search.h) or by filtering and scoring every node (a candidate
-  // plugin's short list counts as neither).
+  // (index_search.h), from the scores kept for a group of identical tasks
+  // (group_score_cache.h), or by filtering and scoring every node (a
+  // candidate plugin's short list counts as none).
   struct PlacementCounts {
     int64_t index_search = 0;
     int64_t full_scan = 0;
+    int64_t group_cache = 0;
   };
   const PlacementCounts& placement_counts() const { return placement_counts_; }
 
@@ -172,7 +175,9 @@ class Scheduler {
     framework::Verdict verdict;
   };
   framework::Verdict TryPlace(JobRecord& rec);
-  PlaceOutcome PlaceTask(const framework::CycleContext& ctx, const framework::TaskRequest& req);
+  // `repeats`: tasks of this same request the caller has left to place,
+  // this one included (large runs use the group score cache).
+  PlaceOutcome PlaceTask(const framework::CycleContext& ctx, const framework::TaskRequest& req, int32_t repeats = 1);
   // The outcome of placing `req` on `best`: the GPUs the score plugins (or the default) select.
   PlaceOutcome Chosen(const framework::CycleContext& ctx, const framework::TaskRequest& req, NodeId best) const;
   uint64_t DefaultGpus(const framework::TaskRequest& req, NodeId node) const;
@@ -253,6 +258,9 @@ class Scheduler {
   // The index search, when this profile allows it (see index_search.h).
   bool use_index_search_ = false;
   IndexSearch index_search_;
+  // The group score cache, when this profile allows it (see group_score_cache.h).
+  bool use_group_cache_ = false;
+  GroupScoreCache group_cache_;
   std::vector<MilliCpu> type_cpu_max_;
   PlacementCounts placement_counts_;
 

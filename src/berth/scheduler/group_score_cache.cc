@@ -1,0 +1,80 @@
+// The group score cache (see group_score_cache.h).
+#include "berth/scheduler/group_score_cache.h"
+
+namespace berth::scheduler {
+
+namespace {
+
+bool SameRequest(const framework::TaskRequest& a, const framework::TaskRequest& b) {
+  return a.gpus == b.gpus && a.milli_per_gpu == b.milli_per_gpu && a.cpu_milli == b.cpu_milli &&
+         a.memory_mib == b.memory_mib && a.gpu_types == b.gpu_types && a.gpu_types_unknown == b.gpu_types_unknown;
+}
+
+}  // namespace
+
+bool GroupScoreCache::Holds(const framework::TaskRequest& req) const { return valid_ && SameRequest(req, req_); }
+
+int32_t GroupScoreCache::Better(int32_t a, int32_t b) const {
+  if (a < 0) return b;
+  if (b < 0) return a;
+  if (score_[a] != score_[b]) return score_[a] > score_[b] ? a : b;
+  return rank_[a] <= rank_[b] ? a : b;
+}
+
+void GroupScoreCache::Rescore(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+                              const framework::ScorePlugin& scorer,
+                              std::span<framework::FilterPlugin* const> filters, int32_t n) {
+  const NodeId node(n);
+  bool pass = ctx.state.up(node);
+  for (size_t f = 0; pass && f < filters.size(); ++f) pass = filters[f]->Filter(ctx, req, node);
+  feasible_[n] = pass;
+  if (pass) score_[n] = scorer.Score(ctx, req, node);
+  ++visited_;
+}
+
+void GroupScoreCache::Replay(int32_t n) {
+  size_t i = leaves_ + static_cast<size_t>(n);
+  tree_[i] = feasible_[n] ? n : -1;
+  for (i /= 2; i >= 1; i /= 2) tree_[i] = Better(tree_[2 * i], tree_[2 * i + 1]);
+}
+
+void GroupScoreCache::Build(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+                            const framework::ScorePlugin& scorer,
+                            std::span<framework::FilterPlugin* const> filters) {
+  const int32_t num = ctx.state.cluster().num_nodes();
+  visited_ = 0;
+  req_ = req;
+  score_.assign(num, 0);
+  rank_.resize(num);
+  feasible_.assign(num, 0);
+  dirty_mark_.assign(num, 0);
+  dirty_.clear();
+  leaves_ = 1;
+  while (leaves_ < static_cast<size_t>(num)) leaves_ *= 2;
+  tree_.assign(2 * leaves_, -1);
+  for (int32_t n = 0; n < num; ++n) {
+    rank_[n] = ctx.RankOf(NodeId(n));
+    Rescore(ctx, req, scorer, filters, n);
+    tree_[leaves_ + n] = feasible_[n] ? n : -1;
+  }
+  for (size_t i = leaves_ - 1; i >= 1; --i) tree_[i] = Better(tree_[2 * i], tree_[2 * i + 1]);
+  valid_ = true;
+}
+
+std::optional<NodeId> GroupScoreCache::Find(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+                                            const framework::ScorePlugin& scorer,
+                                            std::span<framework::FilterPlugin* const> filters) {
+  visited_ = 0;
+  if (!Holds(req)) return std::nullopt;
+  for (int32_t n : dirty_) {
+    dirty_mark_[n] = 0;
+    Rescore(ctx, req, scorer, filters, n);
+    Replay(n);
+  }
+  dirty_.clear();
+  const int32_t best = tree_[1];
+  if (best < 0) return std::nullopt;
+  return NodeId(best);
+}
+
+}  // namespace berth::scheduler

@@ -1,0 +1,78 @@
+// The group score cache: the node a full scan would choose for the next task
+// of a run of identical tasks (a gang's group), found without filtering and
+// scoring every node again.
+//
+// It holds the raw score of every node that passes the filters for one task
+// request, and a tournament tree over them whose root is the best node: the
+// highest score, ties to the lowest rank. Every event the scheduler applies
+// marks its node dirty; the next Find for the same request filters and scores
+// only the dirty nodes again and replays their paths up the tree. So a group of
+// T tasks on N nodes costs one scan of N nodes plus T x (changed nodes) x log N.
+//
+// It gives the full scan's choice when the profile has exactly one filter
+// (fit), one score plugin with a positive weight that bounds its scores (a
+// promise that Normalize keeps the highest raw score as the only best, and
+// that a score depends only on the task request and the node's own state,
+// see framework/plugin.h), and no candidate plugin. The scheduler uses it only
+// for such profiles, and only for groups large enough to repay the first scan.
+//
+//   GroupScoreCache cache;
+//   cache.Build(ctx, req, scorer, filters);   // first task of the group
+//   cache.NodeChanged(n);                     // after every applied event
+//   std::optional<NodeId> n = cache.Find(ctx, req, scorer, filters);
+#pragma once
+
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "berth/framework/plugin.h"
+
+namespace berth::scheduler {
+
+class GroupScoreCache {
+ public:
+  // Filters and scores every node for `req`; later Finds for an equal request
+  // use the result.
+  void Build(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+             const framework::ScorePlugin& scorer, std::span<framework::FilterPlugin* const> filters);
+  // Whether the cache holds scores for a request equal to `req`.
+  bool Holds(const framework::TaskRequest& req) const;
+  // Node n's state changed (after the event was applied).
+  void NodeChanged(NodeId n) {
+    if (valid_ && !dirty_mark_[n.value()]) {
+      dirty_mark_[n.value()] = 1;
+      dirty_.push_back(n.value());
+    }
+  }
+  // Forget the scores (the next Find returns nullopt until a Build).
+  void Clear() { valid_ = false; }
+  // The best node for `req` now, or nullopt when the cache does not hold `req`
+  // or no node passes the filters.
+  std::optional<NodeId> Find(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+                             const framework::ScorePlugin& scorer, std::span<framework::FilterPlugin* const> filters);
+
+  // Nodes filtered and scored by the last Build or Find (tests, benchmarks).
+  int64_t visited() const { return visited_; }
+
+ private:
+  // Filters and scores node n into feasible_/score_.
+  void Rescore(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+               const framework::ScorePlugin& scorer, std::span<framework::FilterPlugin* const> filters, int32_t n);
+  // The better of two tree entries (-1 = none).
+  int32_t Better(int32_t a, int32_t b) const;
+  void Replay(int32_t n);
+
+  bool valid_ = false;
+  framework::TaskRequest req_;
+  std::vector<int64_t> score_;     // per node: raw score (if feasible)
+  std::vector<int32_t> rank_;      // per node: rank
+  std::vector<uint8_t> feasible_;  // per node: up and passes the filters
+  std::vector<uint8_t> dirty_mark_;
+  std::vector<int32_t> dirty_;
+  size_t leaves_ = 1;              // a power of two >= the number of nodes
+  std::vector<int32_t> tree_;      // 1-based heap layout; leaves at [leaves_, 2 leaves_)
+  int64_t visited_ = 0;
+};
+
+}  // namespace berth::scheduler
