@@ -29,7 +29,10 @@ trap cleanup EXIT
 echo "read-flood-token" > "$WORK/token"
 TOKEN="$(cat "$WORK/token")"
 
+# Every client here shares the address 127.0.0.1: the per-client connection
+# limit (64 by default) is raised so that the readers and the submitter fit.
 "$BERTH" serve --listen 127.0.0.1:0 --store "sqlite:$WORK/data/berth.db" --cluster "${NODES}x8:H100/leaf=32" \
+  --max-connections-per-client 1024 \
   --virtual-nodes --speedup "$SPEEDUP" --token-file "$WORK/token" 2> "$WORK/serve.log" &
 SERVER_PID=$!
 port=""

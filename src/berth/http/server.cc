@@ -82,7 +82,11 @@ class Server::Loop {
   }
 
   void Start() {
-    for (int i = 0; i < std::max(1, s_.options_.workers); ++i) workers_.emplace_back([this] { Work(); });
+    pools_[0].max_queued = s_.options_.max_queued;
+    pools_[1].max_queued = s_.options_.max_heavy_queued;
+    for (int i = 0; i < std::max(1, s_.options_.workers); ++i) workers_.emplace_back([this] { Work(pools_[0]); });
+    for (int i = 0; i < std::max(1, s_.options_.heavy_workers); ++i)
+      workers_.emplace_back([this] { Work(pools_[1]); });
     io_ = std::thread([this] { Run(); });
   }
 
@@ -90,11 +94,13 @@ class Server::Loop {
     if (stopping_.exchange(true)) return;
     Wake();
     if (io_.joinable()) io_.join();
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      stop_workers_ = true;
+    for (Pool& p : pools_) {
+      {
+        std::lock_guard<std::mutex> l(p.mu);
+        p.stop = true;
+      }
+      p.cv.notify_all();
     }
-    cv_.notify_all();
     for (auto& t : workers_)
       if (t.joinable()) t.join();
     for (auto& [id, c] : conns_) CloseFd(*c);
@@ -137,6 +143,14 @@ class Server::Loop {
     uint64_t conn;
     std::unique_ptr<Request> req;
     bool keep_alive;
+  };
+  // Requests waiting for a worker: [0] the workers, [1] the heavy pool.
+  struct Pool {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<Task> tasks;
+    size_t max_queued = 0;
+    bool stop = false;
   };
   struct Done {
     uint64_t conn;
@@ -429,15 +443,17 @@ class Server::Loop {
     req->peer_common_name = c.peer_cn;
     c.state = State::kHandling;
     Interest(c);
-    if (s_.RunsOnLoop(*req)) {
+    const RunOn where = s_.WhereRuns(*req);
+    if (where == RunOn::kOnLoop) {
       std::string bytes = Handle(*req, keep_alive);
       return Answer(c, std::move(bytes), keep_alive, false);
     }
     {
-      std::lock_guard<std::mutex> l(mu_);
-      if (tasks_.size() < s_.options_.max_queued) {
-        tasks_.push_back(Task{c.id, std::move(req), keep_alive});
-        cv_.notify_one();
+      Pool& p = pools_[where == RunOn::kHeavy ? 1 : 0];
+      std::lock_guard<std::mutex> l(p.mu);
+      if (p.tasks.size() < p.max_queued) {
+        p.tasks.push_back(Task{c.id, std::move(req), keep_alive});
+        p.cv.notify_one();
         return true;
       }
     }
@@ -456,15 +472,15 @@ class Server::Loop {
     return Serialize(res, keep_alive, req.method == "HEAD");
   }
 
-  void Work() {
+  void Work(Pool& p) {
     for (;;) {
       Task t;
       {
-        std::unique_lock<std::mutex> l(mu_);
-        cv_.wait(l, [this] { return stop_workers_ || !tasks_.empty(); });
-        if (tasks_.empty()) return;
-        t = std::move(tasks_.front());
-        tasks_.pop_front();
+        std::unique_lock<std::mutex> l(p.mu);
+        p.cv.wait(l, [&p] { return p.stop || !p.tasks.empty(); });
+        if (p.tasks.empty()) return;
+        t = std::move(p.tasks.front());
+        p.tasks.pop_front();
       }
       std::string bytes = Handle(*t.req, t.keep_alive);
       {
@@ -622,10 +638,7 @@ class Server::Loop {
   std::unordered_map<std::string, int> per_client_;
   std::vector<uint64_t> resume_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Task> tasks_;
-  bool stop_workers_ = false;
+  Pool pools_[2];
   std::mutex done_mu_;
   std::deque<Done> done_;
 };
@@ -650,11 +663,11 @@ Server& Server::Patch(const std::string& p, Handler h, RunOn w) { return Add("PA
 Server& Server::Delete(const std::string& p, Handler h, RunOn w) { return Add("DELETE", p, std::move(h), w); }
 Server& Server::Options(const std::string& p, Handler h, RunOn w) { return Add("OPTIONS", p, std::move(h), w); }
 
-bool Server::RunsOnLoop(const Request& req) const {
+RunOn Server::WhereRuns(const Request& req) const {
   const std::string method = req.method == "HEAD" ? "GET" : req.method;
   for (const Route& r : routes_)
-    if (r.method == method && std::regex_match(req.path, r.re)) return r.where == RunOn::kOnLoop;
-  return true;  // 404, 405 and OPTIONS answers are made here, cheaply
+    if (r.method == method && std::regex_match(req.path, r.re)) return r.where;
+  return RunOn::kOnLoop;  // 404, 405 and OPTIONS answers are made here, cheaply
 }
 
 void Server::Dispatch(Request& req, Response& res) const {

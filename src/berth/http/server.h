@@ -43,6 +43,10 @@ struct ServerOptions {
   int port = 0;  // 0: any free port (see Server::port())
   int workers = 8;
   size_t max_queued = 1024;            // requests waiting for a worker; 503 beyond
+  // Routes marked RunOn::kHeavy (large reads) run on a pool of their own, so
+  // a flood of them never holds the workers that writes and small reads use.
+  int heavy_workers = 2;
+  size_t max_heavy_queued = 256;       // heavy requests waiting; 503 beyond
   int max_connections = 4096;          // in total; 503 beyond
   int max_connections_per_client = 64; // per client IP address; 429 beyond
   std::chrono::milliseconds header_timeout{10'000};
@@ -70,7 +74,9 @@ using Handler = std::function<void(const Request&, Response&)>;
 using ExceptionHandler = std::function<void(const Request&, Response&, std::exception_ptr)>;
 using Logger = std::function<void(const Request&, const Response&)>;
 
-enum class RunOn { kWorker, kOnLoop };
+// Where a route's handler runs: the worker pool, the I/O thread itself (only
+// for answers that never block), or the pool for heavy requests.
+enum class RunOn { kWorker, kOnLoop, kHeavy };
 
 class Server {
  public:
@@ -107,8 +113,10 @@ class Server {
   // Routes a complete request: runs the handler, or answers 404/405/204.
   // Public for tests; the server calls it on a worker (or the I/O thread).
   void Dispatch(Request& req, Response& res) const;
-  // Whether the route of this request runs on the I/O thread.
-  bool RunsOnLoop(const Request& req) const;
+  // Where the route of this request runs (kOnLoop for answers the server
+  // makes itself: 404, 405, OPTIONS).
+  RunOn WhereRuns(const Request& req) const;
+  bool RunsOnLoop(const Request& req) const { return WhereRuns(req) == RunOn::kOnLoop; }
 
  private:
   struct Route {

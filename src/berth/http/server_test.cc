@@ -102,6 +102,10 @@ class ServerTest : public ::testing::Test {
       res.set_content(req.body, "text/plain");
     });
     server_->Get("/throw", [](const Request&, Response&) { throw std::runtime_error("boom"); });
+    server_->Get("/heavy", [this](const Request&, Response& res) {
+      while (hold_heavy_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      res.set_content("heavy", "text/plain");
+    }, RunOn::kHeavy);
     server_->Get("/peer", [](const Request& req, Response& res) {
       res.set_content(std::string(req.peer_verified ? "verified " : "anonymous ") + req.peer_common_name, "text/plain");
     });
@@ -121,6 +125,7 @@ class ServerTest : public ::testing::Test {
   }
   std::unique_ptr<Server> server_;
   std::atomic<int> handled_{0};
+  std::atomic<bool> hold_heavy_{false};  // /heavy answers only once this is false
 };
 
 TEST_F(ServerTest, KeepAlivePipeliningAndRoutes) {
@@ -196,6 +201,30 @@ TEST_F(ServerTest, SlowHeadersGet408AndNeverHoldAWorker) {
     ::close(fd);
   }
   EXPECT_GE(server_->stats().timed_out.load(), 50u);
+}
+
+TEST_F(ServerTest, HeavyRoutesNeverHoldTheWorkers) {
+  ServerOptions o;
+  o.workers = 1;
+  o.heavy_workers = 1;
+  Serve(o);
+  hold_heavy_ = true;
+  // Heavy requests that cannot finish: one runs, the others wait in their own queue.
+  std::vector<int> heavy;
+  for (int i = 0; i < 4; ++i) {
+    int fd = Connect(server_->port());
+    SendAll(fd, "GET /heavy HTTP/1.1\r\nHost: x\r\n\r\n");
+    heavy.push_back(fd);
+  }
+  // The one ordinary worker answers at once meanwhile.
+  const std::string ok = Roundtrip("POST /echo HTTP/1.1\r\nContent-Length: 1\r\n\r\nz");
+  EXPECT_EQ(Status(ok), 200) << ok;
+  hold_heavy_ = false;
+  for (int fd : heavy) {
+    const std::string answer = ReadAnswers(fd);
+    EXPECT_EQ(Status(answer), 200) << answer;
+    ::close(fd);
+  }
 }
 
 TEST_F(ServerTest, ConnectionLimitPerClient) {

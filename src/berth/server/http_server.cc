@@ -192,7 +192,7 @@ void HttpServer::Routes() {
       limit = *v;
     }
     Send(res, service_.ListJobs(req.get_param_value("state"), after, limit));
-  });
+  }, http::RunOn::kHeavy);  // large reads: a pool of their own, never holding the workers writes need
   s.Get(R"(/v1/jobs/([^/]+)/why)", [this, with_id, loaded](const httplib::Request& req, httplib::Response& res) {
     if (!loaded(res)) return;
     with_id(req, res, [this](int64_t id) { return service_.WhyJob(id); });
@@ -207,10 +207,10 @@ void HttpServer::Routes() {
   });
   s.Get("/v1/queues", [this, loaded](const httplib::Request&, httplib::Response& res) {
     if (loaded(res)) Send(res, service_.Queues());
-  });
+  }, http::RunOn::kHeavy);
   s.Get("/v1/nodes", [this, loaded](const httplib::Request&, httplib::Response& res) {
     if (loaded(res)) Send(res, service_.Nodes());
-  });
+  }, http::RunOn::kHeavy);
   // The admin API: always needs the token (403 when the server has none); who
   // asked goes to the audit log.
   auto admin = [this, authorized, loaded](const httplib::Request& req, httplib::Response& res) {
