@@ -18,19 +18,13 @@
 #include "berth/common/rng.h"
 #include "berth/framework/registry.h"
 #include "berth/plugins/builtin.h"
+#include "berth/scheduler/lockstep_test_util.h"
 #include "berth/scheduler/scheduler.h"
 
 namespace berth::scheduler {
 namespace {
 
-struct Registries {
-  framework::PluginRegistry plugins;
-  framework::PolicyRegistry policies;
-  Registries() {
-    EXPECT_TRUE(plugins::RegisterBuiltinPlugins(plugins).ok());
-    EXPECT_TRUE(plugins::RegisterBuiltinPolicies(policies).ok());
-  }
-};
+using lockstep::Registries;
 
 cluster::Cluster RandomCluster(Rng& rng) {
   struct Shape {
@@ -88,63 +82,12 @@ job::JobSpec RandomJob(Rng& rng, int64_t id, bool share_heavy) {
   return j;
 }
 
-// Runs `policy` both ways in lockstep over a random stream; returns how many
-// placements the index search settled.
+// Runs `policy` both ways in lockstep; returns how many placements the fast path settled.
 int64_t RunLockstep(const std::string& policy, uint64_t seed, int steps) {
-  Registries reg;
-  Rng rng(seed);
-  const cluster::Cluster cluster = RandomCluster(rng);
-  SchedulerOptions opts;
-  opts.seed = seed;
-  if (rng.Uniform(2)) {
-    opts.node_rank.resize(cluster.num_nodes());
-    std::iota(opts.node_rank.begin(), opts.node_rank.end(), 0);
-    rng.Shuffle(opts.node_rank);
-  }
-  SchedulerOptions scan_opts = opts;
-  scan_opts.full_scan = true;
-  ManualClock clock(0);
-  auto profile = reg.policies.Find(policy);
-  EXPECT_TRUE(profile.ok()) << policy;
-  auto fast_fw = framework::Framework::Create(*profile, reg.plugins);
-  auto scan_fw = framework::Framework::Create(*profile, reg.plugins);
-  EXPECT_TRUE(fast_fw.ok() && scan_fw.ok());
-  Scheduler fast(cluster, std::move(fast_fw).value(), opts, clock);
-  Scheduler scan(cluster, std::move(scan_fw).value(), scan_opts, clock);
-
-  const bool share_heavy = seed % 3 == 0;
-  std::vector<JobId> running;
-  for (int step = 0; step < steps; ++step) {
-    clock.Advance(1);
-    const uint64_t op = rng.Uniform(20);
-    if (op < 11) {
-      const job::JobSpec j = RandomJob(rng, step, share_heavy);
-      EXPECT_TRUE(fast.Submit(j).ok());
-      EXPECT_TRUE(scan.Submit(j).ok());
-      std::vector<JobId> a = fast.Schedule();
-      std::vector<JobId> b = scan.Schedule();
-      EXPECT_EQ(a, b) << policy << " seed " << seed << " step " << step;
-      running.insert(running.end(), a.begin(), a.end());
-    } else if (op < 19) {
-      if (running.empty()) continue;
-      const size_t k = rng.Uniform(running.size());
-      EXPECT_TRUE(fast.Finish(running[k], job::JobState::kSucceeded).ok());
-      EXPECT_TRUE(scan.Finish(running[k], job::JobState::kSucceeded).ok());
-      running[k] = running.back();
-      running.pop_back();
-    } else {
-      const NodeId n(static_cast<int32_t>(rng.Uniform(cluster.num_nodes())));
-      const bool up = !fast.state().up(n);
-      EXPECT_TRUE(fast.SetNodeUp(n, up).ok());
-      EXPECT_TRUE(scan.SetNodeUp(n, up).ok());
-    }
-    if (fast.log().hash() != scan.log().hash()) {
-      ADD_FAILURE() << policy << " seed " << seed << ": decisions differ at step " << step;
-      return 0;
-    }
-  }
-  EXPECT_EQ(scan.placement_counts().index_search, 0) << policy;
-  return fast.placement_counts().index_search;
+  auto job = [share_heavy = seed % 3 == 0](Rng& rng, int64_t id) { return RandomJob(rng, id, share_heavy); };
+  const lockstep::LockstepResult r = lockstep::RunLockstep(policy, seed, steps, RandomCluster, job, {11, 19, 20});
+  EXPECT_EQ(r.scan.index_search, 0) << policy;
+  return r.fast.index_search;
 }
 
 TEST(IndexSearch, SameChoiceAsFullScanForEveryBoundedScore) {

@@ -689,6 +689,16 @@ Status Scheduler::Preempt(JobId id) {
   return Evict(it->second, JobId(), /*defer_requeue=*/false);
 }
 
+// A run stopped by a fault keeps its work up to its last checkpoint (or up to
+// now when a checkpoint is taken first, as before maintenance); the rest is
+// lost to the failure.
+void Scheduler::KeepWorkUntilCheckpoint(JobRecord& rec, const framework::RunningJob& run, TimeUs now,
+                                        bool checkpoint_now) {
+  const TimeUs saved_at = checkpoint_now ? std::max(now, run.run_start) : run.LastCheckpoint(now);
+  rec.work_done += saved_at - run.run_start;
+  if (!checkpoint_now) rec.failure_lost_gpu_seconds += run.LostGpuSeconds(now);
+}
+
 Status Scheduler::Interrupt(JobId id, TimeUs restart_cost, bool checkpoint_now) {
   auto it = index_of_.find(id);
   if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
@@ -698,9 +708,7 @@ Status Scheduler::Interrupt(JobId id, TimeUs restart_cost, bool checkpoint_now) 
     return FailedPrecondition("job " + std::to_string(id.value()) + " is not running");
   const TimeUs now = clock_.Now();
   const framework::RunningJob& run = running_jobs_[running_pos_[index]];
-  const TimeUs saved_at = checkpoint_now ? std::max(now, run.run_start) : run.LastCheckpoint(now);
-  rec.work_done += saved_at - run.run_start;
-  if (!checkpoint_now) rec.failure_lost_gpu_seconds += run.LostGpuSeconds(now);
+  KeepWorkUntilCheckpoint(rec, run, now, checkpoint_now);
   rec.recovery_gpu_seconds += static_cast<double>(run.milli_gpu) / kMilliPerGpu * UsToSeconds(restart_cost);
   ++rec.restarts;
   for (auto* a : framework_->admit()) a->OnFinish(rec.spec);
@@ -740,9 +748,7 @@ Status Scheduler::RepairTask(JobId id, int32_t task_index, const state::Allocati
   if (milli(alloc) > 0) ledger_.Charge(rec.queue, cluster_.node(alloc.node).gpu_type, milli(alloc), now);
   p->alloc = alloc;
   framework::RunningJob& run = running_jobs_[running_pos_[index]];
-  const TimeUs saved_at = checkpoint_now ? std::max(now, run.run_start) : run.LastCheckpoint(now);
-  rec.work_done += saved_at - run.run_start;
-  if (!checkpoint_now) rec.failure_lost_gpu_seconds += run.LostGpuSeconds(now);
+  KeepWorkUntilCheckpoint(rec, run, now, checkpoint_now);
   rec.attained_gpu_seconds += static_cast<double>(milli(old) - milli(alloc)) / kMilliPerGpu *
                               UsToSeconds(now - rec.start_time);  // the moved task's service so far stays counted
   run.milli_gpu += milli(alloc) - milli(old);

@@ -178,6 +178,9 @@ class Scheduler {
   // `repeats`: tasks of this same request the caller has left to place,
   // this one included (large runs use the group score cache).
   PlaceOutcome PlaceTask(const framework::CycleContext& ctx, const framework::TaskRequest& req, int32_t repeats = 1);
+  // Interrupt and RepairTask: the stopped run's work kept and lost.
+  static void KeepWorkUntilCheckpoint(JobRecord& rec, const framework::RunningJob& run, TimeUs now,
+                                      bool checkpoint_now);
   // The outcome of placing `req` on `best`: the GPUs the score plugins (or the default) select.
   PlaceOutcome Chosen(const framework::CycleContext& ctx, const framework::TaskRequest& req, NodeId best) const;
   uint64_t DefaultGpus(const framework::TaskRequest& req, NodeId node) const;
