@@ -19,31 +19,10 @@ WINDOW="${4:-60}"
 SPEEDUP="${SPEEDUP:-30}"
 BERTH="${BERTH:-build/release/apps/berth/berth}"
 LOADGEN="${LOADGEN:-build/release/tests/berth_loadgen}"
-WORK="$(mktemp -d)"
-SERVER_PID=""
-cleanup() {
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then kill "$SERVER_PID"; wait "$SERVER_PID" || true; fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-echo "read-flood-token" > "$WORK/token"
-TOKEN="$(cat "$WORK/token")"
-
+. "tests/service/serve_lib.sh"
 # Every client here shares the address 127.0.0.1: the per-client connection
 # limit (64 by default) is raised so that the readers and the submitter fit.
-"$BERTH" serve --listen 127.0.0.1:0 --store "sqlite:$WORK/data/berth.db" --cluster "${NODES}x8:H100/leaf=32" \
-  --max-connections-per-client 1024 \
-  --virtual-nodes --speedup "$SPEEDUP" --token-file "$WORK/token" 2> "$WORK/serve.log" &
-SERVER_PID=$!
-port=""
-for _ in $(seq 1 600); do
-  port=$(grep -o '"event":"listening"[^}]*' "$WORK/serve.log" 2>/dev/null | grep -o '"port":[0-9]*' | cut -d: -f2 || true)
-  [ -n "$port" ] && break
-  sleep 0.1
-done
-[ -n "$port" ] || { echo "server did not start"; cat "$WORK/serve.log"; exit 1; }
-URL="http://127.0.0.1:$port"
-until curl -sf "$URL/readyz" > /dev/null; do sleep 0.1; done
+serve_start "$BERTH" read-flood-token --cluster "${NODES}x8:H100/leaf=32" --virtual-nodes --speedup "$SPEEDUP" --max-connections-per-client 1024
 
 echo "submitting $JOBS jobs to $NODES nodes..." >&2
 "$LOADGEN" --server "$URL" --token "$TOKEN" --count "$JOBS" --concurrency 16 --prefix flood --max-seconds 600 >&2

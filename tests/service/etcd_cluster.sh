@@ -6,6 +6,9 @@
 #   source etcd_cluster.sh
 #   require_etcd            # exits 1 (or 77 with BERTH_SKIP_ETCD=1) without etcd
 #   start_etcd_cluster 3    # sets ENDPOINTS=http://127.0.0.1:P1,... and ETCD_PIDS (member order)
+#   start_replica NAME      # a `berth serve` on $REPLICA_STORE and $REPLICA_CLUSTER: sets PID_NAME,
+#                           # URL_NAME (log in $WORK/NAME.log)
+#   readyz URL; wait_ready URL SECONDS
 # ETCD_TIMING overrides the members' raft timing flags (default: fast
 # elections, "--heartbeat-interval 50 --election-timeout 500").
 
@@ -90,4 +93,30 @@ try_etcd_cluster() {
       return 1
     fi
   done
+}
+
+# Replicas of `berth serve` on the etcd store $REPLICA_STORE (endpoints) for
+# the cluster $REPLICA_CLUSTER; BERTH is the binary.
+start_replica() {
+  local name="$1" log="$WORK/$1.log" port=""
+  "$BERTH" serve --listen 127.0.0.1:0 --store "etcd:$REPLICA_STORE" --cluster "$REPLICA_CLUSTER" 2> "$log" &
+  local pid=$!
+  PIDS+=("$pid")
+  for _ in $(seq 1 200); do
+    port=$(grep -o '"event":"listening"[^}]*' "$log" 2>/dev/null | grep -o '"port":[0-9]*' | cut -d: -f2 || true)
+    [ -n "$port" ] && break
+    sleep 0.05
+  done
+  [ -n "$port" ] || fail "replica $name did not start"
+  printf -v "PID_$name" '%s' "$pid"
+  printf -v "URL_$name" '%s' "http://127.0.0.1:$port"
+}
+readyz() { curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$1/readyz" || true; }
+wait_ready() {  # URL SECONDS
+  local deadline=$(( $(date +%s) + $2 ))
+  while [ "$(date +%s)" -le "$deadline" ]; do
+    [ "$(readyz "$1")" = 200 ] && return 0
+    sleep 0.05
+  done
+  return 1
 }

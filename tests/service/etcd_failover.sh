@@ -54,30 +54,8 @@ start_etcd_cluster 3
 echo "etcd: 3 members at $ENDPOINTS"
 
 # --- replicas
-# start_replica NAME: sets PID_NAME, URL_NAME (logs in $WORK/NAME.log).
-start_replica() {
-  local name="$1" log="$WORK/$1.log" port=""
-  "$BERTH" serve --listen 127.0.0.1:0 --store "etcd:$ENDPOINTS" --cluster "64x8:H100/leaf=8" 2> "$log" &
-  local pid=$!
-  PIDS+=("$pid")
-  for _ in $(seq 1 200); do
-    port=$(grep -o '"event":"listening"[^}]*' "$log" 2>/dev/null | grep -o '"port":[0-9]*' | cut -d: -f2 || true)
-    [ -n "$port" ] && break
-    sleep 0.05
-  done
-  [ -n "$port" ] || fail "replica $name did not start"
-  printf -v "PID_$name" '%s' "$pid"
-  printf -v "URL_$name" '%s' "http://127.0.0.1:$port"
-}
-readyz() { curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$1/readyz" || true; }
-wait_ready() {  # URL SECONDS
-  local deadline=$(( $(date +%s) + $2 ))
-  while [ "$(date +%s)" -le "$deadline" ]; do
-    [ "$(readyz "$1")" = 200 ] && return 0
-    sleep 0.05
-  done
-  return 1
-}
+REPLICA_STORE="$ENDPOINTS"
+REPLICA_CLUSTER="64x8:H100/leaf=8"
 submit() {  # URL NAME [BODY_FILE] -> HTTP status
   curl -s -o "${3:-/dev/null}" -w '%{http_code}\n' --max-time 20 -X POST \
     -d "{\"name\":\"$2\",\"idempotency_key\":\"$2\",\"groups\":[{\"count\":1,\"gpus\":1}]}" "$1/v1/jobs" || true

@@ -55,29 +55,8 @@ ORDERED="${EPS[$LEADER_IDX]}"
 for i in 0 1 2; do [ "$i" = "$LEADER_IDX" ] || ORDERED+=",${EPS[$i]}"; done
 echo "etcd: 3 members; member $LEADER_IDX (${EPS[$LEADER_IDX]}) leads etcd and is the first endpoint"
 
-start_replica() {  # NAME: sets PID_NAME, URL_NAME
-  local name="$1" log="$WORK/$1.log" port=""
-  "$BERTH" serve --listen 127.0.0.1:0 --store "etcd:$ORDERED" --cluster "16x8:H100/leaf=4" 2> "$log" &
-  local pid=$!
-  PIDS+=("$pid")
-  for _ in $(seq 1 200); do
-    port=$(grep -o '"event":"listening"[^}]*' "$log" 2>/dev/null | grep -o '"port":[0-9]*' | cut -d: -f2 || true)
-    [ -n "$port" ] && break
-    sleep 0.05
-  done
-  [ -n "$port" ] || fail "replica $name did not start"
-  printf -v "PID_$name" '%s' "$pid"
-  printf -v "URL_$name" '%s' "http://127.0.0.1:$port"
-}
-readyz() { curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$1/readyz" || true; }
-wait_ready() {
-  local deadline=$(( $(date +%s) + $2 ))
-  while [ "$(date +%s)" -le "$deadline" ]; do
-    [ "$(readyz "$1")" = 200 ] && return 0
-    sleep 0.05
-  done
-  return 1
-}
+REPLICA_STORE="$ORDERED"
+REPLICA_CLUSTER="16x8:H100/leaf=4"
 start_replica A
 wait_ready "$URL_A" 20 || fail "A did not become ready"
 start_replica B

@@ -13,34 +13,10 @@ NODES="${3:-1250}"
 JOBS="${4:-6000}"
 READERS="${5:-16}"
 SECONDS_FLOOD="${6:-10}"
-WORK="$(mktemp -d)"
-SERVER_PID=""
-cleanup() {
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then kill "$SERVER_PID"; wait "$SERVER_PID" || true; fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-echo "flood-token-456" > "$WORK/token"
-TOKEN="$(cat "$WORK/token")"
-
+. "$(dirname "$0")/serve_lib.sh"
 # Every client here shares the address 127.0.0.1: the per-client connection
 # limit (64 by default) is raised so that the readers and the submitter fit.
-"$BERTH" serve --listen 127.0.0.1:0 --store "sqlite:$WORK/data/berth.db" --cluster "${NODES}x8:H100/leaf=32" \
-  --max-connections-per-client 1024 \
-  --virtual-nodes --token-file "$WORK/token" 2> "$WORK/serve.log" &
-SERVER_PID=$!
-port=""
-for _ in $(seq 1 400); do
-  port=$(grep -o '"event":"listening"[^}]*' "$WORK/serve.log" 2>/dev/null | grep -o '"port":[0-9]*' | cut -d: -f2 || true)
-  [ -n "$port" ] && break
-  sleep 0.05
-done
-[ -n "$port" ] || { echo "server did not start"; cat "$WORK/serve.log"; exit 1; }
-URL="http://127.0.0.1:$port"
-for _ in $(seq 1 200); do
-  curl -sf "$URL/readyz" > /dev/null && break
-  sleep 0.05
-done
+serve_start "$BERTH" flood-token-456 --cluster "${NODES}x8:H100/leaf=32" --virtual-nodes --max-connections-per-client 1024
 
 metric() { curl -sf "$URL/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
 
