@@ -26,9 +26,22 @@
 #include "berth/store/store.h"
 #include "berth/tenancy/queue_yaml.h"
 #include "commands.h"
+#include "serve_federation.h"
 #include "serve_kube.h"
 
 namespace berth::apps {
+
+StatusOr<std::string> ReadToken(const std::string& path, const std::string& flag) {
+  std::ifstream in(path);
+  if (!in) return NotFound(flag + " " + path + ": cannot open");
+  std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front()))) token.erase(token.begin());
+  if (token.empty()) return InvalidArgument(flag + " " + path + ": empty");
+  if (token.find_first_of(" \t\r\n") != std::string::npos) return InvalidArgument(flag + " " + path + ": the token has whitespace inside");
+  return token;
+}
+
 namespace {
 
 constexpr const char* kDemoCluster = "4x8:H100/leaf=2";
@@ -62,18 +75,8 @@ struct ServeFlags {
   int64_t extender_max_groups = server::ExtenderLimits{}.max_groups;
   int64_t extender_max_pods = server::ExtenderLimits{}.max_pods;
   server::AdmissionLimits limits;  // --max-tasks-per-job, ...
+  FedServeFlags fed;               // --federation and the dispatcher's flags
 };
-
-StatusOr<std::string> ReadToken(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound("--token-file " + path + ": cannot open");
-  std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front()))) token.erase(token.begin());
-  if (token.empty()) return InvalidArgument("--token-file " + path + ": empty");
-  if (token.find_first_of(" \t\r\n") != std::string::npos) return InvalidArgument("--token-file " + path + ": the token has whitespace inside");
-  return token;
-}
 
 // How this replica announces itself to the others while it leads.
 std::string Announcement(const std::string& host, int port, bool tls) {
@@ -144,7 +147,7 @@ int Serve(const ServeFlags& f) {
   http.host = listen->first;
   http.port = listen->second;
   if (!f.token_file.empty()) {
-    auto token = ReadToken(f.token_file);
+    auto token = ReadToken(f.token_file, "--token-file");
     if (!token.ok()) return fail("token", token.status());
     http.token = *token;
   } else {
@@ -166,6 +169,13 @@ int Serve(const ServeFlags& f) {
   http.extender_anonymous = f.extender_anonymous;
   if (f.extender_anonymous) log.Warn("extender_unauthenticated", {{"hint", "the extender verbs accept anyone on loopback"}});
 
+  if (!f.fed.file.empty()) {
+    if (!demo || f.virtual_nodes || f.kube || f.extender || !f.queues.empty())
+      return fail("federation", InvalidArgument("--federation runs the dispatcher over member `berth serve` processes: "
+                                                "--cluster, --virtual-nodes and --queues belong to the members"));
+    const std::string store = f.store == ServeFlags{}.store ? std::string(kFederationStore) : f.store;
+    return ServeFederation(f.fed, http, store, f.limits, log, stop_signals);
+  }
   server::Metrics metrics;
   Ending ending;
   const bool replicated = f.store.rfind("etcd:", 0) == 0;
@@ -373,6 +383,39 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--max-label-bytes", flags->limits.max_label_bytes,
                   "admission: longest tenant, queue, job_class, dataset, group and GPU type names, in bytes "
                   "(422 beyond)")
+      ->capture_default_str();
+  cmd->add_option("--federation", flags->fed.file,
+                  "run the global dispatcher of this federation file over its members' `berth serve` processes "
+                  "(docs/federation.md, \"The live service\"); default store " +
+                      std::string(kFederationStore));
+  cmd->add_option("--member", flags->fed.members,
+                  "with --federation: NAME=URL of a member's berth serve (repeatable; overrides the file's endpoint)");
+  cmd->add_option("--dispatch-policy", flags->fed.policy,
+                  "with --federation: global, global-cost, karmada-weights, round-robin, least-loaded, data-local, "
+                  "cheapest, fastest")
+      ->capture_default_str();
+  cmd->add_option("--member-token-file", flags->fed.member_token_file,
+                  "with --federation: file holding the bearer token the members' --token-file holds");
+  cmd->add_option("--member-ca-cert", flags->fed.member_ca_cert,
+                  "with --federation: CA (PEM) that https:// members' certificates are checked against");
+  cmd->add_option("--poll-interval", flags->fed.poll_interval,
+                  "with --federation: how often members' digests and jobs are read")
+      ->capture_default_str();
+  cmd->add_option("--member-timeout", flags->fed.member_timeout,
+                  "with --federation: a member no call reached this long is down; its queued jobs go elsewhere")
+      ->capture_default_str();
+  cmd->add_option("--requeue-running-after", flags->fed.requeue_running_after,
+                  "with --federation: a member down this long has its running jobs re-dispatched from their last "
+                  "checkpoint")
+      ->capture_default_str();
+  cmd->add_option("--member-request-timeout", flags->fed.member_request_timeout,
+                  "with --federation: longest wait for one call to a member")
+      ->capture_default_str();
+  cmd->add_option("--member-speedup", flags->fed.member_speedup,
+                  "with --federation: the members' --speedup (their run time x this = job time, for checkpoints)")
+      ->capture_default_str();
+  cmd->add_option("--batch-min", flags->fed.batch_min,
+                  "with --federation: jobs waiting at once that are dispatched as one assignment problem (global)")
       ->capture_default_str();
   cmd->add_option("--kubeconfig", flags->k.kubeconfig,
                   "schedule a Kubernetes cluster: its Nodes and the pods whose schedulerName is --scheduler-name");

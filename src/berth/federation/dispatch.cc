@@ -226,4 +226,34 @@ StatusOr<std::vector<std::pair<int32_t, int32_t>>> Dispatcher::AssignBatch(const
   return out;
 }
 
+bool DispatchBatch(Dispatcher& d, const std::function<EstimateContext()>& context, std::span<const Request> reqs,
+                   int32_t batch_min, const std::function<void(size_t i, const Choice& c)>& send) {
+  const bool global = d.policy() == Policy::kGlobal || d.policy() == Policy::kGlobalCost;
+  std::vector<bool> done(reqs.size(), false);
+  bool solved = false;
+  if (global && static_cast<int64_t>(reqs.size()) >= batch_min) {
+    StatusOr<std::vector<std::pair<int32_t, int32_t>>> plan = d.AssignBatch(context(), reqs);
+    if (plan.ok()) {
+      solved = true;
+      for (const auto& [i, m] : *plan) {
+        // Re-check against the ledger as it stands after the earlier assignments.
+        const EstimateContext ctx = context();
+        const Estimate e = EstimateOn(ctx, *reqs[i].spec, reqs[i].dataset, m);
+        if (!e.feasible || !e.fits_now || e.data.ready > ctx.now + ctx.fed->lease_ttl / 2) continue;
+        if (reqs[i].spec->budget_cents >= 0 && e.cost_usd() > static_cast<double>(reqs[i].spec->budget_cents) / 100.0)
+          continue;
+        Choice c;
+        c.member = m;
+        c.promise = true;
+        c.estimate = e;
+        send(static_cast<size_t>(i), c);
+        done[i] = true;
+      }
+    }
+  }
+  for (size_t i = 0; i < reqs.size(); ++i)
+    if (!done[i]) send(i, d.ChooseOne(context(), reqs[i]));
+  return solved;
+}
+
 }  // namespace berth::federation

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -77,5 +78,18 @@ class Dispatcher {
   int64_t cursor_ = 0;           // round-robin
   std::vector<double> credit_;   // karmada-weights: smooth weighted round robin
 };
+
+// Decides jobs that arrived together, the same way in the simulator and the
+// live dispatcher (not for multikueue, whose copies the caller sends): for
+// the global policies a batch of at least `batch_min` first goes through
+// AssignBatch, each pick re-checked against the ledger as the picks before
+// it left it (it must start on arrival, its data in place within half a
+// lease, within its budget) and sent as a promise; the rest one by one
+// through ChooseOne. `context()` gives the context as it stands now: the
+// caller's `send(i, choice)` adds each decision to its ledger before the
+// next is made. `send` is called once per request (member -1: no member may
+// run it). Returns whether a batch was solved as an LP.
+bool DispatchBatch(Dispatcher& d, const std::function<EstimateContext()>& context, std::span<const Request> reqs,
+                   int32_t batch_min, const std::function<void(size_t i, const Choice& c)>& send);
 
 }  // namespace berth::federation

@@ -11,6 +11,7 @@
 #include <queue>
 
 #include "berth/common/clock.h"
+#include "berth/federation/ledger.h"
 #include "berth/scheduler/scheduler.h"
 
 namespace berth::federation {
@@ -186,15 +187,8 @@ void FedSim::Send(int32_t j, int32_t m, bool promise, int32_t type, TimeUs t) {
     if (policy_ == Policy::kGlobalCost || policy_ == Policy::kCheapest)
       at.types = fed_.members[m].cluster->gpu_types()[type].name;
   }
-  const job::TaskGroup* biggest = nullptr;
-  int32_t tasks = 0;
-  for (const auto& g : spec.groups) {
-    tasks += g.gang_min();
-    if (biggest == nullptr || g.gpus > biggest->gpus) biggest = &g;
-  }
   if (policy_ != Policy::kMultiKueue)
-    in_flight_[m].push_back(InFlight{a, at.gpus, biggest ? std::max(1, biggest->gpus) : 1, tasks,
-                                     promise ? type : -1, arrive, promise ? arrive + fed_.lease_ttl : kNever});
+    in_flight_[m].push_back(SentEntry(spec, a, promise, type, arrive, fed_.lease_ttl));
   attempts_.push_back(at);
   jobs_[j].copies.push_back(a);
   Push(arrive, Kind::kDeliver, j, m, a);
@@ -213,35 +207,16 @@ void FedSim::Dispatch(std::vector<int32_t> batch, TimeUs t) {
     }
     return;
   }
-  const bool global = policy_ == Policy::kGlobal || policy_ == Policy::kGlobalCost;
-  std::vector<bool> done(batch.size(), false);
-  if (global && static_cast<int32_t>(batch.size()) >= opts_.batch_min) {
-    std::vector<Request> reqs;
-    for (int32_t j : batch) reqs.push_back(RequestOf(j));
-    StatusOr<std::vector<std::pair<int32_t, int32_t>>> plan = dispatcher_.AssignBatch(Context(t), reqs);
-    if (plan.ok()) {
-      ++r_.batches;
-      for (const auto& [i, m] : *plan) {
-        // Re-check against the ledger as it stands after the earlier assignments.
-        const Estimate e = EstimateOn(Context(t), *reqs[i].spec, reqs[i].dataset, m);
-        if (!e.feasible || !e.fits_now || e.data.ready > t + fed_.lease_ttl / 2) continue;
-        if (trace_.jobs[batch[i]].budget_cents >= 0 &&
-            e.cost_usd() > static_cast<double>(trace_.jobs[batch[i]].budget_cents) / 100.0)
-          continue;
-        Send(batch[i], m, true, e.type, t);
-        done[i] = true;
-      }
-    }
-  }
-  for (size_t i = 0; i < batch.size(); ++i) {
-    if (done[i]) continue;
-    const Choice c = dispatcher_.ChooseOne(Context(t), RequestOf(batch[i]));
-    if (c.member < 0) {
-      jobs_[batch[i]].lost = true;
-      continue;
-    }
-    Send(batch[i], c.member, c.promise, c.estimate.type, t);
-  }
+  std::vector<Request> reqs;
+  for (int32_t j : batch) reqs.push_back(RequestOf(j));
+  if (DispatchBatch(dispatcher_, [&] { return Context(t); }, reqs, opts_.batch_min, [&](size_t i, const Choice& c) {
+        if (c.member < 0) {
+          jobs_[batch[i]].lost = true;
+          return;
+        }
+        Send(batch[i], c.member, c.promise, c.estimate.type, t);
+      }))
+    ++r_.batches;
 }
 
 void FedSim::Deliver(const Ev& e, TimeUs t) {
@@ -410,9 +385,7 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
           Deliver(e, t);
           break;
         case Kind::kReply: {
-          auto& fl = in_flight_[e.member];
-          fl.erase(std::remove_if(fl.begin(), fl.end(), [&](const InFlight& f) { return f.attempt == e.attempt; }),
-                   fl.end());
+          ReleaseAttempt(in_flight_[e.member], e.attempt);
           JobState2& js = jobs_[e.job];
           if (e.flag) {  // multikueue admission: the first kept, the other copies withdrawn
             if (js.winner >= 0) break;
@@ -466,10 +439,7 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
           stale_[e.member] = 0;
           ms.sent.pop_front();
           const TimeUs taken = views_[e.member].taken_at;
-          auto& fl = in_flight_[e.member];
-          fl.erase(std::remove_if(fl.begin(), fl.end(),
-                                  [&](const InFlight& f) { return f.arrives <= taken || f.expires <= t; }),
-                   fl.end());
+          ReflectDigest(in_flight_[e.member], taken, t);
           break;
         }
       }

@@ -46,6 +46,9 @@ struct Member {
   int32_t region = 0;
   std::string source;          // the cluster file or spec, as written
   std::string failure_domain;  // "" = its own
+  // The member's `berth serve` (http[s]://HOST:PORT), for `berth serve
+  // --federation`; "" = none (simulation, or given by --member NAME=URL).
+  std::string endpoint;
   // USD per GPU-hour by GPU type name (the cluster's names); `default_price`
   // for types not listed.
   std::map<std::string, double> gpu_prices;

@@ -101,13 +101,16 @@ StatusOr<Link> Parser::ParseLink(const YAML::Node& e, const std::string& p) cons
 
 Status Parser::ParseMember(const YAML::Node& e, const std::string& p, int32_t region, Federation& f) const {
   BERTH_RETURN_IF_ERROR(
-      CheckKeys(e, p, {"name", "cluster", "gpu_prices", "default_price", "failure_domain", "weight"}));
+      CheckKeys(e, p, {"name", "cluster", "gpu_prices", "default_price", "failure_domain", "weight", "endpoint"}));
   Member m;
   m.region = region;
   BERTH_ASSIGN_OR_RETURN(m.name, Scalar(e["name"], p + ".name"));
   for (const auto& other : f.members)
     if (other.name == m.name) return Error(e["name"], p + ".name", "a second cluster named '" + m.name + "'");
   BERTH_ASSIGN_OR_RETURN(m.source, Scalar(e["cluster"], p + ".cluster"));
+  if (e["endpoint"]) {
+    BERTH_ASSIGN_OR_RETURN(m.endpoint, Scalar(e["endpoint"], p + ".endpoint"));
+  }
   if (e["failure_domain"]) {
     BERTH_ASSIGN_OR_RETURN(m.failure_domain, Scalar(e["failure_domain"], p + ".failure_domain"));
   }

@@ -36,30 +36,6 @@ std::optional<int64_t> ParseId(const std::string& s) {
   return v;
 }
 
-bool ConstantTimeEquals(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char d = 0;
-  for (size_t i = 0; i < a.size(); ++i) d |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return d == 0;
-}
-
-// The credentials of "Authorization: Bearer TOKEN" (the scheme in any case,
-// spaces around the token allowed); "" when the header is not a bearer one.
-std::string BearerToken(const std::string& h) {
-  size_t i = 0;
-  while (i < h.size() && (h[i] == ' ' || h[i] == '\t')) ++i;
-  const std::string scheme = "bearer";
-  if (h.size() < i + scheme.size() + 1) return "";
-  for (size_t k = 0; k < scheme.size(); ++k)
-    if (std::tolower(static_cast<unsigned char>(h[i + k])) != scheme[k]) return "";
-  i += scheme.size();
-  if (h[i] != ' ' && h[i] != '\t') return "";
-  while (i < h.size() && (h[i] == ' ' || h[i] == '\t')) ++i;
-  size_t e = h.size();
-  while (e > i && (h[e - 1] == ' ' || h[e - 1] == '\t')) --e;
-  return h.substr(i, e - i);
-}
-
 // The HTTP server's own counters, in Prometheus text.
 std::string HttpMetricsText(const http::ServerStats& st) {
   std::string out;
@@ -83,6 +59,30 @@ std::string HttpMetricsText(const http::ServerStats& st) {
 }
 
 }  // namespace
+
+bool ConstantTimeEquals(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return d == 0;
+}
+
+// The credentials of "Authorization: Bearer TOKEN" (the scheme in any case,
+// spaces around the token allowed); "" when the header is not a bearer one.
+std::string BearerToken(const std::string& h) {
+  size_t i = 0;
+  while (i < h.size() && (h[i] == ' ' || h[i] == '\t')) ++i;
+  const std::string scheme = "bearer";
+  if (h.size() < i + scheme.size() + 1) return "";
+  for (size_t k = 0; k < scheme.size(); ++k)
+    if (std::tolower(static_cast<unsigned char>(h[i + k])) != scheme[k]) return "";
+  i += scheme.size();
+  if (h[i] != ' ' && h[i] != '\t') return "";
+  while (i < h.size() && (h[i] == ' ' || h[i] == '\t')) ++i;
+  size_t e = h.size();
+  while (e > i && (h[e - 1] == ' ' || h[e - 1] == '\t')) --e;
+  return h.substr(i, e - i);
+}
 
 bool IsLoopbackHost(const std::string& host) {
   if (host == "localhost" || host == "::1") return true;
@@ -211,6 +211,10 @@ void HttpServer::Routes() {
   s.Get("/v1/nodes", [this, loaded](const httplib::Request&, httplib::Response& res) {
     if (loaded(res)) Send(res, service_.Nodes());
   }, http::RunOn::kHeavy);
+  // A federation dispatcher's poll (docs/federation.md, "The live service").
+  s.Get("/v1/digest", [this, loaded](const httplib::Request&, httplib::Response& res) {
+    if (loaded(res)) Send(res, service_.Digest());
+  });
   // The admin API: always needs the token (403 when the server has none); who
   // asked goes to the audit log.
   auto admin = [this, authorized, loaded](const httplib::Request& req, httplib::Response& res) {

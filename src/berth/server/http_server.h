@@ -6,6 +6,7 @@
 //   GET    /v1/jobs/{id}         one job;  GET /v1/jobs/{id}/why  its last verdict
 //   DELETE /v1/jobs/{id}         cancel (bearer token when configured)
 //   GET    /v1/queues, /v1/nodes, /healthz, /readyz, /metrics
+//   GET    /v1/digest            the capacity digest a federation dispatcher polls
 //   POST   /v1/extender/{filter,prioritize,preempt,bind}  Kubernetes extender:
 //          a verified TLS client certificate or the bearer token; anonymous
 //          only with HttpOptions::extender_anonymous (loopback deployments)
@@ -54,6 +55,12 @@ struct HttpOptions {
 
 // Whether a listen host is a loopback address (127.0.0.0/8, ::1, localhost).
 bool IsLoopbackHost(const std::string& host);
+
+// Whether two secrets are equal, in time independent of where they differ.
+bool ConstantTimeEquals(const std::string& a, const std::string& b);
+// The credentials of "Authorization: Bearer TOKEN" (the scheme in any case);
+// "" when the header is not a bearer one.
+std::string BearerToken(const std::string& header);
 
 // Splits "HOST:PORT" (IPv6 as "[::1]:PORT").
 StatusOr<std::pair<std::string, int>> ParseListen(const std::string& listen);

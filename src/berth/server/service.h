@@ -165,6 +165,8 @@ class Service final : private VirtualNodes::Sink {
   ApiResult CancelJob(int64_t id);
   ApiResult Queues();
   ApiResult Nodes();
+  // The capacity digest a federation dispatcher reads (service_digest.cc).
+  ApiResult Digest();
   std::string MetricsText();
 
   // --- the admin API (the HTTP layer checks the token) ---
@@ -330,6 +332,7 @@ class Service final : private VirtualNodes::Sink {
   std::set<int64_t> pending_, running_;
   std::vector<NodeEntry> nodes_;
   int64_t next_id_ = 1;
+  int64_t digest_version_ = 0;  // digests taken (GET /v1/digest)
   bool dirty_ = false;
   std::map<std::string, ExtGroup> ext_groups_;  // by group key
   std::unordered_map<int64_t, std::string> ext_group_of_job_;

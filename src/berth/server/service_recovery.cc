@@ -90,6 +90,10 @@ Status Service::Recover() {
         }
         break;
       }
+      case store::RecordKind::kJobAssigned:
+        return FailedPrecondition("the store at record " + std::to_string(r.revision) +
+                                  " was written by a federation dispatcher (berth serve --federation); "
+                                  "give this service a store of its own");
       case store::RecordKind::kClusterInfo: {
         ClusterInfo info;
         Status s = DecodeClusterInfo(r.body, info);

@@ -1,0 +1,795 @@
+// The live federation dispatcher: submissions, the loop (digests, dispatch,
+// forwarding, following jobs, failures) and recovery (dispatcher.h). The
+// read side is in dispatcher_reads.cc.
+#include "berth/fedserve/dispatcher.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "berth/federation/digest_json.h"
+#include "berth/federation/ledger.h"
+#include "berth/federation/speed.h"
+#include "berth/server/records.h"
+
+namespace berth::fedserve {
+
+using job::JobState;
+using nlohmann::json;
+using server::ApiResult;
+
+Status DispatcherOptions::Validate() const {
+  auto p = federation::ParsePolicy(policy);
+  if (!p) return InvalidArgument("--policy '" + policy + "': expected one of " + federation::PolicyNames());
+  if (*p == federation::Policy::kMultiKueue)
+    return InvalidArgument("--policy multikueue: the live dispatcher sends each job to one member; "
+                           "multikueue is simulated only");
+  if (poll_interval <= 0) return InvalidArgument("--poll-interval must be positive");
+  if (member_timeout <= 0) return InvalidArgument("--member-timeout must be positive");
+  if (requeue_running_after < 0) return InvalidArgument("--requeue-running-after must not be negative");
+  if (!(member_speedup > 0) || member_speedup > 1e6) return InvalidArgument("--member-speedup must be in (0, 1e6]");
+  if (link.timeout <= 0) return InvalidArgument("--member-request-timeout must be positive");
+  return limits.Validate();
+}
+
+Dispatcher::Dispatcher(const federation::Federation& fed, std::vector<std::string> endpoints, store::Store& store,
+                       DispatcherOptions options, server::Logger& log)
+    : fed_(fed), store_(store), options_(std::move(options)), log_(log) {
+  if (auto p = federation::ParsePolicy(options_.policy)) policy_ = *p;
+  dispatcher_ = std::make_unique<federation::Dispatcher>(policy_, fed_);
+  speed_ = federation::BuildSpeedTable(fed_, nullptr);
+  const size_t nm = fed_.members.size();
+  members_.resize(nm);
+  views_.resize(nm);
+  in_flight_.resize(nm);
+  for (size_t m = 0; m < nm; ++m) {
+    members_[m].link = std::make_unique<MemberLink>(m < endpoints.size() ? endpoints[m] : "", options_.link);
+    // Until its first digest a member is taken as its whole cluster, empty.
+    state::ClusterState empty(*fed_.members[m].cluster);
+    federation::Digest d = federation::BuildDigest(static_cast<int32_t>(m), 0, 0, empty, {}, {});
+    capacity_.push_back(d.types);
+    views_[m] = std::move(d);
+  }
+  link_busy_.assign(fed_.regions.size(), std::vector<TimeUs>(fed_.regions.size(), 0));
+}
+
+Dispatcher::~Dispatcher() { Stop(); }
+
+TimeUs Dispatcher::SteadyNow() const {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+Status Dispatcher::Start() {
+  BERTH_RETURN_IF_ERROR(options_.Validate());
+  BERTH_ASSIGN_OR_RETURN(fence_, store_.Acquire());
+  BERTH_RETURN_IF_ERROR(Recover());
+  const TimeUs now = SteadyNow();
+  for (auto& m : members_) m.last_ok = now;  // each gets a full timeout to answer first
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = false;
+  }
+  loop_ = std::thread([this] { Loop(); });
+  ready_ = true;
+  return Status::Ok();
+}
+
+void Dispatcher::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (loop_.joinable()) loop_.join();
+  ready_ = false;
+  store_.Flush();
+}
+
+// --- the store ---
+
+void Dispatcher::Append(store::Record rec, bool wait) {
+  auto done = std::make_shared<std::promise<Status>>();
+  std::future<Status> f = done->get_future();
+  store_.Append(fence_, {std::move(rec)}, [done](const Status& s, int64_t) { done->set_value(s); });
+  if (!wait) return;
+  const Status s = f.get();
+  if (!s.ok()) log_.Error("store_write_failed", {{"error", s.message()}});
+}
+
+void Dispatcher::AppendAssigned(const Job& j, const std::string& outcome, bool wait) {
+  json body = {{"member", fed_.members[j.member].name},
+               {"attempt", j.attempt},
+               {"member_job", j.member_job},
+               {"outcome", outcome}};
+  if (j.remaining >= 0) body["remaining_s"] = UsToSeconds(j.remaining);
+  Append({store::RecordKind::kJobAssigned, j.id, clock_.Now(), fed_.members[j.member].name, body.dump()}, wait);
+}
+
+Status Dispatcher::Recover() {
+  BERTH_ASSIGN_OR_RETURN(store::Loaded loaded, store_.Load());
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t assigned = 0;
+  for (const store::Record& r : loaded.records) {
+    const std::string where = "store record " + std::to_string(r.revision);
+    switch (r.kind) {
+      case store::RecordKind::kJobAccepted: {
+        Job j;
+        j.id = r.job;
+        j.key = r.key;
+        BERTH_RETURN_IF_ERROR(server::DecodeAccepted(r.body, j.spec, j.fingerprint));
+        j.spec.id = JobId(j.id);
+        j.accepted_at = r.time;
+        j.durable = true;
+        j.dataset = federation::JobDataset(fed_, j.spec, j.id);
+        std::promise<Status> p;
+        p.set_value(Status::Ok());
+        j.accepted = p.get_future().share();
+        next_id_ = std::max(next_id_, j.id + 1);
+        by_key_[j.key] = j.id;
+        jobs_[j.id] = std::move(j);
+        break;
+      }
+      case store::RecordKind::kJobAssigned: {
+        auto it = jobs_.find(r.job);
+        if (it == jobs_.end()) continue;
+        Job& j = it->second;
+        json b = json::parse(r.body, nullptr, false);
+        if (!b.is_object() || !b.contains("member") || !b["member"].is_string())
+          return Internal(where + ": a job assignment without a member");
+        int32_t m = -1;
+        for (size_t k = 0; k < fed_.members.size(); ++k)
+          if (fed_.members[k].name == b["member"].get<std::string>()) m = static_cast<int32_t>(k);
+        if (m < 0)
+          return FailedPrecondition(where + ": job " + std::to_string(j.id) + " was sent to member '" +
+                                    b["member"].get<std::string>() + "', which the federation file no longer has");
+        const int32_t attempt = b.value("attempt", 0);
+        const int64_t member_job = b.value("member_job", int64_t{-1});
+        const std::string outcome = b.value("outcome", "sent");
+        if (attempt != j.attempt && j.member >= 0 && j.phase != Phase::kWaiting)
+          j.stale.push_back({j.member, j.attempt, j.member_job});  // superseded: cancel it there
+        j.member = m;
+        j.attempt = attempt;
+        j.member_job = member_job;
+        if (b.contains("remaining_s") && b["remaining_s"].is_number())
+          j.remaining = SecondsToUs(b["remaining_s"].get<double>());
+        if (outcome == "refused") {
+          j.excluded.push_back(m);
+          j.phase = Phase::kWaiting;
+        } else {
+          j.phase = outcome == "accepted" ? Phase::kAtMember : Phase::kSending;
+        }
+        ++assigned;
+        break;
+      }
+      case store::RecordKind::kJobFinished: {
+        auto it = jobs_.find(r.job);
+        if (it == jobs_.end()) continue;
+        JobState st;
+        std::string reason;
+        BERTH_RETURN_IF_ERROR(server::DecodeEnd(r.body, st, reason));
+        it->second.phase = Phase::kEnded;
+        it->second.state = st;
+        it->second.end_reason = reason;
+        it->second.finished_at = r.time;
+        break;
+      }
+      case store::RecordKind::kJobRequeued:
+        break;
+      default:
+        return FailedPrecondition(where + " (" + store::RecordKindName(r.kind) +
+                                  ") was written by a member service, not a federation dispatcher; give the "
+                                  "dispatcher a store of its own");
+    }
+  }
+  int64_t ended = 0, waiting = 0;
+  for (auto& [id, j] : jobs_) {
+    if (j.phase == Phase::kEnded) {
+      ++ended;
+      // Copies left behind on members are still cancelled when reachable.
+      continue;
+    }
+    if (j.phase == Phase::kWaiting) {
+      waiting_.insert(id);
+      ++waiting;
+    }
+    j.why = j.phase == Phase::kWaiting ? "waiting for dispatch" : "recovered; following it at its member";
+  }
+  log_.Info("recovered", {{"jobs", jobs_.size()}, {"assignments", assigned}, {"ended", ended},
+                          {"to_dispatch", waiting}, {"revision", loaded.revision}});
+  return Status::Ok();
+}
+
+// --- submissions ---
+
+ApiResult Dispatcher::SubmitJob(const std::string& body) {
+  StatusOr<server::JobSubmission> sub = server::ParseJobBody(body);
+  if (!sub.ok()) return ApiResult::Error(400, sub.status().message());
+  Status within = server::CheckAdmissionLimits(sub->spec, sub->idempotency_key, options_.limits);
+  if (!within.ok()) return ApiResult::Error(422, within.message());
+  if (!ready_) return ApiResult::Error(503, "the dispatcher is not ready");
+  const std::string key = sub->idempotency_key.empty() ? "name:" + sub->spec.name : sub->idempotency_key;
+  const std::string fingerprint = server::SpecFingerprint(sub->spec);
+  std::shared_future<Status> accepted;
+  int64_t id = -1;
+  bool duplicate = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = by_key_.find(key); it != by_key_.end()) {
+      const Job& j = jobs_.at(it->second);
+      if (j.fingerprint != fingerprint)
+        return ApiResult{409,
+                         {{"error", "idempotency key '" + key + "' is already used by job " + std::to_string(j.id) +
+                                        " with a different spec"},
+                          {"id", j.id}}};
+      id = j.id;
+      duplicate = true;
+      accepted = j.accepted;
+    } else {
+      // It must be able to run on some member (regions, types, sizes).
+      federation::Request req;
+      req.spec = &sub->spec;
+      if (dispatcher_->Allowed(ContextLocked(clock_.Now()), req).empty())
+        return ApiResult::Error(422, "the job can never run in this federation: no member in the regions it "
+                                     "allows has GPU types and nodes that hold it");
+      Job j;
+      j.id = id = next_id_++;
+      j.key = key;
+      j.fingerprint = fingerprint;
+      j.spec = std::move(sub->spec);
+      j.spec.id = JobId(j.id);
+      j.accepted_at = clock_.Now();
+      j.dataset = federation::JobDataset(fed_, j.spec, j.id);
+      j.why = "being stored";
+      auto promise = std::make_shared<std::promise<Status>>();
+      j.accepted = accepted = promise->get_future().share();
+      store::Record rec{store::RecordKind::kJobAccepted, j.id, j.accepted_at, key,
+                        server::EncodeAccepted(j.spec, fingerprint)};
+      by_key_.emplace(key, id);
+      jobs_.emplace(id, std::move(j));
+      store_.Append(fence_, {std::move(rec)}, [this, promise, id](const Status& s, int64_t) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          auto it = jobs_.find(id);
+          if (it != jobs_.end() && s.ok()) {
+            it->second.durable = true;
+            it->second.why = "waiting for dispatch";
+            waiting_.insert(id);
+            wake_ = true;
+          }
+        }
+        cv_.notify_all();
+        promise->set_value(s);
+      });
+    }
+  }
+  if (accepted.wait_for(std::chrono::microseconds(options_.request_timeout)) != std::future_status::ready)
+    return ApiResult::Error(503, "the store did not make the job durable in time; retry with the same key");
+  const Status s = accepted.get();
+  if (!s.ok()) return ApiResult::Error(503, "not stored: " + s.message() + "; retry with the same key");
+  return ApiResult{duplicate ? 200 : 201, {{"id", id}, {"duplicate", duplicate}}};
+}
+
+ApiResult Dispatcher::CancelJob(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || !it->second.durable) return ApiResult::Error(404, "no job " + std::to_string(id));
+  Job& j = it->second;
+  if (j.phase == Phase::kEnded)
+    return ApiResult::Error(409, "job " + std::to_string(id) + " already " + job::JobStateName(j.state));
+  j.cancel_requested = true;
+  if (j.phase == Phase::kWaiting) {
+    EndLocked(j, JobState::kCancelled, "cancelled before dispatch");
+  } else {
+    wake_ = true;
+    cv_.notify_all();
+  }
+  return ApiResult{200, {{"id", id}, {"state", "cancelled"}}};
+}
+
+// --- the loop ---
+
+void Dispatcher::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    Turn();
+    lock.lock();
+    if (stopping_) break;
+    cv_.wait_for(lock, std::chrono::microseconds(options_.tick), [this] { return stopping_ || wake_; });
+    wake_ = false;
+  }
+}
+
+void Dispatcher::Turn() {
+  const TimeUs now = SteadyNow();
+  PollMembers(now);
+  HandleDownMembers(now);
+  SendAssigned(now);
+  DispatchWaiting(now);
+  SendAssigned(now);
+  PollJobs(now);
+  DoCancels();
+  // Copies left on members that are up (cancelled while being sent, or
+  // superseded before a restart) go too.
+  std::vector<int32_t> dirty;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stale_dirty_) {
+      stale_dirty_ = false;
+      for (size_t m = 0; m < members_.size(); ++m)
+        if (members_[m].up && members_[m].ever_reached) dirty.push_back(static_cast<int32_t>(m));
+    }
+  }
+  for (int32_t m : dirty) Reconcile(m);
+}
+
+federation::EstimateContext Dispatcher::ContextLocked(TimeUs now) {
+  federation::EstimateContext c;
+  c.fed = &fed_;
+  c.speed = &speed_;
+  c.views = views_;
+  c.in_flight = in_flight_;
+  c.link_busy = &link_busy_;
+  c.capacity = &capacity_;
+  c.now = now;
+  return c;
+}
+
+void Dispatcher::PollMembers(TimeUs now) {
+  for (size_t m = 0; m < members_.size(); ++m) {
+    MemberLink* link = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (members_[m].next_poll > now) continue;
+      members_[m].next_poll = now + options_.poll_interval;
+      link = members_[m].link.get();
+    }
+    MemberReply r = link->Call("GET", "/v1/digest");
+    const TimeUs after = SteadyNow();
+    StatusOr<federation::Digest> d = InvalidArgument("no digest");
+    if (r.status == 200) d = federation::DigestFromJson(r.body, static_cast<int32_t>(m), *fed_.members[m].cluster);
+    bool returned = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      MemberState& ms = members_[m];
+      if (!d.ok()) {
+        ms.last_error = r.reached() ? "HTTP " + std::to_string(r.status) + ": " +
+                                          (r.status == 200 ? d.status().message() : r.error)
+                                    : r.error;
+        continue;
+      }
+      ms.last_ok = after;
+      ms.last_error.clear();
+      returned = !ms.up || !ms.ever_reached;
+      if (!ms.up) log_.Info("member_up", {{"member", fed_.members[m].name}});
+      ms.up = true;
+      ms.ever_reached = true;
+      // A restarted member numbers its digests anew: a later taken_at wins.
+      federation::Digest& v = views_[m];
+      if (d->version > v.version || d->taken_at > v.taken_at) {
+        const TimeUs wall = clock_.Now();
+        const int64_t before = static_cast<int64_t>(in_flight_[m].size());
+        const int64_t expired = federation::ReflectDigest(in_flight_[m], d->taken_at, wall);
+        counters_.leases_expired += expired;
+        counters_.leases_released += before - static_cast<int64_t>(in_flight_[m].size()) - expired;
+        // Entries dropped from the ledger no longer belong to their jobs.
+        for (auto& [id, j] : jobs_)
+          if (j.member == static_cast<int32_t>(m) && j.ledger_attempt >= 0 &&
+              std::none_of(in_flight_[m].begin(), in_flight_[m].end(),
+                           [&](const federation::InFlight& f) { return f.attempt == j.ledger_attempt; }))
+            j.ledger_attempt = -1;
+        v = std::move(d).value();
+      }
+    }
+    if (returned) Reconcile(static_cast<int32_t>(m));
+  }
+}
+
+void Dispatcher::HandleDownMembers(TimeUs now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t m = 0; m < members_.size(); ++m) {
+    MemberState& ms = members_[m];
+    if (ms.up && now - ms.last_ok > options_.member_timeout) {
+      ms.up = false;
+      ms.down_since = now;
+      ++ms.down_events;
+      log_.Warn("member_down", {{"member", fed_.members[m].name}, {"error", ms.last_error},
+                                {"silent_s", UsToSeconds(now - ms.last_ok)}});
+      in_flight_[m].clear();
+    }
+    if (ms.up) continue;
+    const bool requeue_running = now - ms.down_since >= options_.requeue_running_after;
+    for (auto& [id, j] : jobs_) {
+      if (j.member != static_cast<int32_t>(m) || j.phase == Phase::kEnded || j.phase == Phase::kWaiting) continue;
+      if (j.state == JobState::kRunning) {
+        if (!requeue_running) continue;
+        // From its last checkpoint: the run seen so far, in job time, less
+        // what the checkpoints keep.
+        const TimeUs total = j.remaining >= 0 ? j.remaining : j.spec.duration;
+        const TimeUs ran = SecondsToUs(j.run_seen_s * options_.member_speedup);
+        TimeUs kept = 0;
+        if (j.spec.checkpoint_interval > 0) kept = ran / j.spec.checkpoint_interval * j.spec.checkpoint_interval;
+        if (total >= 0) j.remaining = std::max<TimeUs>(0, total - kept);
+        ++counters_.requeued_running;
+        ++j.requeues;
+        log_.Warn("job_requeued", {{"job", j.id}, {"member", fed_.members[m].name},
+                                   {"ran_s", UsToSeconds(ran)}, {"kept_s", UsToSeconds(kept)},
+                                   {"lost_s", UsToSeconds(ran - kept)}});
+        Append({store::RecordKind::kJobRequeued, j.id, clock_.Now(), fed_.members[m].name,
+                server::EncodeEnd(JobState::kPending, "member " + fed_.members[m].name + " down")},
+               false);
+        MoveAwayLocked(j, "member " + fed_.members[m].name + " down; requeued from its last checkpoint");
+      } else {
+        MoveAwayLocked(j, "member " + fed_.members[m].name + " down; re-dispatched");
+      }
+    }
+  }
+}
+
+void Dispatcher::MoveAwayLocked(Job& j, const std::string& why) {
+  if (j.member >= 0) {
+    if (j.ledger_attempt >= 0) federation::ReleaseAttempt(in_flight_[j.member], j.ledger_attempt);
+    j.stale.push_back({j.member, j.attempt, j.member_job});
+    stale_dirty_ = true;
+  }
+  j.ledger_attempt = -1;
+  j.phase = Phase::kWaiting;
+  j.state = JobState::kPending;
+  j.member_job = -1;
+  j.nodes.clear();
+  j.started_at = -1;
+  j.run_seen_s = 0;
+  j.why = why;
+  ++counters_.redispatches;
+  waiting_.insert(j.id);
+}
+
+void Dispatcher::EndLocked(Job& j, JobState state, const std::string& reason) {
+  if (j.ledger_attempt >= 0 && j.member >= 0) federation::ReleaseAttempt(in_flight_[j.member], j.ledger_attempt);
+  j.ledger_attempt = -1;
+  j.phase = Phase::kEnded;
+  j.state = state;
+  j.end_reason = reason;
+  j.why = reason;
+  j.finished_at = clock_.Now();
+  waiting_.erase(j.id);
+  Append({store::RecordKind::kJobFinished, j.id, j.finished_at, "", server::EncodeEnd(state, reason)}, false);
+}
+
+void Dispatcher::DispatchWaiting(TimeUs now) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (waiting_.empty()) return;
+  const TimeUs wall = clock_.Now();
+  for (size_t m = 0; m < members_.size(); ++m) counters_.leases_expired += federation::ExpireLeases(in_flight_[m], wall);
+  std::vector<int64_t> ids;
+  std::vector<federation::Request> reqs;
+  for (int64_t id : waiting_) {
+    Job& j = jobs_.at(id);
+    if (j.cancel_requested) continue;
+    federation::Request r;
+    r.spec = &j.spec;
+    r.dataset = j.dataset;
+    r.key = j.id;
+    r.excluded = j.excluded;
+    for (size_t m = 0; m < members_.size(); ++m)
+      if (!members_[m].up) r.excluded.push_back(static_cast<int32_t>(m));
+    ids.push_back(id);
+    reqs.push_back(std::move(r));
+  }
+  std::vector<int64_t> sent;
+  const bool solved = federation::DispatchBatch(
+      *dispatcher_, [&] { return ContextLocked(wall); }, reqs, options_.batch_min,
+      [&](size_t i, const federation::Choice& c) {
+        Job& j = jobs_.at(ids[i]);
+        if (c.member < 0) {
+          j.why = "no member that is up can run it; waiting";
+          return;
+        }
+        // Every candidate's estimate, for `berth status` (why it went there).
+        j.candidates.clear();
+        const federation::EstimateContext ctx = ContextLocked(wall);
+        for (int32_t m : dispatcher_->Allowed(ctx, reqs[i]))
+          j.candidates.push_back({m, federation::EstimateOn(ctx, j.spec, j.dataset, m), wall});
+        // A double promise: the digest shows the GPUs free, but jobs sent
+        // since and not yet in any digest hold them (0 by construction for
+        // the global policies; the baselines make them).
+        const federation::Digest& v = views_[c.member];
+        const int64_t gpus = federation::JobGpus(j.spec);
+        const int64_t seen_free = v.version == 0 ? fed_.members[c.member].cluster->total_gpus() : v.free_gpus;
+        int64_t held = 0;
+        for (const auto& f : in_flight_[c.member]) held += f.gpus;
+        const bool global = policy_ == federation::Policy::kGlobal || policy_ == federation::Policy::kGlobalCost;
+        if ((!global || c.promise) && gpus > 0 && seen_free >= gpus && seen_free - held < gpus)
+          ++counters_.double_promises;
+        j.member = c.member;
+        ++j.attempt;
+        j.member_job = -1;
+        j.promise = c.promise;
+        j.phase = Phase::kSending;
+        j.sent_at = now;
+        j.ledger_attempt = next_ledger_attempt_++;
+        in_flight_[c.member].push_back(
+            federation::SentEntry(j.spec, j.ledger_attempt, c.promise, c.estimate.type, federation::kNoExpiry / 2,
+                                  fed_.lease_ttl));
+        if (c.promise) ++counters_.promises;
+        ++counters_.dispatches;
+        j.why = "sending to " + fed_.members[c.member].name;
+        sent.push_back(j.id);
+      });
+  if (solved) ++counters_.batches;
+  for (int64_t id : sent) waiting_.erase(id);
+  // The assignments are durable before any is forwarded: after a restart the
+  // dispatcher sends them again with the same keys, never elsewhere too.
+  std::vector<store::Record> recs;
+  for (int64_t id : sent) {
+    const Job& j = jobs_.at(id);
+    json body = {{"member", fed_.members[j.member].name}, {"attempt", j.attempt}, {"member_job", -1},
+                 {"outcome", "sent"}};
+    if (j.remaining >= 0) body["remaining_s"] = UsToSeconds(j.remaining);
+    recs.push_back({store::RecordKind::kJobAssigned, id, wall, fed_.members[j.member].name, body.dump()});
+  }
+  lock.unlock();
+  if (recs.empty()) return;
+  auto done = std::make_shared<std::promise<Status>>();
+  std::future<Status> f = done->get_future();
+  store_.Append(fence_, std::move(recs), [done](const Status& s, int64_t) { done->set_value(s); });
+  const Status s = f.get();
+  if (!s.ok()) log_.Error("store_write_failed", {{"error", s.message()}});
+}
+
+std::string Dispatcher::ForwardBody(const Job& j) const {
+  json b = server::JobToJson(j.spec);
+  if (j.remaining >= 0) b["duration_s"] = UsToSeconds(j.remaining);
+  b["idempotency_key"] = "fed-" + std::to_string(j.id) + "-" + std::to_string(j.attempt);
+  return b.dump();
+}
+
+void Dispatcher::SendAssigned(TimeUs now) {
+  struct Send {
+    int64_t id;
+    int32_t member, attempt;
+    std::string body;
+  };
+  std::vector<Send> todo;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, j] : jobs_)
+      if (j.phase == Phase::kSending && members_[j.member].up && !j.cancel_requested)
+        todo.push_back({id, j.member, j.attempt, ForwardBody(j)});
+  }
+  for (const Send& s : todo) {
+    MemberReply r = members_[s.member].link->Call("POST", "/v1/jobs", s.body);
+    const TimeUs after = SteadyNow();
+    std::unique_lock<std::mutex> lock(mu_);
+    Job& j = jobs_.at(s.id);
+    if (j.phase != Phase::kSending || j.member != s.member || j.attempt != s.attempt) continue;
+    MemberState& ms = members_[s.member];
+    const std::string name = fed_.members[s.member].name;
+    if ((r.status == 200 || r.status == 201) && r.body.is_object() && r.body.contains("id") &&
+        r.body["id"].is_number_integer()) {
+      ms.last_ok = after;
+      j.member_job = r.body["id"].get<int64_t>();
+      j.phase = Phase::kAtMember;
+      j.dispatched_at = clock_.Now();
+      j.why = "queued at " + name + " (job " + std::to_string(j.member_job) + ")";
+      // The ledger entry now counts from its arrival: a digest taken after
+      // it reflects the job.
+      for (auto& f : in_flight_[s.member])
+        if (f.attempt == j.ledger_attempt) {
+          f.arrives = clock_.Now();
+          if (f.expires != federation::kNoExpiry) f.expires = f.arrives + fed_.lease_ttl;
+        }
+      Job copy = j;
+      lock.unlock();
+      AppendAssigned(copy, "accepted", false);
+      log_.Info("job_dispatched", {{"job", s.id}, {"member", name}, {"member_job", copy.member_job},
+                                   {"attempt", copy.attempt}, {"promise", copy.promise},
+                                   {"latency_ms", UsToSeconds(after - copy.sent_at) * 1e3}});
+      continue;
+    }
+    if (r.status == 422 || r.status == 409) {
+      // Refused: it can never run there (or the key clashes): elsewhere.
+      ms.last_ok = after;
+      ++counters_.refusals;
+      j.excluded.push_back(s.member);
+      if (j.ledger_attempt >= 0) federation::ReleaseAttempt(in_flight_[s.member], j.ledger_attempt);
+      j.ledger_attempt = -1;
+      Job copy = j;
+      j.phase = Phase::kWaiting;
+      j.why = name + " refused it: " + r.error;
+      ++counters_.redispatches;
+      waiting_.insert(j.id);
+      lock.unlock();
+      AppendAssigned(copy, "refused", false);
+      log_.Warn("job_refused", {{"job", s.id}, {"member", name}, {"status", r.status}, {"error", r.error}});
+      continue;
+    }
+    // Not reached, or busy: sent again next turn with the same key.
+    ++counters_.forward_retries;
+    ms.last_error = r.reached() ? "HTTP " + std::to_string(r.status) + ": " + r.error : r.error;
+    j.why = "sending to " + name + ": " + ms.last_error;
+  }
+}
+
+void Dispatcher::PollJobs(TimeUs now) {
+  // One listing per member (GET /v1/jobs, paged from the oldest job
+  // followed there), not a call per job.
+  for (size_t m = 0; m < members_.size(); ++m) {
+    int64_t lo = -1, hi = -1;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!members_[m].up || now - members_[m].last_job_poll < options_.poll_interval) continue;
+      for (const auto& [id, j] : jobs_)
+        if (j.phase == Phase::kAtMember && j.member == static_cast<int32_t>(m)) {
+          lo = lo < 0 ? j.member_job : std::min(lo, j.member_job);
+          hi = std::max(hi, j.member_job);
+        }
+      if (lo < 0) continue;
+      members_[m].last_job_poll = now;
+    }
+    std::unordered_map<int64_t, json> docs;
+    bool complete = false;
+    int64_t after = lo - 1;
+    for (int page = 0; page < 100; ++page) {
+      MemberReply r = members_[m].link->Call("GET", "/v1/jobs?limit=10000&after=" + std::to_string(after));
+      if (r.status != 200 || !r.body.is_object() || !r.body.contains("jobs") || !r.body["jobs"].is_array()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        members_[m].last_error = r.reached() ? "HTTP " + std::to_string(r.status) + ": " + r.error : r.error;
+        break;
+      }
+      for (auto& d : r.body["jobs"])
+        if (d.is_object() && d.contains("id") && d["id"].is_number_integer()) docs[d["id"].get<int64_t>()] = d;
+      if (!r.body.contains("next_after") || !r.body["next_after"].is_number_integer()) {
+        complete = true;
+        break;
+      }
+      after = r.body["next_after"].get<int64_t>();
+      if (after >= hi) {
+        complete = true;
+        break;
+      }
+    }
+    if (docs.empty() && !complete) continue;
+    std::lock_guard<std::mutex> lock(mu_);
+    members_[m].last_ok = SteadyNow();
+    const std::string name = fed_.members[m].name;
+    for (auto& [id, j] : jobs_) {
+      if (j.phase != Phase::kAtMember || j.member != static_cast<int32_t>(m)) continue;
+      auto it = docs.find(j.member_job);
+      if (it == docs.end()) {
+        // The member lost it (its store was reset): elsewhere.
+        if (complete)
+          MoveAwayLocked(j, name + " no longer knows job " + std::to_string(j.member_job) + "; re-dispatched");
+        continue;
+      }
+      ApplyMemberDoc(j, it->second);
+    }
+  }
+}
+
+void Dispatcher::ApplyMemberDoc(Job& j, const json& doc) {
+  const std::string name = fed_.members[j.member].name;
+  auto st = server::ParseJobState(doc.value("state", ""));
+  if (!st) return;
+  j.nodes.clear();
+  if (doc.contains("nodes") && doc["nodes"].is_array())
+    for (const auto& n : doc["nodes"])
+      if (n.is_string()) j.nodes.push_back(n.get<std::string>());
+  const std::string at = name + " (job " + std::to_string(j.member_job) + ")";
+  const std::string why = doc.contains("why") && doc["why"].is_string() ? doc["why"].get<std::string>() : "";
+  if (*st == JobState::kRunning) {
+    if (j.state != JobState::kRunning) {
+      j.started_at = clock_.Now();
+      // Admitted: the lease has done its work.
+      if (j.ledger_attempt >= 0 && federation::ReleaseAttempt(in_flight_[j.member], j.ledger_attempt))
+        ++counters_.leases_released;
+      j.ledger_attempt = -1;
+    }
+    j.state = JobState::kRunning;
+    if (doc.contains("started_at") && doc["started_at"].is_number())
+      j.run_seen_s = std::max(0.0, UsToSeconds(clock_.Now()) - doc["started_at"].get<double>());
+    j.why = "running at " + at;
+  } else if (job::IsTerminal(*st)) {
+    EndLocked(j, *st, at + ": " + (why.empty() ? std::string(job::JobStateName(*st)) : why));
+  } else {
+    j.state = JobState::kPending;
+    j.why = "queued at " + at + (why.empty() ? "" : ": " + why);
+  }
+}
+
+void Dispatcher::DoCancels() {
+  struct Cancel {
+    int64_t id;
+    int32_t member, attempt;
+    int64_t member_job;
+  };
+  std::vector<Cancel> todo;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, j] : jobs_)
+      if (j.cancel_requested && j.phase != Phase::kEnded) {
+        if (j.phase == Phase::kWaiting || j.phase == Phase::kSending) {
+          // Not yet at a member (or its answer unseen: kept to cancel there).
+          if (j.phase == Phase::kSending) {
+            j.stale.push_back({j.member, j.attempt, -1});
+            stale_dirty_ = true;
+          }
+          EndLocked(j, JobState::kCancelled, "cancelled");
+        } else if (members_[j.member].up) {
+          todo.push_back({id, j.member, j.attempt, j.member_job});
+        }
+      }
+  }
+  for (const Cancel& c : todo) {
+    MemberReply r = members_[c.member].link->Call("DELETE", "/v1/jobs/" + std::to_string(c.member_job));
+    std::lock_guard<std::mutex> lock(mu_);
+    Job& j = jobs_.at(c.id);
+    if (j.phase == Phase::kEnded || j.attempt != c.attempt) continue;
+    if (r.status == 200 || r.status == 404 || r.status == 409)
+      EndLocked(j, JobState::kCancelled, "cancelled");
+  }
+}
+
+void Dispatcher::Reconcile(int32_t member) {
+  // Every copy moved away from this member is cancelled there: it must not
+  // run twice.
+  struct Dup {
+    int64_t id;
+    Copy copy;
+    std::string body;
+  };
+  std::vector<Dup> todo;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, j] : jobs_) {
+      for (const Copy& c : j.stale) {
+        if (c.member != member) continue;
+        Job probe = j;
+        probe.attempt = c.attempt;
+        todo.push_back({id, c, ForwardBody(probe)});
+      }
+    }
+  }
+  for (const Dup& d : todo) {
+    MemberLink& link = *members_[member].link;
+    int64_t mj = d.copy.member_job;
+    if (mj < 0) {
+      // The forward's answer was never seen: the same submission again
+      // names the job if the member has it (idempotent), then it goes.
+      MemberReply r = link.Call("POST", "/v1/jobs", d.body);
+      if ((r.status == 200 || r.status == 201) && r.body.is_object() && r.body.contains("id") &&
+          r.body["id"].is_number_integer())
+        mj = r.body["id"].get<int64_t>();
+      else if (!r.reached()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        stale_dirty_ = true;  // gone again: next time it answers
+        return;
+      }
+    }
+    bool done = mj < 0;
+    if (mj >= 0) {
+      MemberReply r = link.Call("DELETE", "/v1/jobs/" + std::to_string(mj));
+      if (!r.reached()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        stale_dirty_ = true;
+        return;
+      }
+      done = true;
+      if (r.status == 200) {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++counters_.duplicates_cancelled;
+        log_.Info("duplicate_cancelled", {{"job", d.id}, {"member", fed_.members[member].name}, {"member_job", mj}});
+      }
+    }
+    if (done) {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto& stale = jobs_.at(d.id).stale;
+      stale.erase(std::remove_if(stale.begin(), stale.end(),
+                                 [&](const Copy& c) { return c.member == member && c.attempt == d.copy.attempt; }),
+                  stale.end());
+    }
+  }
+}
+
+}  // namespace berth::fedserve

@@ -1,0 +1,208 @@
+// The live federation dispatcher (`berth serve --federation FILE`): a
+// global layer over member `berth serve` processes, one per member cluster
+// of the federation file. It decides with the simulator's code
+// (federation::DispatchBatch, Dispatcher, EstimateOn and the in-flight
+// ledger of ledger.h) on digests it polls from the members (GET /v1/digest),
+// forwards each job to the member chosen (POST /v1/jobs with the idempotency
+// key "fed-<id>-<attempt>", so a retry never makes two jobs), and follows it
+// there (GET /v1/jobs/{member id}).
+//
+// Leases: a job sent against free capacity (a promise) holds its GPUs in the
+// ledger until the member admits it (the job runs there), refuses it (422:
+// it is re-dispatched elsewhere), a digest taken after it arrived shows it,
+// or the lease (the federation file's lease_s) expires. Jobs sent to queue
+// hold their GPUs in the ledger until a digest shows them.
+//
+// Failures: a member no call reached for member_timeout is down; its jobs
+// waiting there are re-dispatched at once, its running jobs once it has been
+// down for requeue_running_after (from their last checkpoint: the job's
+// duration less the checkpointed part of the run time observed). When it
+// answers again, every copy the dispatcher moved away from it is cancelled
+// there. A gang always goes whole to one member (span_regions is not
+// implemented: such jobs also stay in one member).
+//
+// Durability: every accepted job (kJobAccepted), every assignment to a
+// member (kJobAssigned: written before the job is forwarded, again with the
+// member's job id once it answered) and every end (kJobFinished) is in the
+// store; a restart folds them back: jobs not yet sent are dispatched, jobs
+// being sent are sent again with the same key (the member answers with the
+// job it already has), jobs at a member are followed there.
+//
+// Threads: HTTP handlers take the table lock briefly (submissions wait for
+// their record to be durable outside it); one loop thread does every call to
+// the members, never holding the lock during a call.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "berth/common/clock.h"
+#include "berth/federation/dispatch.h"
+#include "berth/federation/federation.h"
+#include "berth/fedserve/member_link.h"
+#include "berth/job/lifecycle.h"
+#include "berth/server/job_json.h"
+#include "berth/server/log.h"
+#include "berth/server/service.h"
+#include "berth/store/store.h"
+
+namespace berth::fedserve {
+
+struct DispatcherOptions {
+  std::string policy = "global";          // federation::ParsePolicy (not multikueue)
+  TimeUs poll_interval = 500'000;         // digests and the states of jobs at members
+  TimeUs member_timeout = 5'000'000;      // no call answered this long: the member is down
+  TimeUs requeue_running_after = 60'000'000;  // down this long: its running jobs are re-dispatched
+  TimeUs tick = 20'000;                   // the loop's longest sleep
+  TimeUs request_timeout = 30'000'000;    // a submission's longest wait for the store
+  int32_t batch_min = 8;                  // a batch this large is solved as an assignment LP
+  double member_speedup = 1.0;            // the members' --speedup: wall run time x this = job time
+  LinkOptions link;                       // token, CA and timeout of the calls to members
+  server::AdmissionLimits limits;
+  Status Validate() const;
+};
+
+class Dispatcher {
+ public:
+  // `endpoints[m]`: member m's URL (every member needs one).
+  Dispatcher(const federation::Federation& fed, std::vector<std::string> endpoints, store::Store& store,
+             DispatcherOptions options, server::Logger& log);
+  ~Dispatcher();
+
+  // Takes the store's term, rebuilds the jobs from its records, starts the loop.
+  Status Start();
+  void Stop();
+  bool ready() const { return ready_.load(); }
+
+  // --- the API (the same documents as a member's where they overlap) ---
+  server::ApiResult SubmitJob(const std::string& body);
+  server::ApiResult GetJob(int64_t id);
+  server::ApiResult WhyJob(int64_t id);
+  server::ApiResult ListJobs(const std::string& state, int64_t after, int64_t limit);
+  server::ApiResult CancelJob(int64_t id);
+  // GET /v1/federation: members (up, endpoint, digest, leases), counters.
+  server::ApiResult Federation();
+  std::string MetricsText();
+
+  // Runs one turn of the loop now (tests; the loop thread must not run).
+  void TurnForTest() { Turn(); }
+
+ private:
+  enum class Phase { kWaiting, kSending, kAtMember, kEnded };
+  struct Copy {  // an earlier attempt to cancel on its member when it answers
+    int32_t member = -1;
+    int32_t attempt = 0;
+    int64_t member_job = -1;  // -1: the forward's answer was never seen
+  };
+  struct Candidate {
+    int32_t member = -1;
+    federation::Estimate estimate;
+    TimeUs at = 0;  // when it was made (wall clock)
+  };
+  struct Job {
+    int64_t id = -1;
+    std::string key, fingerprint;
+    job::JobSpec spec;
+    TimeUs remaining = -1;  // duration still to run (after a requeue from a checkpoint); -1: the spec's
+    int32_t dataset = -1;
+    bool durable = false;
+    std::shared_future<Status> accepted;
+    TimeUs accepted_at = 0;
+    Phase phase = Phase::kWaiting;
+    job::JobState state = job::JobState::kPending;  // as the API shows it
+    int32_t member = -1;
+    int32_t attempt = 0;  // of the current assignment (1, 2, ...)
+    int64_t member_job = -1;
+    int64_t ledger_attempt = -1;  // its entry in the ledger (-1: none)
+    bool promise = false;
+    TimeUs sent_at = -1, started_at = -1, finished_at = -1;
+    TimeUs dispatched_at = -1;  // wall clock: the member acknowledged the current copy
+    double run_seen_s = 0;        // wall seconds seen running in the current attempt
+    std::vector<std::string> nodes;
+    std::string why, end_reason;
+    std::vector<int32_t> excluded;  // members that refused it as never fitting
+    std::vector<Copy> stale;        // copies left on members it moved away from
+    std::vector<Candidate> candidates;  // the estimates of the last decision
+    int32_t requeues = 0;
+    bool cancel_requested = false;
+  };
+  struct MemberState {
+    std::unique_ptr<MemberLink> link;
+    bool up = true;  // until proven otherwise: a member starts up with its empty cluster's digest
+    bool ever_reached = false;
+    TimeUs last_ok = 0;     // steady clock of its last answered call
+    TimeUs down_since = 0;  // steady clock
+    TimeUs next_poll = 0;
+    TimeUs last_job_poll = 0;
+    std::string last_error;
+    int64_t down_events = 0;
+  };
+  struct Counters {
+    int64_t dispatches = 0, promises = 0, double_promises = 0, redispatches = 0, refusals = 0;
+    int64_t leases_expired = 0, leases_released = 0, duplicates_cancelled = 0, requeued_running = 0;
+    int64_t batches = 0, forward_retries = 0;
+  };
+
+  Status Recover();
+  void Loop();
+  void Turn();
+  // Each takes and releases the lock around the calls it makes.
+  void PollMembers(TimeUs now);
+  void PollJobs(TimeUs now);
+  void HandleDownMembers(TimeUs now);
+  void DispatchWaiting(TimeUs now);
+  void SendAssigned(TimeUs now);
+  void DoCancels();
+  // With mu_ held: a member's document of the job's current copy.
+  void ApplyMemberDoc(Job& j, const nlohmann::json& doc);
+  void Reconcile(int32_t member);
+  // With mu_ held.
+  federation::EstimateContext ContextLocked(TimeUs now);
+  void MoveAwayLocked(Job& j, const std::string& why);
+  void EndLocked(Job& j, job::JobState state, const std::string& reason);
+  std::string ForwardBody(const Job& j) const;
+  void AppendAssigned(const Job& j, const std::string& outcome, bool wait);
+  void Append(store::Record rec, bool wait);
+  nlohmann::json JobJson(const Job& j, bool detail) const;
+  TimeUs SteadyNow() const;
+
+  const federation::Federation& fed_;
+  store::Store& store_;
+  DispatcherOptions options_;
+  server::Logger& log_;
+  SystemClock clock_;
+  federation::Policy policy_ = federation::Policy::kGlobal;
+  std::unique_ptr<federation::Dispatcher> dispatcher_;
+  federation::SpeedTable speed_;
+  std::vector<std::vector<federation::TypeDigest>> capacity_;
+  std::vector<std::vector<TimeUs>> link_busy_;
+  store::Fence fence_;
+  std::atomic<bool> ready_{false};
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false, wake_ = false;
+  std::thread loop_;
+  std::vector<MemberState> members_;
+  std::vector<federation::Digest> views_;
+  std::vector<std::vector<federation::InFlight>> in_flight_;
+  std::map<int64_t, Job> jobs_;
+  std::unordered_map<std::string, int64_t> by_key_;
+  std::set<int64_t> waiting_;  // phase kWaiting, durable
+  bool stale_dirty_ = true;  // some job has copies to cancel (checked on members that are up)
+  int64_t next_id_ = 1;
+  int64_t next_ledger_attempt_ = 1;
+  Counters counters_;
+};
+
+}  // namespace berth::fedserve

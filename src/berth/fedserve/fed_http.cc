@@ -1,0 +1,148 @@
+// Routes of the dispatcher's HTTP API (fed_http.h).
+#include "berth/fedserve/fed_http.h"
+
+#include <charconv>
+
+#include "berth/http/server.h"
+
+namespace berth::fedserve {
+
+using nlohmann::json;
+using server::ApiResult;
+
+namespace {
+
+void Send(http::Response& res, const ApiResult& r) {
+  res.status = r.code;
+  res.set_content(r.body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n", "application/json");
+}
+
+std::optional<int64_t> ParseId(const std::string& s) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+FedHttpServer::FedHttpServer(Dispatcher& dispatcher, server::Logger& log, server::HttpOptions options)
+    : d_(dispatcher), log_(log), options_(std::move(options)) {
+  http::ServerOptions o;
+  o.host = options_.host;
+  o.port = options_.port;
+  o.workers = options_.threads;
+  o.max_connections = options_.max_connections;
+  o.max_connections_per_client = options_.max_connections_per_client;
+  o.header_timeout = std::chrono::milliseconds(options_.header_timeout_ms);
+  o.body_timeout = std::chrono::milliseconds(options_.body_timeout_ms);
+  o.limits.max_body_bytes = options_.max_body_bytes;
+  o.limits.max_header_bytes = options_.max_header_bytes;
+  if (!options_.tls_cert_file.empty() || !options_.tls_key_file.empty()) {
+    o.tls = true;
+    o.tls_options.cert_file = options_.tls_cert_file;
+    o.tls_options.key_file = options_.tls_key_file;
+    o.tls_options.client_ca_file = options_.tls_client_ca_file;
+  }
+  server_ = std::make_unique<http::Server>(o);
+  Routes();
+}
+
+FedHttpServer::~FedHttpServer() { Stop(); }
+
+void FedHttpServer::Routes() {
+  http::Server& s = *server_;
+  auto authorized = [this](const http::Request& req, http::Response& res) {
+    if (options_.token.empty()) return true;
+    const std::string t = server::BearerToken(req.get_header_value("Authorization"));
+    if (!t.empty() && server::ConstantTimeEquals(t, options_.token)) return true;
+    res.set_header("WWW-Authenticate", "Bearer");
+    Send(res, ApiResult::Error(401, req.get_header_value("Authorization").empty()
+                                        ? "missing bearer token (Authorization: Bearer TOKEN)"
+                                        : "invalid bearer token"));
+    return false;
+  };
+  auto ready = [this](http::Response& res) {
+    if (d_.ready()) return true;
+    Send(res, ApiResult::Error(503, "the dispatcher is not ready"));
+    return false;
+  };
+  auto with_id = [](const http::Request& req, http::Response& res, auto&& fn) {
+    auto id = ParseId(req.matches[1]);
+    if (!id)
+      return Send(res, ApiResult::Error(400, "job id '" + std::string(req.matches[1]) + "': expected a non-negative integer"));
+    Send(res, fn(*id));
+  };
+  s.Post("/v1/jobs", [this, authorized](const http::Request& req, http::Response& res) {
+    if (authorized(req, res)) Send(res, d_.SubmitJob(req.body));
+  });
+  s.Get("/v1/jobs", [this, ready](const http::Request& req, http::Response& res) {
+    if (!ready(res)) return;
+    int64_t after = -1, limit = 1000;
+    if (req.has_param("after")) {
+      auto v = ParseId(req.get_param_value("after"));
+      if (!v) return Send(res, ApiResult::Error(400, "after: expected a job id"));
+      after = *v;
+    }
+    if (req.has_param("limit")) {
+      auto v = ParseId(req.get_param_value("limit"));
+      if (!v) return Send(res, ApiResult::Error(400, "limit: expected a positive integer"));
+      limit = *v;
+    }
+    Send(res, d_.ListJobs(req.get_param_value("state"), after, limit));
+  }, http::RunOn::kHeavy);
+  s.Get(R"(/v1/jobs/([^/]+)/why)", [this, ready, with_id](const http::Request& req, http::Response& res) {
+    if (ready(res)) with_id(req, res, [this](int64_t id) { return d_.WhyJob(id); });
+  });
+  s.Get(R"(/v1/jobs/([^/]+))", [this, ready, with_id](const http::Request& req, http::Response& res) {
+    if (ready(res)) with_id(req, res, [this](int64_t id) { return d_.GetJob(id); });
+  });
+  s.Delete(R"(/v1/jobs/([^/]+))", [this, authorized, with_id](const http::Request& req, http::Response& res) {
+    if (authorized(req, res)) with_id(req, res, [this](int64_t id) { return d_.CancelJob(id); });
+  });
+  s.Get("/v1/federation", [this, ready](const http::Request&, http::Response& res) {
+    if (ready(res)) Send(res, d_.Federation());
+  });
+  s.Get("/healthz", [](const http::Request&, http::Response& res) { Send(res, {200, {{"status", "ok"}}}); },
+        http::RunOn::kOnLoop);
+  s.Get("/readyz", [this](const http::Request&, http::Response& res) {
+    Send(res, d_.ready() ? ApiResult{200, {{"status", "ready"}, {"role", "federation-dispatcher"}}}
+                         : ApiResult::Error(503, "the dispatcher is not ready"));
+  });
+  s.Get("/metrics", [this](const http::Request&, http::Response& res) {
+    res.set_content(d_.MetricsText(), "text/plain; version=0.0.4");
+  });
+  s.set_error_handler([](const http::Request& req, http::Response& res) {
+    if (!res.body.empty()) return;
+    std::string msg = !res.error.empty()  ? res.error
+                      : res.status == 404 ? "no route " + req.method + " " + req.path
+                      : res.status == 413 ? "request body too large"
+                                          : "request failed";
+    Send(res, ApiResult::Error(res.status, msg));
+  });
+  s.set_exception_handler([this](const http::Request& req, http::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown exception";
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    log_.Error("handler_exception", {{"method", req.method}, {"path", req.path}, {"error", what}});
+    Send(res, ApiResult::Error(500, "internal error: " + what));
+  });
+}
+
+Status FedHttpServer::Bind() {
+  BERTH_RETURN_IF_ERROR(server_->Bind());
+  port_ = server_->port();
+  return Status::Ok();
+}
+
+void FedHttpServer::Start() { server_->Start(); }
+
+void FedHttpServer::Stop() {
+  if (server_) server_->Stop();
+}
+
+}  // namespace berth::fedserve

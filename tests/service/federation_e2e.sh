@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# The live federation dispatcher end to end, real processes on loopback:
+# three member `berth serve --virtual-nodes` (examples/federation/loopback.yaml:
+# H100 in us-east, A100 in eu-west, V100 in ap-south) and `berth serve
+# --federation` over them (data-local dispatch), every port chosen free, every
+# process stopped by its PID. Checks:
+#   1. jobs submitted through the CLI land where the policy says (a dataset's
+#      region; a region pin), a gang no member holds is refused (never split);
+#   2. SIGKILL of the eu-west member: its queued jobs move to other members,
+#      its running ones stay (until --requeue-running-after); restarted, it
+#      gets the moved copies cancelled (none runs twice);
+#   3. a burst through the dispatcher, SIGKILL of the dispatcher mid-burst,
+#      restart on its store: every acknowledged job present once, with the
+#      same member assignment as before, and at most one live copy per job
+#      over all members.
+# Prints the figures of docs/results/federation.md ("The live service").
+# Usage: federation_e2e.sh BERTH LOADGEN REPO
+set -euo pipefail
+BERTH="$1"
+LOADGEN="$2"
+REPO="$3"
+FED="$REPO/examples/federation/loopback.yaml"
+WORK="$(mktemp -d)"
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do
+    if kill -0 "$p" 2>/dev/null; then kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; fi
+  done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+echo "fed-token-$$" > "$WORK/token"
+export BERTH_TOKEN_FILE="$WORK/token"
+SECONDS_LIMIT=$((SECONDS + 240))  # the whole test, bounded
+
+port_of() {  # $1: log file
+  local port="" i
+  for i in $(seq 1 400); do
+    port=$(grep '"event":"listening"' "$1" 2>/dev/null | grep -o '"port":[0-9]*' | head -1 | cut -d: -f2 || true)
+    [ -n "$port" ] && { echo "$port"; return 0; }
+    sleep 0.05
+  done
+  echo "no listening line in $1" >&2; cat "$1" >&2; return 1
+}
+wait_ready() {  # $1: URL
+  local i
+  for i in $(seq 1 400); do
+    curl -sf "$1/readyz" > /dev/null && return 0
+    sleep 0.05
+  done
+  echo "$1 not ready" >&2; return 1
+}
+
+declare -A SPEC=([east-h100]="4x8:H100/leaf=2" [west-a100]="8x8:A100/leaf=4" [south-v100]="2x4:V100")
+declare -A MPID MURL
+start_member() {  # $1: name; $2: port (0: any)
+  local name="$1" log="$WORK/$1.$(date +%s%N).log"
+  "$BERTH" serve --listen "127.0.0.1:$2" --store "sqlite:$WORK/$name/berth.db" --cluster "${SPEC[$name]}" \
+    --virtual-nodes --token-file "$WORK/token" 2> "$log" &
+  MPID[$name]=$!
+  PIDS+=("$!")
+  local port; port=$(port_of "$log")
+  MURL[$name]="http://127.0.0.1:$port"
+  wait_ready "${MURL[$name]}"
+}
+FED_PID=""
+start_dispatcher() {
+  local log="$WORK/fed.$(date +%s%N).log"
+  "$BERTH" serve --federation "$FED" --listen "127.0.0.1:0" --store "sqlite:$WORK/fed/berth.db" \
+    --token-file "$WORK/token" --member-token-file "$WORK/token" --dispatch-policy data-local \
+    --member "east-h100=${MURL[east-h100]}" --member "west-a100=${MURL[west-a100]}" \
+    --member "south-v100=${MURL[south-v100]}" --poll-interval 0.2s --member-timeout 1.5s \
+    --requeue-running-after 10m 2> "$log" &
+  FED_PID=$!
+  PIDS+=("$!")
+  FEDLOG="$log"
+  local port; port=$(port_of "$log")
+  export BERTH_SERVER="http://127.0.0.1:$port"
+  wait_ready "$BERTH_SERVER"
+}
+job() { curl -sf "$BERTH_SERVER/v1/jobs/$1"; }
+field() { python3 -c "import json,sys; d=json.load(sys.stdin); print(d$2)" <<< "$1"; }
+wait_until() {  # $1: description; $2: command that succeeds when done
+  while ! eval "$2"; do
+    [ "$SECONDS" -lt "$SECONDS_LIMIT" ] || { echo "timed out waiting for: $1"; exit 1; }
+    sleep 0.05
+  done
+}
+
+for m in east-h100 west-a100 south-v100; do start_member "$m" 0; done
+start_dispatcher
+echo "members: ${MURL[*]}; dispatcher $BERTH_SERVER"
+
+# A write needs the token at the dispatcher too.
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -d '{"name":"x","groups":[{"count":1}]}' "$BERTH_SERVER/v1/jobs")
+[ "$code" = 401 ] || { echo "expected 401 without a token, got $code"; exit 1; }
+
+# --- 1. landing ---
+cat > "$WORK/land.jsonl" <<'EOF'
+{"name":"crawl-0","duration_s":3600,"dataset":"web-crawl","groups":[{"count":1,"gpus":8}]}
+{"name":"speech","duration_s":3600,"dataset":"speech","groups":[{"count":1,"gpus":4}]}
+{"name":"pinned","duration_s":3600,"regions":["us-east"],"groups":[{"count":2,"gpus":8}]}
+EOF
+"$BERTH" submit "$WORK/land.jsonl" > "$WORK/land.ids"
+mapfile -t IDS < "$WORK/land.ids"
+ID_CRAWL=${IDS[0]}; ID_SPEECH=${IDS[1]}; ID_PINNED=${IDS[2]}
+for pair in "$ID_CRAWL:west-a100" "$ID_SPEECH:south-v100" "$ID_PINNED:east-h100"; do
+  id=${pair%%:*}; want=${pair#*:}
+  wait_until "job $id running" '[ "$(field "$(job '"$id"')" "[\"state\"]")" = running ]'
+  got=$(field "$(job "$id")" '["member"]')
+  [ "$got" = "$want" ] || { echo "job $id went to $got, expected $want"; job "$id"; exit 1; }
+done
+echo "landing: crawl-0 -> west-a100 (web-crawl's region), speech -> south-v100, pinned -> east-h100"
+"$BERTH" status "$ID_CRAWL" | head -3
+# A gang larger than every member is refused whole (never split over regions).
+if echo '{"name":"huge","duration_s":60,"groups":[{"count":10,"gpus":8}]}' | "$BERTH" submit - 2> "$WORK/huge.err"; then
+  echo "an 80-GPU gang was accepted; no member holds it"; exit 1
+fi
+grep -q "422" "$WORK/huge.err" || { echo "expected a 422:"; cat "$WORK/huge.err"; exit 1; }
+
+# --- 2. a member SIGKILLed ---
+# Fill eu-west: 7 more 8-GPU jobs run there (64 GPUs), 3 queue behind them.
+for i in $(seq 1 10); do
+  echo "{\"name\":\"crawl-$i\",\"duration_s\":3600,\"dataset\":\"web-crawl\",\"groups\":[{\"count\":1,\"gpus\":8}]}"
+done > "$WORK/crawl.jsonl"
+"$BERTH" submit "$WORK/crawl.jsonl" > "$WORK/crawl.ids"
+count_at() {  # $1: member, $2: state
+  curl -sf "$BERTH_SERVER/v1/jobs?limit=10000" | python3 -c "
+import json,sys; print(sum(1 for j in json.load(sys.stdin)['jobs'] if j['member']=='$1' and j['state']=='$2' and j['member_job'] is not None))"
+}
+wait_until "8 running and 3 queued at west-a100" '[ "$(count_at west-a100 running)" = 8 ] && [ "$(count_at west-a100 pending)" = 3 ]'
+QUEUED_AT_WEST=$(curl -sf "$BERTH_SERVER/v1/jobs?state=pending&limit=10000" | python3 -c "
+import json,sys; print(' '.join(str(j['id']) for j in json.load(sys.stdin)['jobs'] if j['member']=='west-a100'))")
+echo "queued at west-a100: $QUEUED_AT_WEST"
+WEST_PORT=${MURL[west-a100]##*:}
+kill -9 "${MPID[west-a100]}"; wait "${MPID[west-a100]}" 2>/dev/null || true
+T_KILL=$(date +%s.%N)
+moved() {
+  local id
+  for id in $QUEUED_AT_WEST; do
+    local d; d=$(job "$id")
+    [ "$(field "$d" '["member"]')" != west-a100 ] && [ "$(field "$d" '["member_job"]')" != None ] || return 1
+  done
+}
+wait_until "west-a100's queued jobs moved" moved
+T_MOVED=$(date +%s.%N)
+MARKED=$(grep -o '"event":"member_down"' "$FEDLOG" | wc -l)
+[ "$MARKED" -ge 1 ] || { echo "no member_down logged"; exit 1; }
+[ "$(count_at west-a100 running)" = 8 ] || { echo "running jobs left west-a100 before --requeue-running-after"; exit 1; }
+echo "redispatch after SIGKILL: $(python3 -c "print(f'{$T_MOVED-$T_KILL:.2f}')") s from the kill to all 3 queued jobs acknowledged elsewhere (member timeout 1.5 s)"
+for id in $QUEUED_AT_WEST; do echo "  job $id -> $(field "$(job "$id")" '["member"]')"; done
+
+# The member returns on its port and store: the moved copies are cancelled there.
+start_member west-a100 "$WEST_PORT"
+dup_cancelled() {
+  curl -sf "$BERTH_SERVER/v1/federation" | python3 -c "
+import json,sys; sys.exit(0 if json.load(sys.stdin)['counters']['duplicates_cancelled'] >= 3 else 1)"
+}
+wait_until "the 3 copies on the returned west-a100 cancelled" dup_cancelled
+LIVE_WEST=$(curl -sf "${MURL[west-a100]}/v1/jobs?limit=10000" | python3 -c "
+import json,sys; print(sum(1 for j in json.load(sys.stdin)['jobs'] if j['state'] in ('pending','running')))")
+[ "$LIVE_WEST" = 8 ] || { echo "west-a100 holds $LIVE_WEST live jobs after reconciling, expected its 8 running"; exit 1; }
+echo "west-a100 back: 3 duplicate copies cancelled there, its 8 running jobs kept"
+
+# --- 3. a burst, the dispatcher SIGKILLed mid-burst, restarted ---
+curl -sf "$BERTH_SERVER/v1/jobs?limit=10000" | python3 -c "
+import json,sys; [print(j['id'], j['member'], j['member_job']) for j in json.load(sys.stdin)['jobs']]" | sort > "$WORK/before.txt"
+"$LOADGEN" --server "$BERTH_SERVER" --token "$(cat "$WORK/token")" --count 3000 --concurrency 8 --prefix burst \
+  --acked "$WORK/acked" --max-seconds 60 --max-conn-errors 5 > "$WORK/load1.json" &
+LOAD_PID=$!
+PIDS+=("$LOAD_PID")
+wait_until "300 acknowledged" '[ -f "$WORK/acked" ] && [ "$(wc -l < "$WORK/acked")" -ge 300 ]'
+kill -9 "$FED_PID"; wait "$FED_PID" 2>/dev/null || true
+wait "$LOAD_PID" || true
+ACKED=$(wc -l < "$WORK/acked")
+echo "burst before the kill: $(cat "$WORK/load1.json")"
+start_dispatcher
+grep -q '"event":"recovered"' "$FEDLOG" || { echo "no recovery logged"; exit 1; }
+# Every earlier job keeps its member and member job.
+curl -sf "$BERTH_SERVER/v1/jobs?limit=10000" | python3 -c "
+import json,sys; [print(j['id'], j['member'], j['member_job']) for j in json.load(sys.stdin)['jobs'] if not j['name'].startswith('burst')]" \
+  | sort > "$WORK/after.txt"
+diff "$WORK/before.txt" "$WORK/after.txt" || { echo "assignments changed across the restart"; exit 1; }
+"$LOADGEN" --server "$BERTH_SERVER" --token "$(cat "$WORK/token")" --verify --count 3000 --prefix burst --acked "$WORK/acked"
+# Every burst job dispatched, and exactly one live copy of each over all members.
+all_sent() {
+  curl -sf "$BERTH_SERVER/v1/federation" | python3 -c "
+import json,sys; sys.exit(0 if json.load(sys.stdin)['waiting'] == 0 else 1)" &&
+  curl -sf "$BERTH_SERVER/v1/jobs?limit=10000" | python3 -c "
+import json,sys; sys.exit(0 if all(j['member_job'] is not None for j in json.load(sys.stdin)['jobs'] if j['state'] in ('pending','running')) else 1)"
+}
+wait_until "every burst job at a member" all_sent
+sleep 1  # one more poll round: copies the dispatcher left behind are cancelled
+for m in east-h100 west-a100 south-v100; do
+  curl -sf "${MURL[$m]}/v1/jobs?limit=10000" > "$WORK/m-$m.json"
+done
+curl -sf "$BERTH_SERVER/v1/jobs?limit=10000" > "$WORK/fed-jobs.json"
+python3 - "$WORK" <<'EOF'
+import json, sys, collections
+w = sys.argv[1]
+live = collections.Counter()
+for m in ("east-h100", "west-a100", "south-v100"):
+    for j in json.load(open(f"{w}/m-{m}.json"))["jobs"]:
+        if j["state"] in ("pending", "running") and j["name"].startswith("burst"):
+            live[j["name"]] += 1
+fed = [j for j in json.load(open(f"{w}/fed-jobs.json"))["jobs"] if j["name"].startswith("burst")]
+twice = [n for n, c in live.items() if c > 1]
+assert not twice, f"jobs live on two members: {twice[:5]}"
+missing = [j["name"] for j in fed if j["state"] in ("pending", "running") and live[j["name"]] != 1]
+assert not missing, f"jobs without a live copy: {missing[:5]}"
+lat = sorted(j["dispatched_at"] - j["submitted_at"] for j in fed if j["dispatched_at"] is not None)
+def q(p): return lat[min(len(lat) - 1, int(p * len(lat)))]
+print(f"burst: {len(fed)} jobs at the dispatcher, each live on exactly one member")
+print(f"dispatch latency (accepted -> acknowledged by the member), burst jobs: mean {1e3*sum(lat)/len(lat):.1f} ms, "
+      f"p50 {1e3*q(0.5):.1f} ms, p99 {1e3*q(0.99):.1f} ms over {len(lat)} jobs")
+EOF
+# Throughput through the restarted dispatcher, by itself (no kill).
+"$LOADGEN" --server "$BERTH_SERVER" --token "$(cat "$WORK/token")" --count 2000 --concurrency 8 --prefix rate \
+  --max-seconds 60 > "$WORK/load2.json"
+echo "throughput: $(cat "$WORK/load2.json")"
+t0=$(date +%s.%N)
+wait_until "every rate job at a member" all_sent
+t1=$(date +%s.%N)
+echo "all 2000 rate jobs acknowledged by members $(python3 -c "print(f'{$t1-$t0:.2f}')") s after the last submission answered"
+curl -sf "$BERTH_SERVER/v1/federation" | python3 -c "import json,sys; print('counters:', json.load(sys.stdin)['counters'])"
+echo "federation e2e: OK ($ACKED acknowledged before the dispatcher's SIGKILL, each dispatched once)"
