@@ -18,6 +18,11 @@ using job::JobState;
 using nlohmann::json;
 using server::ApiResult;
 
+namespace {
+// Connections per member that forwards use at once.
+constexpr int kForwardConnections = 8;
+}  // namespace
+
 Status DispatcherOptions::Validate() const {
   auto p = federation::ParsePolicy(policy);
   if (!p) return InvalidArgument("--policy '" + policy + "': expected one of " + federation::PolicyNames());
@@ -43,7 +48,9 @@ Dispatcher::Dispatcher(const federation::Federation& fed, std::vector<std::strin
   views_.resize(nm);
   in_flight_.resize(nm);
   for (size_t m = 0; m < nm; ++m) {
-    members_[m].link = std::make_unique<MemberLink>(m < endpoints.size() ? endpoints[m] : "", options_.link);
+    const std::string url = m < endpoints.size() ? endpoints[m] : "";
+    members_[m].link = std::make_unique<MemberLink>(url, options_.link);
+    for (int k = 0; k < kForwardConnections; ++k) members_[m].pool.push_back(std::make_unique<MemberLink>(url, options_.link));
     // Until its first digest a member is taken as its whole cluster, empty.
     state::ClusterState empty(*fed_.members[m].cluster);
     federation::Digest d = federation::BuildDigest(static_cast<int32_t>(m), 0, 0, empty, {}, {});
@@ -558,9 +565,30 @@ void Dispatcher::SendAssigned(TimeUs now) {
       if (j.phase == Phase::kSending && members_[j.member].up && !j.cancel_requested)
         todo.push_back({id, j.member, j.attempt, ForwardBody(j)});
   }
-  for (const Send& s : todo) {
-    MemberReply r = members_[s.member].link->Call("POST", "/v1/jobs", s.body);
-    const TimeUs after = SteadyNow();
+  // Each member's forwards go out over its pool of connections at once (a
+  // member answers a submission once it is durable: one at a time would
+  // wait out every commit in turn); the answers are then taken in order.
+  std::vector<MemberReply> replies(todo.size());
+  std::vector<TimeUs> answered(todo.size(), 0);
+  std::vector<std::vector<size_t>> of(members_.size());
+  for (size_t i = 0; i < todo.size(); ++i) of[todo[i].member].push_back(i);
+  std::vector<std::thread> senders;
+  for (size_t m = 0; m < members_.size(); ++m) {
+    const size_t conns = std::min(of[m].size(), members_[m].pool.size());
+    for (size_t k = 0; k < conns; ++k)
+      senders.emplace_back([&, m, k, conns] {
+        for (size_t x = k; x < of[m].size(); x += conns) {
+          const size_t i = of[m][x];
+          replies[i] = members_[m].pool[k]->Call("POST", "/v1/jobs", todo[i].body);
+          answered[i] = SteadyNow();
+        }
+      });
+  }
+  for (auto& t : senders) t.join();
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const Send& s = todo[i];
+    const MemberReply& r = replies[i];
+    const TimeUs after = answered[i];
     std::unique_lock<std::mutex> lock(mu_);
     Job& j = jobs_.at(s.id);
     if (j.phase != Phase::kSending || j.member != s.member || j.attempt != s.attempt) continue;
@@ -675,7 +703,7 @@ void Dispatcher::ApplyMemberDoc(Job& j, const json& doc) {
   j.nodes.clear();
   if (doc.contains("nodes") && doc["nodes"].is_array())
     for (const auto& n : doc["nodes"])
-      if (n.is_string()) j.nodes.push_back(n.get<std::string>());
+      if (n.is_string()) j.nodes.push_back(name + "/" + n.get<std::string>());
   const std::string at = name + " (job " + std::to_string(j.member_job) + ")";
   const std::string why = doc.contains("why") && doc["why"].is_string() ? doc["why"].get<std::string>() : "";
   if (*st == JobState::kRunning) {

@@ -30,7 +30,8 @@
 //
 // Threads: HTTP handlers take the table lock briefly (submissions wait for
 // their record to be durable outside it); one loop thread does every call to
-// the members, never holding the lock during a call.
+// the members, never holding the lock during a call, except the forwards of
+// a turn, which go out over a few connections per member at once.
 #pragma once
 
 #include <atomic>
@@ -137,7 +138,8 @@ class Dispatcher {
     bool cancel_requested = false;
   };
   struct MemberState {
-    std::unique_ptr<MemberLink> link;
+    std::unique_ptr<MemberLink> link;                // digests, job lists, cancels
+    std::vector<std::unique_ptr<MemberLink>> pool;  // forwards, in parallel
     bool up = true;  // until proven otherwise: a member starts up with its empty cluster's digest
     bool ever_reached = false;
     TimeUs last_ok = 0;     // steady clock of its last answered call
