@@ -26,6 +26,7 @@
 #include "berth/store/store.h"
 #include "berth/tenancy/queue_yaml.h"
 #include "commands.h"
+#include "install_paths.h"
 #include "serve_kube.h"
 
 namespace berth::apps {
@@ -406,6 +407,7 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--kube-qps", flags->k.kube_qps, "API server requests per second (client-go's QPS)")
       ->capture_default_str();
   cmd->add_option("--kube-burst", flags->k.kube_burst, "API server request burst")->capture_default_str();
+  flags->k.catalog = ShippedFile("data/accelerators.yaml");
   cmd->add_option("--catalog", flags->k.catalog,
                   "accelerator catalog: maps nvidia.com/gpu.product to GPU types (--kube) and feeds the "
                   "hetero-speed/hetero-cost model")
