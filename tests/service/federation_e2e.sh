@@ -149,6 +149,18 @@ MARKED=$(grep -o '"event":"member_down"' "$FEDLOG" | wc -l)
 [ "$(count_at west-a100 running)" = 8 ] || { echo "running jobs left west-a100 before --requeue-running-after"; exit 1; }
 echo "redispatch after SIGKILL: $(python3 -c "print(f'{$T_MOVED-$T_KILL:.2f}')") s from the kill to all 3 queued jobs acknowledged elsewhere (member timeout 1.5 s)"
 for id in $QUEUED_AT_WEST; do echo "  job $id -> $(field "$(job "$id")" '["member"]')"; done
+# Where the time went, from the dispatcher's log: the kill -> member_down -> the last moved job acknowledged.
+python3 - "$FEDLOG" "$T_KILL" $QUEUED_AT_WEST <<'EOF2'
+import json, sys, datetime
+log, t_kill, ids = sys.argv[1], float(sys.argv[2]), {int(x) for x in sys.argv[3:]}
+def ts(e): return datetime.datetime.fromisoformat(e["ts"].replace("Z", "+00:00")).timestamp()
+down = acked = None
+for line in open(log):
+    e = json.loads(line)
+    if e.get("event") == "member_down" and down is None: down = ts(e)
+    if e.get("event") == "job_dispatched" and e.get("job") in ids and e.get("attempt", 0) >= 2: acked = ts(e)
+print(f"  member_down logged {down - t_kill:.2f} s after the kill; last moved job acknowledged {acked - down:.3f} s later")
+EOF2
 
 # The member returns on its port and store: the moved copies are cancelled there.
 start_member west-a100 "$WEST_PORT"
