@@ -376,10 +376,10 @@ void Dispatcher::PollMembers(TimeUs now) {
       federation::Digest& v = views_[m];
       if (d->version > v.version || d->taken_at > v.taken_at) {
         const TimeUs wall = clock_.Now();
-        const int64_t before = static_cast<int64_t>(in_flight_[m].size());
-        const int64_t expired = federation::ReflectDigest(in_flight_[m], d->taken_at, wall);
-        counters_.leases_expired += expired;
-        counters_.leases_released += before - static_cast<int64_t>(in_flight_[m].size()) - expired;
+        // Leases a digest ends: the job is in it (pending or running there).
+        for (const auto& f : in_flight_[m])
+          if (f.expires != federation::kNoExpiry && f.arrives <= d->taken_at) ++counters_.leases_released;
+        counters_.leases_expired += federation::ReflectDigest(in_flight_[m], d->taken_at, wall);
         // Entries dropped from the ledger no longer belong to their jobs.
         for (auto& [id, j] : jobs_)
           if (j.member == static_cast<int32_t>(m) && j.ledger_attempt >= 0 &&
@@ -709,10 +709,14 @@ void Dispatcher::ApplyMemberDoc(Job& j, const json& doc) {
   if (*st == JobState::kRunning) {
     if (j.state != JobState::kRunning) {
       j.started_at = clock_.Now();
-      // Admitted: the lease has done its work.
-      if (j.ledger_attempt >= 0 && federation::ReleaseAttempt(in_flight_[j.member], j.ledger_attempt))
-        ++counters_.leases_released;
-      j.ledger_attempt = -1;
+      // Admitted: the lease has done its work. The GPUs stay in the ledger
+      // until a digest taken after the job arrived shows them taken (the
+      // last digest may still show them free).
+      for (auto& f : in_flight_[j.member])
+        if (f.attempt == j.ledger_attempt && f.expires != federation::kNoExpiry) {
+          f.expires = federation::kNoExpiry;
+          ++counters_.leases_released;
+        }
     }
     j.state = JobState::kRunning;
     if (doc.contains("started_at") && doc["started_at"].is_number())

@@ -10,8 +10,9 @@
 // Leases: a job sent against free capacity (a promise) holds its GPUs in the
 // ledger until the member admits it (the job runs there), refuses it (422:
 // it is re-dispatched elsewhere), a digest taken after it arrived shows it,
-// or the lease (the federation file's lease_s) expires. Jobs sent to queue
-// hold their GPUs in the ledger until a digest shows them.
+// or the lease (the federation file's lease_s) expires; after an admission
+// the GPUs stay in the ledger (no longer a lease) until a digest shows them.
+// Jobs sent to queue hold their GPUs in the ledger until a digest shows them.
 //
 // Failures: a member no call reached for member_timeout is down; its jobs
 // waiting there are re-dispatched at once, its running jobs once it has been
