@@ -192,6 +192,27 @@ LineResult ParseJob(const Place& p, const json& v, job::JobSpec& j) {
       if (!std::isfinite(usd) || usd < 0 || usd > 1e12)
         return Bad(kOutOfRange, p.Error("budget_usd: " + Shown(val) + " is out of range"));
       j.budget_cents = static_cast<int64_t>(std::llround(usd * 100));
+    } else if (key == "launcher") {
+      if (!val.is_string()) return Bad(kWrongType, p.Error("launcher: expected one of torch, tf, mpi, none, found " + Shown(val)));
+      auto l = job::ParseLauncher(val.get<std::string>());
+      if (!l) return Bad(kBadValue, p.Error("launcher: " + Shown(val) + " is not one of torch, tf, mpi, none"));
+      j.launcher = *l;
+    } else if (key == "command") {
+      if (!val.is_array() || val.empty())
+        return Bad(kWrongType, p.Error("command: expected a non-empty array of strings (argv), found " + Shown(val)));
+      for (size_t i = 0; i < val.size(); ++i) {
+        std::string arg;
+        BERTH_RETURN_BAD(GetString(p, "command[" + std::to_string(i) + "]", val[i], arg));
+        j.command.push_back(std::move(arg));
+      }
+    } else if (key == "env") {
+      if (!val.is_object())
+        return Bad(kWrongType, p.Error("env: expected an object of NAME: \"value\" strings, found " + Shown(val)));
+      for (const auto& [name, text] : val.items()) {
+        std::string value;
+        BERTH_RETURN_BAD(GetString(p, "env." + name, text, value));
+        j.env[name] = std::move(value);
+      }
     } else if (key == "groups") {
       if (!val.is_array() || val.empty())
         return Bad(kWrongType, p.Error("groups: expected a non-empty array of task groups, found " + Shown(val)));
