@@ -225,6 +225,14 @@ int StatusOne(const ClientFlags& f, const std::string& id) {
     return 0;
   }
   const json& j = r.body;
+  if (j.value("kind", "") == "workflow") {
+    std::printf("workflow %s  %s  state=%s  tenant=%s\n", Str(j["id"]).c_str(), Str(j["name"]).c_str(),
+                Str(j["state"]).c_str(), Str(j.value("tenant", json(""))).c_str());
+    for (const auto& st : j["stages"])
+      std::printf("  stage %-16s %-10s attempts=%s job=%s\n", Str(st["name"]).c_str(), Str(st["state"]).c_str(),
+                  Str(st["attempts"]).c_str(), st.contains("job") ? Str(st["job"]).c_str() : "-");
+    return 0;
+  }
   std::printf("job %s  %s  state=%s  tenant=%s  queue=%s  gpus=%s  age=%s\n", Str(j["id"]).c_str(),
               Str(j["name"]).c_str(), Str(j["state"]).c_str(), TenantOf(j).c_str(), Str(j["queue"]).c_str(),
               Str(j["gpus"]).c_str(), FormatAge(AgeOf(j.value("submitted_at", json()))).c_str());
