@@ -1,6 +1,8 @@
 // Workflow stages as held jobs of a replay.
 #include "berth/sim/workflow_replay.h"
 
+#include <algorithm>
+
 namespace berth::sim {
 
 WorkflowReplay ExpandWorkflows(const Trace& input) {
@@ -11,6 +13,11 @@ WorkflowReplay ExpandWorkflows(const Trace& input) {
   w.trace.time_origin = input.time_origin;
   w.held.assign(input.jobs.size(), 0);
   w.of_job.assign(input.jobs.size(), {});
+  // Stage jobs take ids after every id of the input (and every index, which
+  // stands for an unset id).
+  int64_t next_id = static_cast<int64_t>(input.jobs.size());
+  for (const auto& j : input.jobs)
+    if (j.id.valid()) next_id = std::max(next_id, j.id.value() + 1);
   for (size_t wi = 0; wi < input.workflows.size(); ++wi) {
     const workload::WorkflowSpec& spec = input.workflows[wi];
     w.runs.emplace_back(spec);
@@ -22,7 +29,7 @@ WorkflowReplay ExpandWorkflows(const Trace& input) {
         j.env["BERTH_STAGE_ATTEMPT"] = std::to_string(a);
         if (a > 1) j.name += "#" + std::to_string(a);
         j.submit_time = spec.submit_time;
-        j.id = JobId(static_cast<int64_t>(w.trace.jobs.size()));
+        j.id = JobId(next_id++);
         stages[s].push_back(static_cast<int32_t>(w.trace.jobs.size()));
         w.trace.jobs.push_back(std::move(j));
         w.held.push_back(1);
