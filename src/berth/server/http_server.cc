@@ -201,7 +201,7 @@ void HttpServer::Routes() {
   s.Get(R"(/v1/jobs/([^/]+)/launch)", [this, with_id, loaded](const httplib::Request& req, httplib::Response& res) {
     if (!loaded(res)) return;
     with_id(req, res, [this](int64_t id) { return service_.GetLaunch(id); });
-  });
+  }, http::RunOn::kHeavy);  // a large gang's spec is a large answer
   s.Get(R"(/v1/jobs/([^/]+))", [this, with_id, loaded](const httplib::Request& req, httplib::Response& res) {
     if (!loaded(res)) return;
     with_id(req, res, [this](int64_t id) { return service_.GetJob(id); });
