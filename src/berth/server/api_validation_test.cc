@@ -66,7 +66,7 @@ TEST(ApiValidationTest, BadBodiesGetClearErrors) {
       {R"({"name":"a","command":[],"groups":[{"count":1}]})", 400, "command"},
       {R"({"name":"a","command":["x",2],"groups":[{"count":1}]})", 400, "command[1]"},
       {R"({"name":"a","command":[""],"groups":[{"count":1}]})", 400, "command[0]"},
-      {R"({"name":"a","command":["x"],"groups":[{"count":1}]})", 400, "command[0]"},
+      {R"({"name":"a","command":["x\u0007"],"groups":[{"count":1}]})", 400, "command[0]"},
       {R"({"name":"a","env":["X=1"],"groups":[{"count":1}]})", 400, "env"},
       {R"({"name":"a","env":{"X-Y":"1"},"groups":[{"count":1}]})", 400, "env.X-Y"},
       {R"({"name":"a","env":{"X":1},"groups":[{"count":1}]})", 400, "env.X"},

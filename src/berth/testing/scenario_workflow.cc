@@ -4,7 +4,7 @@
 //   stage pipe train depends=prepare retries=1 gpus=8 count=2
 //   start-workflow pipe            # submits the ready stages as jobs pipe/prepare, ...
 //   finish pipe/prepare            # the runner then submits pipe/train
-//   finish pipe/train state=failed # retried as pipe/train#2
+//   finish pipe/train state=failed # retried as pipe/train@2
 //   expect workflow pipe running prepare=succeeded train=submitted
 //   cancel-workflow pipe
 //
@@ -36,7 +36,7 @@ struct WorkflowState {
 
 std::string JobOf(const ScenarioWorkflow& w, int32_t s) {
   std::string name = w.spec.name + "/" + w.spec.stages[s].name;
-  if (w.run->attempts(s) > 1) name += "#" + std::to_string(w.run->attempts(s));
+  if (w.run->attempts(s) > 1) name += "@" + std::to_string(w.run->attempts(s));  // # starts a comment
   return name;
 }
 
@@ -160,7 +160,7 @@ void RegisterScenarioWorkflowCommands(ScenarioRunner& runner) {
         if (w.spec.stages[i].name == p.key) s = i;
       if (s < 0) return InvalidArgument("workflow " + w.spec.name + " has no stage '" + p.key + "'");
       std::string got = workload::StageStateName(w.run->state(s));
-      if (w.run->attempts(s) > 1) got += "#" + std::to_string(w.run->attempts(s));
+      if (w.run->attempts(s) > 1) got += "@" + std::to_string(w.run->attempts(s));
       if (got != p.value && workload::StageStateName(w.run->state(s)) != p.value)
         return FailedPrecondition("stage " + p.key + " is " + got + ", not " + p.value);
     }
