@@ -208,6 +208,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
     so.full_scan = opts.full_scan;
     so.queues = opts.queues;
     so.usage_half_life = opts.usage_half_life;
+    so.speeds = opts.speeds;
     so.preemption_grace = opts.preemption_grace;
     so.restore_cost = opts.restore_cost;
     return std::make_unique<scheduler::Scheduler>(cluster, std::move(fw), std::move(so), clock);
@@ -497,7 +498,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
   {
     std::vector<const scheduler::Scheduler*> scheds;
     for (const Partition& p : parts) scheds.push_back(p.sched.get());
-    FillTenantFigures({cluster, trace, ids, route, scheds, start, end}, r);
+    FillTenantFigures({cluster, trace, ids, route, scheds, start, end, opts.speeds.get()}, r);
   }
   r.makespan_s = UsToSeconds(end - start);
   r.allocated_milli_gpu = alloc_milli;

@@ -55,8 +55,12 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
   const int32_t qj = ctx.queue;
   dim_ = JobDimension(ctx.job, qj, *ledger_);
   const bool qj_known = qj >= 0 && qj < queues;
+  // J's charge in the ledger's unit: on its one type, else the least it could be.
+  const int64_t j_amount = dim_ != ledger_->all_types_dim()
+                               ? ledger_->Amount(ctx.job, GpuTypeId(static_cast<int16_t>(dim_)), JobMilli(ctx.job))
+                               : ledger_->LeastAmount(ctx.job, JobMilli(ctx.job));
   reclaim_ = qj_known && tree.node(qj).has_quota[dim_] &&
-             ledger_->usage(qj, dim_) + JobMilli(ctx.job) <= ledger_->guarantee(qj, dim_);
+             ledger_->usage(qj, dim_) + j_amount <= ledger_->guarantee(qj, dim_);
   const int32_t pj = ctx.job.priority;
 
   j_ancestor_.assign(queues, 0);
@@ -103,10 +107,12 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
     }
     c.milli = static_cast<int32_t>(v.milli_gpu);
     if (all_types) {
-      c.dim_milli = c.milli;
+      c.dim_milli = ledger_->normalized() ? static_cast<int32_t>(v.charge) : c.milli;
     } else {
+      int64_t held = 0;
       for (const auto& p : v.placements)
-        if (cluster.node(p.alloc.node).gpu_type.value() == dim_) c.dim_milli += p.alloc.total_milli();
+        if (cluster.node(p.alloc.node).gpu_type.value() == dim_) held += p.alloc.total_milli();
+      c.dim_milli = static_cast<int32_t>(ledger_->Amount(*v.spec, GpuTypeId(static_cast<int16_t>(dim_)), held));
     }
     c.cost = LostGpuSeconds(v, view.now);
     by_node_.Add(static_cast<int32_t>(candidates_.size()), v.placements);
