@@ -467,7 +467,14 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
       continue;
     }
     const scheduler::JobRecord* rec = parts[route[i]].sched->Find(ids[i]);
-    if (rec == nullptr) return Internal("replay: job " + std::to_string(ids[i].value()) + " was never submitted");
+    if (rec == nullptr) {
+      // Arrives after --until: counted as unfinished.
+      if (opts.until >= 0) {
+        ++r.jobs_unfinished;
+        continue;
+      }
+      return Internal("replay: job " + std::to_string(ids[i].value()) + " was never submitted");
+    }
     const TimeUs submit = trace.jobs[i].submit_time;
     r.preemptions += rec->preemptions;
     r.gpu_hours_lost += rec->lost_gpu_seconds / 3600.0;

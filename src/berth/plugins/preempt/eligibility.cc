@@ -21,6 +21,12 @@ int32_t JobDimension(const job::JobSpec& job, int32_t queue, const tenancy::Ledg
   return t < static_cast<int32_t>(node.has_quota.size()) && node.has_quota[t] ? t : all;
 }
 
+int64_t JobAmount(const job::JobSpec& job, int32_t dim, const tenancy::Ledger& ledger) {
+  const int64_t milli = JobMilli(job);
+  return dim != ledger.all_types_dim() ? ledger.Amount(job, GpuTypeId(static_cast<int16_t>(dim)), milli)
+                                       : ledger.LeastAmount(job, milli);
+}
+
 int64_t JobMilli(const job::JobSpec& job) {
   int64_t milli = 0;
   for (const auto& g : job.groups) milli += int64_t{g.gang_min()} * g.gpus * g.milli_per_gpu;
@@ -55,12 +61,8 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
   const int32_t qj = ctx.queue;
   dim_ = JobDimension(ctx.job, qj, *ledger_);
   const bool qj_known = qj >= 0 && qj < queues;
-  // J's charge in the ledger's unit: on its one type, else the least it could be.
-  const int64_t j_amount = dim_ != ledger_->all_types_dim()
-                               ? ledger_->Amount(ctx.job, GpuTypeId(static_cast<int16_t>(dim_)), JobMilli(ctx.job))
-                               : ledger_->LeastAmount(ctx.job, JobMilli(ctx.job));
   reclaim_ = qj_known && tree.node(qj).has_quota[dim_] &&
-             ledger_->usage(qj, dim_) + j_amount <= ledger_->guarantee(qj, dim_);
+             ledger_->usage(qj, dim_) + JobAmount(ctx.job, dim_, *ledger_) <= ledger_->guarantee(qj, dim_);
   const int32_t pj = ctx.job.priority;
 
   j_ancestor_.assign(queues, 0);

@@ -121,5 +121,8 @@ int32_t JobDimension(const job::JobSpec& job, int32_t queue, const tenancy::Ledg
 double LostGpuSeconds(const framework::RunningJob& v, TimeUs now);
 // J's milli-GPU in a dimension: every group's gang minimum x GPUs x share.
 int64_t JobMilli(const job::JobSpec& job);
+// JobMilli in the ledger's unit in a dimension: on that one GPU type, or for
+// all types the least it could be charged (normalized units, ledger.h).
+int64_t JobAmount(const job::JobSpec& job, int32_t dim, const tenancy::Ledger& ledger);
 
 }  // namespace berth::plugins::preempt
