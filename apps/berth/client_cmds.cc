@@ -371,8 +371,12 @@ int Queues(const ClientFlags& f) {
     std::cout << r.body.dump(2) << "\n";
     return 0;
   }
-  // GUARANTEE, USAGE, BORROWED: GPUs of all types ("*"); a queue with a quota
-  // or usage on one GPU type gets an indented row per type.
+  // GUARANTEE, USAGE, BORROWED: GPUs of all types ("*"), or reference GPUs
+  // when the tree counts normalized units; a queue with a quota or usage on
+  // one GPU type gets an indented row per type.
+  if (r.body.value("unit", std::string("gpus")) == "normalized")
+    std::printf("unit: %s-equivalents (GUARANTEE, LIMIT, USAGE, BORROWED)\n",
+                r.body.value("reference", std::string("reference")).c_str());
   std::printf("%-20s %-12s %9s %9s %9s %9s %8s %8s %8s\n", "QUEUE", "PARENT", "GUARANTEE", "LIMIT", "USAGE",
               "BORROWED", "PENDING", "RUNNING", "PEND_GPU");
   for (const auto& q : r.body["queues"]) {

@@ -78,6 +78,7 @@ struct RunningJob {
   TimeUs run_start = 0;   // start_time + startup delay (grace, restore): work begins here
   TimeUs work_done = 0;   // runtime saved by checkpoints before this run
   int64_t milli_gpu = 0;  // what it holds
+  int64_t charge = 0;     // what its queue is charged for it (the ledger's unit, all GPU types)
   int32_t preemptions = 0;
   // Copies of spec->priority and spec->checkpoint_interval, so that scans over
   // every running job (preemption) read this array only.

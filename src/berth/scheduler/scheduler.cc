@@ -22,7 +22,7 @@ Scheduler::Scheduler(const cluster::Cluster& cluster, std::unique_ptr<framework:
       rng_(options_.seed),
       state_(cluster),
       ledger_(options_.queues ? *options_.queues : tenancy::QueueTree(static_cast<int32_t>(cluster.gpu_types().size())),
-              cluster, options_.usage_half_life) {
+              cluster, options_.usage_half_life, options_.speeds) {
   type_max_.resize(cluster.gpu_types().size());
   for (const auto& n : cluster.nodes()) {
     TypeMax& m = n.gpu_count > 0 ? type_max_[n.gpu_type.value()] : cpu_node_max_;
@@ -83,17 +83,25 @@ framework::SchedulerView Scheduler::View(TimeUs now) const {
   return {state_, ledger_, running_jobs_, now, options_.node_rank};
 }
 
-void Scheduler::ChargeLedger(const JobRecord& rec, int64_t sign, TimeUs now) {
+int64_t Scheduler::ChargeLedger(const JobRecord& rec, int64_t sign, TimeUs now) {
+  int64_t charged = 0;
   for (const auto& p : rec.placements) {
     const int64_t milli = int64_t{std::popcount(p.alloc.gpu_mask)} * p.alloc.milli_per_gpu;
     if (milli == 0) continue;
-    ledger_.Charge(rec.queue, cluster_.node(p.alloc.node).gpu_type, sign * milli, now);
+    const GpuTypeId type = cluster_.node(p.alloc.node).gpu_type;
+    const int64_t amount = ledger_.Amount(rec.spec, type, milli);
+    ledger_.Charge(rec.queue, type, sign * amount, now);
+    charged += amount;
   }
+  return charged;
 }
 
 void Scheduler::RunStarted(int32_t index, TimeUs now) {
   JobRecord& rec = jobs_[index];
-  ChargeLedger(rec, +1, now);
+  rec.charge = ChargeLedger(rec, +1, now);
+  rec.ref_charge = 0;
+  for (const auto& p : rec.placements)
+    rec.ref_charge += RefAmount(rec, cluster_.node(p.alloc.node).gpu_type, p.alloc.total_milli());
   framework::RunningJob r;
   r.spec = &rec.spec;
   r.placements = rec.placements;
@@ -103,6 +111,7 @@ void Scheduler::RunStarted(int32_t index, TimeUs now) {
   r.run_start = rec.start_time + rec.startup_delay;
   r.work_done = rec.work_done;
   for (const auto& p : rec.placements) r.milli_gpu += int64_t{std::popcount(p.alloc.gpu_mask)} * p.alloc.milli_per_gpu;
+  r.charge = rec.charge;
   r.preemptions = rec.preemptions;
   r.priority = rec.spec.priority;
   r.checkpoint_interval = rec.spec.checkpoint_interval;
@@ -119,7 +128,11 @@ void Scheduler::RunEnded(int32_t index, TimeUs now, bool completed) {
   assert(pos >= 0);
   rec.attained_gpu_seconds +=
       static_cast<double>(running_jobs_[pos].milli_gpu) / kMilliPerGpu * UsToSeconds(now - rec.start_time);
+  rec.attained_charge_seconds += static_cast<double>(rec.charge) / kMilliPerGpu * UsToSeconds(now - rec.start_time);
+  rec.attained_ref_seconds += static_cast<double>(rec.ref_charge) / kMilliPerGpu * UsToSeconds(now - rec.start_time);
   ChargeLedger(rec, -1, now);
+  rec.charge = 0;
+  rec.ref_charge = 0;
   const int32_t last = static_cast<int32_t>(running_jobs_.size()) - 1;
   if (pos != last) {
     running_jobs_[pos] = running_jobs_[last];
@@ -744,10 +757,20 @@ Status Scheduler::RepairTask(JobId id, int32_t task_index, const state::Allocati
     return s;
   }
   auto milli = [](const state::Allocation& a) { return int64_t{std::popcount(a.gpu_mask)} * a.milli_per_gpu; };
-  if (milli(old) > 0) ledger_.Charge(rec.queue, cluster_.node(old.node).gpu_type, -milli(old), now);
-  if (milli(alloc) > 0) ledger_.Charge(rec.queue, cluster_.node(alloc.node).gpu_type, milli(alloc), now);
+  const GpuTypeId old_type = cluster_.node(old.node).gpu_type, new_type = cluster_.node(alloc.node).gpu_type;
+  const int64_t old_charge = ledger_.Amount(rec.spec, old_type, milli(old));
+  const int64_t new_charge = ledger_.Amount(rec.spec, new_type, milli(alloc));
+  if (milli(old) > 0) ledger_.Charge(rec.queue, old_type, -old_charge, now);
+  if (milli(alloc) > 0) ledger_.Charge(rec.queue, new_type, new_charge, now);
   p->alloc = alloc;
   framework::RunningJob& run = running_jobs_[running_pos_[index]];
+  rec.attained_charge_seconds +=
+      static_cast<double>(old_charge - new_charge) / kMilliPerGpu * UsToSeconds(now - rec.start_time);
+  rec.charge += new_charge - old_charge;
+  run.charge = rec.charge;
+  const int64_t old_ref = RefAmount(rec, old_type, milli(old)), new_ref = RefAmount(rec, new_type, milli(alloc));
+  rec.attained_ref_seconds += static_cast<double>(old_ref - new_ref) / kMilliPerGpu * UsToSeconds(now - rec.start_time);
+  rec.ref_charge += new_ref - old_ref;
   KeepWorkUntilCheckpoint(rec, run, now, checkpoint_now);
   rec.attained_gpu_seconds += static_cast<double>(milli(old) - milli(alloc)) / kMilliPerGpu *
                               UsToSeconds(now - rec.start_time);  // the moved task's service so far stays counted
@@ -815,9 +838,17 @@ Status Scheduler::ReleaseTask(JobId id, int32_t task_index, JobState final_state
   const TimeUs now = clock_.Now();
   BERTH_RETURN_IF_ERROR(ApplyChecked(state::ReleaseTask{p->task}));
   const int64_t milli = int64_t{std::popcount(p->alloc.gpu_mask)} * p->alloc.milli_per_gpu;
-  if (milli > 0) ledger_.Charge(rec.queue, cluster_.node(p->alloc.node).gpu_type, -milli, now);
+  const GpuTypeId type = cluster_.node(p->alloc.node).gpu_type;
+  const int64_t charge = ledger_.Amount(rec.spec, type, milli);
+  if (milli > 0) ledger_.Charge(rec.queue, type, -charge, now);
   // The task's share of attained service, then the running view shrinks.
   framework::RunningJob& run = running_jobs_[running_pos_[index]];
+  rec.attained_charge_seconds += static_cast<double>(charge) / kMilliPerGpu * UsToSeconds(now - rec.start_time);
+  rec.charge -= charge;
+  run.charge = rec.charge;
+  const int64_t ref = RefAmount(rec, type, milli);
+  rec.attained_ref_seconds += static_cast<double>(ref) / kMilliPerGpu * UsToSeconds(now - rec.start_time);
+  rec.ref_charge -= ref;
   rec.attained_gpu_seconds += static_cast<double>(milli) / kMilliPerGpu * UsToSeconds(now - rec.start_time);
   run.milli_gpu -= milli;
   rec.placements.erase(p);

@@ -50,6 +50,10 @@ struct SchedulerOptions {
   // unconstrained leaf). Decayed usage for fair share uses the half-life.
   std::shared_ptr<const tenancy::QueueTree> queues;
   TimeUs usage_half_life = 0;
+  // Converts GPUs to the tree's unit when it counts normalized GPUs
+  // (tenancy/units.h; null: every GPU counts one). With a tree in GPUs it
+  // only feeds the records' reference-GPU figures.
+  std::shared_ptr<const tenancy::SpeedModel> speeds;
   // Preemption (post-filter plugins): evictees get `preemption_grace` to
   // checkpoint and leave, so the preemptor's work starts that much later; a
   // job resuming from a checkpoint spends `restore_cost` before working.
@@ -72,6 +76,15 @@ struct JobRecord {
   int32_t attempts = 0;  // full placement attempts (fast capacity rejections not counted)
   double attained_gpu_seconds = 0;  // GPU-seconds held over all runs that ended
   int32_t queue = -1;               // leaf queue in the ledger
+  // What the current run is charged in the ledger's unit (milli-GPU or
+  // milli-reference-GPU; 0 when not running), and the unit x seconds of its
+  // runs that ended (units, not milli: 1 = one GPU or reference GPU for 1 s).
+  int64_t charge = 0;
+  double attained_charge_seconds = 0;
+  // The same in reference GPUs whenever the scheduler has a speed model
+  // (SchedulerOptions::speeds), even when the tree counts GPUs (reports).
+  int64_t ref_charge = 0;
+  double attained_ref_seconds = 0;
   // Checkpoints and preemption. A run starts at start_time; its work begins
   // after `startup_delay` (grace of the jobs it evicted, restore cost); work
   // saved by checkpoints of earlier runs is `work_done` (runtime units).
@@ -199,7 +212,13 @@ class Scheduler {
   // Bookkeeping of a run that starts or ends: running list, ledger, attained service.
   void RunStarted(int32_t index, TimeUs now);
   void RunEnded(int32_t index, TimeUs now, bool completed);
-  void ChargeLedger(const JobRecord& rec, int64_t sign, TimeUs now);
+  // Returns the amount charged (in the ledger's unit, unsigned).
+  int64_t ChargeLedger(const JobRecord& rec, int64_t sign, TimeUs now);
+  // milli-GPU of `rec` on `type` in reference GPUs (milli itself without a speed model).
+  int64_t RefAmount(const JobRecord& rec, GpuTypeId type, int64_t milli) const {
+    return options_.speeds && type.valid() ? tenancy::ScaleMilli(milli, options_.speeds->PerMillion(rec.spec, type))
+                                           : milli;
+  }
   // Evicts a running job (whole gang); requeues it now or after the pass.
   Status Evict(int32_t index, JobId preemptor, bool defer_requeue);
   // Asks the post-filter plugins for victims; evicts them and places the job.

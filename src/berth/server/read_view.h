@@ -81,6 +81,8 @@ struct QueueViews {
   std::vector<std::string> names;
   std::vector<int32_t> parents;
   std::vector<nlohmann::json> items;
+  std::string unit = "gpus";  // the tree's unit: "gpus" or "normalized"
+  std::string reference;      // with "normalized": the reference type ("H100")
 };
 
 struct ReadSnapshot {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "berth/hetero/ledger_speeds.h"
 #include "berth/hetero/speed_score.h"
 #include "berth/plugins/builtin.h"
 #include "berth/json/json_parse.h"
@@ -87,6 +88,10 @@ Status Service::Start() {
   so.seed = options_.seed;
   so.queues = options_.queues;
   so.usage_half_life = options_.usage_half_life;
+  if (options_.queues) {  // normalized units: the throughput model of --catalog and --throughputs
+    BERTH_ASSIGN_OR_RETURN(so.speeds,
+                           hetero::SpeedsForTree(*options_.queues, options_.catalog, options_.throughputs, cluster_));
+  }
   so.preemption_grace = options_.preemption_grace;
   so.restore_cost = options_.restore_cost;
   sched_ = std::make_unique<scheduler::Scheduler>(cluster_, std::move(fw), std::move(so), clock_);

@@ -108,6 +108,40 @@ TEST(ServiceQueuesTest, WithoutATreeEveryTenantHasItsOwnQueue) {
   EXPECT_EQ((*alice)["usage_gpus"], 8.0);
   EXPECT_EQ((*research)["usage_gpus"], 4.0);
   EXPECT_TRUE((*alice)["dimensions"]["*"]["guarantee"].is_null());
+  EXPECT_EQ(r.body["unit"], "gpus");
+  EXPECT_EQ((*alice)["unit"], "gpus");
+}
+
+// unit: normalized: the queue figures are H100-equivalents, converted by the
+// catalog's spec-based estimate (no measured table): 8 H100s are 8.
+TEST(ServiceQueuesTest, NormalizedUnits) {
+  const char* yaml = "unit: normalized\nreference: H100\nqueues:\n  - name: a\n    tenants: [alice]\n"
+                     "    quotas: {\"*\": {guarantee: 4, limit: 8}}\n";
+  auto cluster = cluster::ParseClusterSpec("4x8:H100/leaf=2");
+  auto file = tenancy::ParseQueueYaml(yaml, "q.yaml");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto tree = tenancy::BuildQueueTree(*file, "q.yaml", *cluster);
+  ASSERT_TRUE(tree.ok()) << tree.status().ToString();
+  ServiceOptions options;
+  options.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree).value());
+  options.catalog = std::string(BERTH_SOURCE_DIR) + "/data/accelerators.yaml";
+  options.throughputs = "";
+  ServiceHarness h("4x8:H100/leaf=2", options);
+  ASSERT_TRUE(h.Start().ok());
+  const int64_t a = h.Submit(R"({"name":"a","tenant":"alice","groups":[{"count":1,"gpus":8}]})");
+  ASSERT_TRUE(WaitFor([&] { return h.State(a) == "running"; }));
+  const int64_t b = h.Submit(R"({"name":"b","tenant":"alice","groups":[{"count":1,"gpus":1}]})");
+  ASSERT_TRUE(WaitFor([&] { return !h.service().WhyJob(b).body["verdict"].is_null(); }));
+  EXPECT_EQ(h.service().WhyJob(b).body["why"],
+            "queue 'a' (all GPU types): would use 9 H100-equivalents, over its limit of 8");
+  ApiResult r = h.service().Queues();
+  EXPECT_EQ(r.body["unit"], "normalized");
+  EXPECT_EQ(r.body["reference"], "H100");
+  const nlohmann::json* q = QueueNamed(r.body, "a");
+  ASSERT_NE(q, nullptr) << r.body.dump();
+  EXPECT_EQ((*q)["usage_gpus"], 8.0);
+  EXPECT_EQ((*q)["guarantee_gpus"], 4.0);
+  EXPECT_EQ((*q)["unit"], "normalized");
 }
 
 }  // namespace

@@ -221,7 +221,8 @@ ApiResult Service::ListJobs(const std::string& state, int64_t after, int64_t lim
 // Every queue of the scheduler's tree (sorted by name), with its jobs and the
 // ledger's figures: per dimension ("*" = all GPU types, then each GPU type
 // where the queue has a quota or uses GPUs) the quota (null = not set or
-// unlimited), usage and borrowing, in GPUs. Jobs and figures of an inner
+// unlimited), usage and borrowing, in the tree's unit ("unit": GPUs, or
+// "normalized": reference GPUs of "reference"). Jobs and figures of an inner
 // queue cover its subtree. Jobs not yet in the scheduler's tree are counted
 // under their queue's name.
 ApiResult Service::Queues() {
@@ -269,7 +270,9 @@ ApiResult Service::Queues() {
   }
   json list = json::array();
   for (auto& [name, item] : items) list.push_back(std::move(item));
-  return ApiResult{200, {{"queues", std::move(list)}}};
+  json body = {{"queues", std::move(list)}, {"unit", qv.unit}};
+  if (!qv.reference.empty()) body["reference"] = qv.reference;
+  return ApiResult{200, std::move(body)};
 }
 
 ApiResult Service::Nodes() {

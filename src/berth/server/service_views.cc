@@ -181,6 +181,8 @@ void Service::PublishViews() {
   if (state_changed || !queue_views_ || static_cast<int32_t>(queue_views_->names.size()) != tree.size() ||
       now - queue_views_at_ >= kUsPerSecond) {  // decayed figures move with time
     auto q = std::make_shared<QueueViews>();
+    q->unit = tenancy::UnitName(ledger.unit());
+    q->reference = tree.reference();
     auto gpus_or_null = [](int64_t milli) {
       return milli == tenancy::kUnlimited ? json(nullptr) : json(static_cast<double>(milli) / kMilliPerGpu);
     };
@@ -210,6 +212,7 @@ void Service::PublishViews() {
                           {"guarantee_gpus", gpus(ledger.guarantee(i, all))},
                           {"usage_gpus", gpus(ledger.usage(i, all))},
                           {"borrowed_gpus", gpus(ledger.borrowed(i, all))},
+                          {"unit", q->unit},
                           {"dominant_share", ledger.DominantShare(i)},
                           {"dimensions", dims}});
     }

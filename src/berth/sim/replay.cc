@@ -214,6 +214,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
     so.full_scan = opts.full_scan;
     so.queues = opts.queues;
     so.usage_half_life = opts.usage_half_life;
+    so.speeds = opts.speeds;
     so.preemption_grace = opts.preemption_grace;
     so.restore_cost = opts.restore_cost;
     return std::make_unique<scheduler::Scheduler>(cluster, std::move(fw), std::move(so), clock);
@@ -489,7 +490,14 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
       continue;
     }
     const scheduler::JobRecord* rec = parts[route[i]].sched->Find(ids[i]);
-    if (rec == nullptr) return Internal("replay: job " + std::to_string(ids[i].value()) + " was never submitted");
+    if (rec == nullptr) {
+      // Arrives after --until: counted as unfinished.
+      if (opts.until >= 0) {
+        ++r.jobs_unfinished;
+        continue;
+      }
+      return Internal("replay: job " + std::to_string(ids[i].value()) + " was never submitted");
+    }
     const TimeUs submit = trace.jobs[i].submit_time;
     r.preemptions += rec->preemptions;
     r.gpu_hours_lost += rec->lost_gpu_seconds / 3600.0;
@@ -520,7 +528,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
   {
     std::vector<const scheduler::Scheduler*> scheds;
     for (const Partition& p : parts) scheds.push_back(p.sched.get());
-    FillTenantFigures({cluster, trace, ids, route, scheds, start, end}, r);
+    FillTenantFigures({cluster, trace, ids, route, scheds, start, end, opts.speeds.get()}, r);
   }
   r.makespan_s = UsToSeconds(end - start);
   r.allocated_milli_gpu = alloc_milli;

@@ -80,6 +80,8 @@ struct ReplayOptions {
   // usage that fair share reads (0: no decay).
   std::shared_ptr<const tenancy::QueueTree> queues;
   TimeUs usage_half_life = 0;
+  // Normalized units of the tree (SchedulerOptions::speeds; null: GPUs).
+  std::shared_ptr<const tenancy::SpeedModel> speeds;
   // Preemption: the grace evictees get and the restore cost of a resumed run
   // (SchedulerOptions::preemption_grace, restore_cost).
   TimeUs preemption_grace = 0;

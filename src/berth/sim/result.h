@@ -51,8 +51,14 @@ struct TenantResult {
   Distribution jct_s;
   Distribution queue_delay_s;
   double gpu_share = 0;
-  double guarantee_share = 0;
+  double guarantee_share = 0;  // of the ledger's capacity, in the queue tree's unit
   double fair_gpus = 0;
+  // With a reference type (queue file `reference:`, or `unit: normalized`):
+  // the share of the cluster's reference-GPU capacity received (reference
+  // GPU-seconds / (capacity x span)) and its ratio to guarantee_share
+  // (Themis' rho on shares: 1 = received its entitlement). -1: no reference.
+  double normalized_share = -1;
+  double normalized_entitlement_ratio = -1;
   Distribution rho;
   int64_t preemptions = 0;
   double gpu_hours_lost = 0;

@@ -7,6 +7,7 @@
 #include "berth/cluster/loaders.h"
 #include "berth/faults/failure_file.h"
 #include "berth/faults/handler.h"
+#include "berth/hetero/ledger_speeds.h"
 #include "berth/hetero/speed_score.h"
 #include "berth/plugins/builtin.h"
 #include "berth/sim/fgd_protocol.h"
@@ -182,6 +183,8 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
     BERTH_ASSIGN_OR_RETURN(tenancy::QueueFile file, tenancy::ReadQueueFile(o.queues));
     BERTH_ASSIGN_OR_RETURN(tenancy::QueueTree tree, tenancy::BuildQueueTree(file, o.queues, cluster));
     if (o.half_life < 0 && file.has_half_life) ro_replay.usage_half_life = file.half_life;
+    // Normalized units: the throughput model (--catalog, --throughputs) converts GPUs to reference GPUs.
+    BERTH_ASSIGN_OR_RETURN(ro_replay.speeds, hetero::SpeedsForTree(tree, o.catalog, o.throughputs, cluster));
     ro_replay.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree));
   } else {
     ro_replay.queues =

@@ -18,7 +18,8 @@ struct Finished {
 struct Acc {
   std::string queue;
   bool has_queue = false;
-  double guarantee_gpus = 0;
+  double guarantee_share = 0;
+  double ref_seconds = 0;  // reference GPU-seconds received
   int64_t jobs = 0;
   std::vector<double> jct, delay;
   std::vector<Finished> finished;
@@ -27,13 +28,16 @@ struct Acc {
   double lost_gpu_seconds = 0;
 };
 
-double GuaranteeGpus(const tenancy::Ledger& ledger, int32_t q) {
+// The queue's guarantee as a share of the ledger's capacity (both in its unit).
+double GuaranteeShare(const tenancy::Ledger& ledger, int32_t q) {
   const tenancy::QueueNode& node = ledger.tree().node(q);
   const int32_t all = ledger.all_types_dim();
-  if (node.has_quota[all]) return static_cast<double>(ledger.guarantee(q, all)) / kMilliPerGpu;
+  const double cap = static_cast<double>(ledger.capacity(all));
+  if (cap <= 0) return 0;
+  if (node.has_quota[all]) return static_cast<double>(ledger.guarantee(q, all)) / cap;
   int64_t sum = 0;
   for (int32_t d = 0; d < all; ++d) sum += ledger.guarantee(q, d);
-  return static_cast<double>(sum) / kMilliPerGpu;
+  return static_cast<double>(sum) / cap;
 }
 
 int64_t HeldMilli(const scheduler::JobRecord& rec) {
@@ -59,7 +63,7 @@ void FillTenantFigures(const ReplayRecords& in, PolicyResult& r) {
     if (!acc.has_queue && rec->queue >= 0) {
       acc.has_queue = true;
       acc.queue = sched.ledger().tree().node(rec->queue).name;
-      acc.guarantee_gpus = GuaranteeGpus(sched.ledger(), rec->queue);
+      acc.guarantee_share = GuaranteeShare(sched.ledger(), rec->queue);
     }
     if (rec->first_start_time >= 0) acc.delay.push_back(UsToSeconds(rec->first_start_time - spec.submit_time));
     if (rec->state == job::JobState::kSucceeded) {
@@ -69,12 +73,23 @@ void FillTenantFigures(const ReplayRecords& in, PolicyResult& r) {
                               std::max(1e-3, static_cast<double>(spec.total_milli_gpu()) / kMilliPerGpu)});
     }
     acc.gpu_seconds += rec->attained_gpu_seconds;
-    if (rec->state == job::JobState::kRunning)
+    acc.ref_seconds += rec->attained_ref_seconds;
+    if (rec->state == job::JobState::kRunning) {
       acc.gpu_seconds += static_cast<double>(HeldMilli(*rec)) / kMilliPerGpu * UsToSeconds(in.end - rec->start_time);
+      acc.ref_seconds += static_cast<double>(rec->ref_charge) / kMilliPerGpu * UsToSeconds(in.end - rec->start_time);
+    }
     acc.preemptions += rec->preemptions;
     acc.lost_gpu_seconds += rec->lost_gpu_seconds;
   }
   const double cluster_gpus = static_cast<double>(in.cluster.total_milli_gpu()) / kMilliPerGpu;
+  double cluster_ref = 0;  // reference GPUs of the cluster
+  if (in.speeds) {
+    for (const auto& node : in.cluster.nodes())
+      if (node.gpu_count > 0)
+        cluster_ref += static_cast<double>(tenancy::ScaleMilli(int64_t{node.gpu_count} * kMilliPerGpu,
+                                                               in.speeds->CapacityPerMillion(node.gpu_type))) /
+                       kMilliPerGpu;
+  }
   const double span_s = UsToSeconds(in.end - in.start);
   const double equal_split = by_tenant.empty() ? 0 : cluster_gpus / static_cast<double>(by_tenant.size());
   r.tenants.clear();
@@ -87,8 +102,13 @@ void FillTenantFigures(const ReplayRecords& in, PolicyResult& r) {
     t.jct_s = Summarize(std::move(acc.jct));
     t.queue_delay_s = Summarize(std::move(acc.delay));
     t.gpu_share = cluster_gpus > 0 && span_s > 0 ? acc.gpu_seconds / (cluster_gpus * span_s) : 0;
-    t.guarantee_share = cluster_gpus > 0 ? acc.guarantee_gpus / cluster_gpus : 0;
-    t.fair_gpus = acc.guarantee_gpus > 0 ? acc.guarantee_gpus : equal_split;
+    t.guarantee_share = acc.guarantee_share;
+    const double guarantee_gpus = acc.guarantee_share * cluster_gpus;  // the same share of the GPUs
+    t.fair_gpus = guarantee_gpus > 0 ? guarantee_gpus : equal_split;
+    if (in.speeds && cluster_ref > 0 && span_s > 0) {
+      t.normalized_share = acc.ref_seconds / (cluster_ref * span_s);
+      t.normalized_entitlement_ratio = t.guarantee_share > 0 ? t.normalized_share / t.guarantee_share : -1;
+    }
     std::vector<double> rho;
     rho.reserve(acc.finished.size());
     for (const Finished& f : acc.finished) {

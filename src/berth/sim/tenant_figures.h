@@ -22,6 +22,7 @@ struct ReplayRecords {
   std::span<const scheduler::Scheduler* const> schedulers;
   TimeUs start = 0;  // first submission
   TimeUs end = 0;    // end of the run
+  const tenancy::SpeedModel* speeds = nullptr;  // reference-GPU figures (null: none)
 };
 
 // Fills result.tenants (by tenant name).

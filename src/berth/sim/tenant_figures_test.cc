@@ -206,3 +206,53 @@ TEST(TenantsFrom, QueueFileGivesTheGuarantees) {
 
 }  // namespace
 }  // namespace berth::sim
+
+namespace berth::sim {
+namespace {
+
+// unit: normalized: guarantees in H100-equivalents, shares of the cluster's
+// reference-GPU capacity; with unit: gpus and a reference, the same
+// normalized figures beside GPU guarantees. A bad unit names the line.
+TEST(TenantsFrom, NormalizedQueueFile) {
+  const std::string path = ::testing::TempDir() + "/tenancy_norm_queues.yaml";
+  auto write = [&](const std::string& head, const std::string& g) {
+    std::ofstream f(path);
+    f << head << "queues:\n  - name: big\n    tenants: [\"6214e9\"]\n    quotas:\n      \"*\": {guarantee: " << g
+      << "}\n  - name: default\n    quotas:\n      \"*\": {guarantee: " << g << "}\n";
+  };
+  SimulateOptions o;
+  o.cluster = "4x8:V100+4x8:K80";
+  o.trace = berth::testing::DataDir() + "/pollux-philly/philly.csv";
+  o.mode = "replay";
+  o.max_jobs = 200;
+  o.policies = {"fairshare"};
+  o.queues = path;
+  o.catalog = berth::testing::SourceDir() + "/data/accelerators.yaml";
+  o.throughputs = berth::testing::DataDir() + "/gavel/simulation_throughputs.json";
+  write("unit: normalized\nreference: H100\n", "1");
+  auto r = RunSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  double share = 0;
+  for (const auto& t : r->results[0].tenants) {
+    EXPECT_GT(t.guarantee_share, 0.0) << t.tenant;
+    EXPECT_LT(t.guarantee_share, 0.5) << t.tenant;  // 1 H100-equivalent of a cluster worth more than 2
+    EXPECT_GE(t.normalized_share, 0.0) << t.tenant;
+    share += t.normalized_share;
+  }
+  EXPECT_GT(share, 0.0);
+  write("reference: H100\n", "32");
+  auto g = RunSimulation(o);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  for (const auto& t : g->results[0].tenants) {
+    EXPECT_NEAR(t.guarantee_share, 0.5, 1e-9) << t.tenant;
+    EXPECT_GE(t.normalized_share, 0.0) << t.tenant;
+  }
+  write("unit: h100\n", "1");
+  auto bad = RunSimulation(o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(":1: unit: expected gpus or normalized"), std::string::npos)
+      << bad.status().message();
+}
+
+}  // namespace
+}  // namespace berth::sim

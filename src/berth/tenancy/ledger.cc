@@ -6,13 +6,20 @@
 
 namespace berth::tenancy {
 
-Ledger::Ledger(QueueTree tree, const cluster::Cluster& cluster, TimeUs half_life)
+Ledger::Ledger(QueueTree tree, const cluster::Cluster& cluster, TimeUs half_life,
+               std::shared_ptr<const SpeedModel> speeds)
     : tree_(std::move(tree)), cluster_(&cluster), half_life_(half_life) {
+  if (normalized()) {
+    speeds_ = std::move(speeds);
+    unit_word_ = (tree_.reference().empty() ? std::string("reference") : tree_.reference()) + "-equivalents";
+  }
   capacity_.assign(tree_.num_dims(), 0);
   for (const auto& n : cluster.nodes()) {
     if (n.gpu_count == 0 || !n.gpu_type.valid() || n.gpu_type.value() >= tree_.num_types()) continue;
-    capacity_[n.gpu_type.value()] += int64_t{n.gpu_count} * kMilliPerGpu;
-    capacity_[tree_.all_types_dim()] += int64_t{n.gpu_count} * kMilliPerGpu;
+    int64_t milli = int64_t{n.gpu_count} * kMilliPerGpu;
+    if (speeds_) milli = ScaleMilli(milli, speeds_->CapacityPerMillion(n.gpu_type));
+    capacity_[n.gpu_type.value()] += milli;
+    capacity_[tree_.all_types_dim()] += milli;
   }
   Grow();
   Recompute(own_, held_, top_taken_);  // guarantees kept back from lending are held from the start
@@ -56,6 +63,26 @@ void Ledger::Recompute(const std::vector<int64_t>& own, std::vector<int64_t>& he
       if (tree_.node(q).parent < 0) top[d] += Taken(q, d, h);
     }
   }
+}
+
+int64_t Ledger::Amount(const job::JobSpec& job, GpuTypeId type, int64_t milli) const {
+  if (!speeds_ || !type.valid()) return milli;
+  return ScaleMilli(milli, speeds_->PerMillion(job, type));
+}
+
+int64_t Ledger::LeastAmount(const job::JobSpec& job, int64_t milli) const {
+  if (!speeds_) return milli;
+  int64_t least = -1;
+  for (int32_t t = 0; t < tree_.num_types(); ++t) {
+    if (capacity_[t] <= 0) continue;
+    const GpuTypeId type(static_cast<int16_t>(t));
+    bool accepted = false;
+    for (const auto& g : job.groups) accepted = accepted || (g.gpus > 0 && g.gpu_types.Accepts(type));
+    if (!accepted) continue;
+    const int64_t a = Amount(job, type, milli);
+    if (least < 0 || a < least) least = a;
+  }
+  return least < 0 ? milli : least;
 }
 
 int32_t Ledger::QueueFor(const job::JobSpec& job) {
@@ -155,8 +182,8 @@ Status Ledger::CheckDim(int32_t queue, int32_t dim, int64_t x) const {
     const Quota& quota = n.quota[dim];
     auto where = [&] { return "queue '" + n.name + "' (" + DimName(dim) + "): "; };
     if (has && quota.limit != kUnlimited && usage(q, dim) + x > quota.limit)
-      return ResourceExhausted(where() + "would use " + Gpus(usage(q, dim) + x) + " GPUs, over its limit of " +
-                               Gpus(quota.limit));
+      return ResourceExhausted(where() + "would use " + Gpus(usage(q, dim) + x) + " " + unit_word_ +
+                               ", over its limit of " + Gpus(quota.limit));
     if (admitted) continue;
     const int64_t held_before = held_[Index(q, dim)];
     const int64_t held_after = held_before + growth;
@@ -167,8 +194,8 @@ Status Ledger::CheckDim(int32_t queue, int32_t dim, int64_t x) const {
         continue;
       }
       if (quota.borrow_limit != kUnlimited && excess > quota.borrow_limit) {
-        std::string why = where() + "would borrow " + Gpus(excess) + " GPUs, over its borrowing limit of " +
-                          Gpus(quota.borrow_limit);
+        std::string why = where() + "would borrow " + Gpus(excess) + " " + unit_word_ +
+                          ", over its borrowing limit of " + Gpus(quota.borrow_limit);
         const int64_t kept = held_after - (usage(q, dim) + x);
         if (kept > 0)
           why += " (it would use " + Gpus(usage(q, dim) + x) + "; its queues keep " + Gpus(kept) +
@@ -185,9 +212,9 @@ Status Ledger::CheckDim(int32_t queue, int32_t dim, int64_t x) const {
   const QueueNode& b = tree_.node(borrower);
   const int64_t excess = held_[Index(borrower, dim)] + x - b.quota[dim].guarantee;
   return ResourceExhausted("queue '" + b.name + "' (" + DimName(dim) + "): would borrow " + Gpus(excess) +
-                           " GPUs beyond its guarantee of " + Gpus(b.quota[dim].guarantee) + ", but only " +
-                           Gpus(std::max<int64_t>(0, pool)) +
-                           " GPUs are left to borrow (idle guarantees within their lending limits, and capacity "
+                           " " + unit_word_ + " beyond its guarantee of " + Gpus(b.quota[dim].guarantee) +
+                           ", but only " + Gpus(std::max<int64_t>(0, pool)) + " " + unit_word_ +
+                           " are left to borrow (idle guarantees within their lending limits, and capacity "
                            "guaranteed to no queue)");
 }
 

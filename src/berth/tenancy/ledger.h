@@ -39,12 +39,21 @@
 // nothing) borrows for it from the top pool, 20 - 10 - 8 = 2 GPUs (B's
 // lendable part): A1 may reach 7, unless a borrowing limit stops it first.
 //
-// Usage counts everything charged (milli-GPU), summed up the tree. Decayed
+// Units (units.h): with a tree in normalized units, every figure of the
+// ledger (capacity, usage, held, quotas) is in milli-reference-GPU. A task of
+// x milli-GPU on type t of job j counts Amount(j, t, x) = x x speed(j, t) /
+// speed(j, reference); callers convert with Amount before CheckFits and
+// Charge, so the check at placement sees what the job will be charged on the
+// type it lands on. A type's capacity counts its GPUs at the speed of a job
+// of no known class (SpeedModel::CapacityPerMillion).
+//
+// Usage counts everything charged (in the unit), summed up the tree. Decayed
 // usage integrates usage over time with an exponential half-life (fair share
 // with history); it is advanced lazily by Charge/Uncharge/Advance.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -52,14 +61,28 @@
 #include "berth/common/quantity.h"
 #include "berth/common/status.h"
 #include "berth/tenancy/queue_tree.h"
+#include "berth/tenancy/units.h"
 
 namespace berth::tenancy {
 
 class Ledger {
  public:
-  Ledger(QueueTree tree, const cluster::Cluster& cluster, TimeUs half_life = 0);
+  // `speeds` converts GPUs to the tree's unit when it is normalized (without
+  // one, a normalized tree counts every GPU as one reference GPU).
+  Ledger(QueueTree tree, const cluster::Cluster& cluster, TimeUs half_life = 0,
+         std::shared_ptr<const SpeedModel> speeds = nullptr);
 
   const QueueTree& tree() const { return tree_; }
+  Unit unit() const { return tree_.unit(); }
+  bool normalized() const { return tree_.unit() == Unit::kNormalized; }
+  // "GPUs", or "H100-equivalents" (for messages and reports).
+  const std::string& unit_word() const { return unit_word_; }
+  // `milli` milli-GPU of `type` held by `job`, in the ledger's unit (milli
+  // itself when counting GPUs, or `type` is invalid).
+  int64_t Amount(const job::JobSpec& job, GpuTypeId type, int64_t milli) const;
+  // The least Amount over the GPU types of the cluster that some GPU group of
+  // the job accepts (a necessary bound before the job is placed).
+  int64_t LeastAmount(const job::JobSpec& job, int64_t milli) const;
   // The leaf a job is charged to; creates an auto leaf when the tree allows
   // (named by the job's queue, else its tenant, else "default"). -1: the job
   // maps to no queue.
@@ -78,6 +101,10 @@ class Ledger {
   Status CheckFits(int32_t queue, GpuTypeId type, int64_t milli, int64_t pending_type, int64_t pending_all) const;
   void Charge(int32_t queue, GpuTypeId type, int64_t milli, TimeUs now);
   void Uncharge(int32_t queue, GpuTypeId type, int64_t milli, TimeUs now);
+  // The same, converting `milli` milli-GPU of `job` on `type` with Amount.
+  void ChargeJob(int32_t queue, const job::JobSpec& job, GpuTypeId type, int64_t milli, TimeUs now) {
+    Charge(queue, type, Amount(job, type, milli), now);
+  }
   // Brings the decayed usage up to `now`.
   void Advance(TimeUs now);
 
@@ -92,9 +119,9 @@ class Ledger {
   // Capacity of the dimension that no top queue holds (negative when queues
   // came back within their guarantees while others borrowed: reclaim is due).
   int64_t unheld(int32_t dim) const { return capacity_[dim] - top_taken_[dim]; }
-  // The cluster's milli-GPU in a dimension.
+  // The cluster's capacity in a dimension (milli-GPU, or in the unit).
   int64_t capacity(int32_t dim) const { return capacity_[dim]; }
-  // Decayed usage (milli-GPU x seconds) as of the last Advance.
+  // Decayed usage (unit x seconds) as of the last Advance.
   double decayed_usage(int32_t queue) const { return decayed_[queue]; }
   TimeUs half_life() const { return half_life_; }
   // Dominant share: max over dimensions of usage / capacity, over the weight.
@@ -118,6 +145,8 @@ class Ledger {
 
   QueueTree tree_;
   const cluster::Cluster* cluster_;
+  std::shared_ptr<const SpeedModel> speeds_;  // null: GPUs (or factor 1)
+  std::string unit_word_ = "GPUs";
   std::vector<int64_t> capacity_;  // per dim
   std::vector<int64_t> usage_;     // queue x dim, summed up the tree
   std::vector<int64_t> own_;       // queue x dim, charged to the queue itself (leaves)

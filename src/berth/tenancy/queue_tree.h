@@ -1,7 +1,8 @@
 // The tree of queues that share a fleet between tenants (M7): per queue and
 // per GPU type, a guaranteed quota, a limit, a borrowing limit and a lending
 // limit, plus a fair-share weight. Jobs are charged to leaf queues; a tenant
-// maps to a leaf. Quantities are milli-GPU. A quota "dimension" is one GPU
+// maps to a leaf. Quantities are milli-GPU, or milli-reference-GPU when the
+// tree counts in normalized units (units.h). A quota "dimension" is one GPU
 // type of the cluster, or all GPU types together (kAllTypes, written "*").
 //
 //   QueueSpec a{.name = "team-a", .parent = "", .weight = 2, .tenants = {"alice"}};
@@ -30,6 +31,7 @@
 #include "berth/cluster/cluster.h"
 #include "berth/common/status.h"
 #include "berth/job/job.h"
+#include "berth/tenancy/units.h"
 
 namespace berth::tenancy {
 
@@ -103,12 +105,23 @@ class QueueTree {
   int32_t AutoLeaf(const std::string& tenant);
   // Leaves in index order.
   std::vector<int32_t> Leaves() const;
+  // The unit every quota of the tree is written in (units.h): milli-GPU, or
+  // milli-reference-GPU of `reference()` ("H100"). A tree in GPUs may name
+  // a reference too: its quotas stay in GPUs; reports add reference-GPU figures.
+  Unit unit() const { return unit_; }
+  const std::string& reference() const { return reference_; }
+  void set_unit(Unit unit, std::string reference) {
+    unit_ = unit;
+    reference_ = std::move(reference);
+  }
 
  private:
   int32_t AddNode(QueueNode node);
 
   int32_t num_types_ = 0;
   bool auto_leaves_ = true;
+  Unit unit_ = Unit::kGpus;
+  std::string reference_;
   std::vector<QueueNode> nodes_;
   std::unordered_map<std::string, int32_t> by_name_;    // looked up, never iterated
   std::unordered_map<std::string, int32_t> by_tenant_;  // looked up, never iterated

@@ -133,8 +133,19 @@ Status Parser::Queue(const YAML::Node& e, const std::string& p, QueueFile& out) 
 
 StatusOr<QueueFile> Parser::Top(const YAML::Node& root) {
   if (!root.IsDefined() || root.IsNull()) return InvalidArgument(file_ + ":1: empty queue file (expected queues:)");
-  BERTH_RETURN_IF_ERROR(CheckKeys(root, "", {"half_life", "queues"}));
+  BERTH_RETURN_IF_ERROR(CheckKeys(root, "", {"half_life", "unit", "reference", "queues"}));
   QueueFile out;
+  if (const YAML::Node u = root["unit"]; u && !u.IsNull()) {
+    BERTH_ASSIGN_OR_RETURN(std::string text, Scalar(u, "unit"));
+    StatusOr<Unit> unit = ParseUnit(text);
+    if (!unit.ok()) return Error(u, "unit", unit.status().message());
+    out.unit = *unit;
+  }
+  if (const YAML::Node r = root["reference"]; r && !r.IsNull()) {
+    BERTH_ASSIGN_OR_RETURN(out.reference, Scalar(r, "reference"));
+    out.reference_line = r.Mark().line + 1;
+  }
+  if (out.unit == Unit::kNormalized && out.reference.empty()) out.reference = "H100";
   if (const YAML::Node h = root["half_life"]; h && !h.IsNull()) {
     BERTH_ASSIGN_OR_RETURN(std::string text, Scalar(h, "half_life"));
     StatusOr<TimeUs> t = ParseQueueDuration(text);
@@ -220,7 +231,10 @@ StatusOr<QueueTree> BuildQueueTree(const QueueFile& file, std::string_view sourc
     }
   }
   StatusOr<QueueTree> tree = QueueTree::Create(file.queues, cluster);
-  if (tree.ok()) return tree;
+  if (tree.ok()) {
+    tree->set_unit(file.unit, file.reference);
+    return tree;
+  }
   // Create names the queue ("queue 'x': ..."): point at its line.
   const std::string& msg = tree.status().message();
   for (size_t i = 0; i < file.queues.size() && i < file.lines.size(); ++i) {

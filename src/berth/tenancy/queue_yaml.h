@@ -1,6 +1,10 @@
 // Queue trees from YAML files (format: docs/queues.md). Quantities are GPUs
-// (fractions allowed) in the file and milli-GPU in memory.
+// (fractions allowed) in the file and milli-GPU in memory; with
+// `unit: normalized` they are reference GPUs ("H100-equivalents", the type
+// named by `reference`, default H100) and milli-reference-GPU in memory.
 //
+//   unit: normalized       # or gpus (the default)
+//   reference: H100
 //   half_life: 6h
 //   queues:
 //     - name: research
@@ -35,6 +39,11 @@ namespace berth::tenancy {
 struct QueueFile {
   TimeUs half_life = 0;  // 0 when the file gives none
   bool has_half_life = false;
+  Unit unit = Unit::kGpus;
+  // "H100" by default with kNormalized. With kGpus, optional: quotas stay in
+  // GPUs and reports add reference-GPU figures against it.
+  std::string reference;
+  int reference_line = 0;  // 0: not written
   std::vector<QueueSpec> queues;
   std::vector<int> lines;  // 1-based line of each queue's entry (for errors)
   std::vector<std::map<std::string, int>> quota_lines;  // per queue: GPU type -> line

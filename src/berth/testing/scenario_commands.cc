@@ -6,7 +6,6 @@
 #include "berth/common/csv.h"
 #include "berth/testing/cluster_checks.h"
 #include "berth/testing/scenario.h"
-#include "berth/testing/scenario_hetero.h"
 
 namespace berth::testing {
 namespace {
@@ -281,7 +280,6 @@ void RegisterScenarioCommands(ScenarioRunner& r) {
   r.AddCommand("check-indexes", CheckIndexes);
   r.AddCommand("show", Show);
   r.AddCommand("expect-error", ExpectError);
-  RegisterScenarioHetero(r);
 }
 
 }  // namespace berth::testing

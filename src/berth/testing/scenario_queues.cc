@@ -1,5 +1,7 @@
 // Scenario commands for queues, quotas and preemption: the queue tree
-// (`queue`, `queues FILE`), scheduler options (`option`), plugins added to the
+// (`queue`, `queues FILE`), its unit (`units gpus|normalized [reference=H100]
+// [catalog=F] [throughputs=F]`: normalized quotas are reference GPUs, charged
+// from the throughput model), scheduler options (`option`), plugins added to the
 // policy's profile (`plugins`, `plugin-args`), and the checks `expect usage`,
 // `expect borrowed`, `expect preempted`, `expect preemptions`,
 // `expect lost-gpu-seconds`, `expect work-done` (tests/scenarios/README.md).
@@ -13,7 +15,9 @@
 #include <set>
 
 #include "berth/common/csv.h"
+#include "berth/hetero/ledger_speeds.h"
 #include "berth/tenancy/queue_yaml.h"
+#include "berth/testing/paths.h"
 #include "berth/testing/scenario.h"
 
 namespace berth::testing {
@@ -26,6 +30,8 @@ using scheduler::JobRecord;
 // What the set-up commands recorded.
 struct QueueSetup {
   std::vector<tenancy::QueueSpec> specs;
+  tenancy::Unit unit = tenancy::Unit::kGpus;
+  std::string reference, catalog, throughputs;
   std::optional<TimeUs> half_life;
   std::optional<TimeUs> grace;
   std::optional<TimeUs> restore;
@@ -141,6 +147,24 @@ Runner::Handler Queues(std::shared_ptr<QueueSetup> setup) {
   };
 }
 
+// units gpus|normalized [reference=H100] [catalog=FILE] [throughputs=FILE]
+Runner::Handler Units(std::shared_ptr<QueueSetup> setup) {
+  return [setup](Runner& r, Args& a) -> Status {
+    BERTH_RETURN_IF_ERROR(Fixed(r, "the queue tree's unit"));
+    const char* usage = "usage: units gpus|normalized [reference=TYPE] [catalog=FILE] [throughputs=FILE]";
+    if (a.words().size() != 1) return InvalidArgument(usage);
+    BERTH_ASSIGN_OR_RETURN(setup->unit, tenancy::ParseUnit(a.words()[0]));
+    auto path = [&](const char* key, std::string fallback) {
+      auto v = a.Get(key);
+      return v ? r.ResolvePath(*v) : fallback;
+    };
+    setup->reference = a.Get("reference").value_or(setup->unit == tenancy::Unit::kNormalized ? "H100" : "");
+    setup->catalog = path("catalog", SourceDir() + "/data/accelerators.yaml");
+    setup->throughputs = path("throughputs", DataDir() + "/gavel/simulation_throughputs.json");
+    return a.CheckAllUsed();
+  };
+}
+
 // option grace=T restore=T half-life=T
 Runner::Handler Option(std::shared_ptr<QueueSetup> setup) {
   return [setup](Runner& r, Args& a) -> Status {
@@ -225,6 +249,8 @@ Status Setup(const QueueSetup& setup, Runner& r, framework::Profile& profile, sc
   if (!setup.specs.empty()) {
     StatusOr<tenancy::QueueTree> tree = tenancy::QueueTree::Create(setup.specs, *r.cluster());
     if (!tree.ok()) return InvalidArgument("queue tree: " + tree.status().message());
+    tree->set_unit(setup.unit, setup.reference);
+    BERTH_ASSIGN_OR_RETURN(o.speeds, hetero::SpeedsForTree(*tree, setup.catalog, setup.throughputs, *r.cluster()));
     o.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree).value());
   }
   if (setup.half_life) o.usage_half_life = *setup.half_life;
@@ -373,6 +399,7 @@ void RegisterScenarioQueueCommands(ScenarioRunner& r) {
   auto setup = std::make_shared<QueueSetup>();
   r.AddCommand("queue", Queue(setup));
   r.AddCommand("queues", Queues(setup));
+  r.AddCommand("units", Units(setup));
   r.AddCommand("option", Option(setup));
   r.AddCommand("plugins", Plugins(setup));
   r.AddCommand("plugin-args", PluginArgs(setup));

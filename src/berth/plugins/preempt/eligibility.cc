@@ -21,6 +21,12 @@ int32_t JobDimension(const job::JobSpec& job, int32_t queue, const tenancy::Ledg
   return t < static_cast<int32_t>(node.has_quota.size()) && node.has_quota[t] ? t : all;
 }
 
+int64_t JobAmount(const job::JobSpec& job, int32_t dim, const tenancy::Ledger& ledger) {
+  const int64_t milli = JobMilli(job);
+  return dim != ledger.all_types_dim() ? ledger.Amount(job, GpuTypeId(static_cast<int16_t>(dim)), milli)
+                                       : ledger.LeastAmount(job, milli);
+}
+
 int64_t JobMilli(const job::JobSpec& job) {
   int64_t milli = 0;
   for (const auto& g : job.groups) milli += int64_t{g.gang_min()} * g.gpus * g.milli_per_gpu;
@@ -56,7 +62,7 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
   dim_ = JobDimension(ctx.job, qj, *ledger_);
   const bool qj_known = qj >= 0 && qj < queues;
   reclaim_ = qj_known && tree.node(qj).has_quota[dim_] &&
-             ledger_->usage(qj, dim_) + JobMilli(ctx.job) <= ledger_->guarantee(qj, dim_);
+             ledger_->usage(qj, dim_) + JobAmount(ctx.job, dim_, *ledger_) <= ledger_->guarantee(qj, dim_);
   const int32_t pj = ctx.job.priority;
 
   j_ancestor_.assign(queues, 0);
@@ -103,10 +109,12 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
     }
     c.milli = static_cast<int32_t>(v.milli_gpu);
     if (all_types) {
-      c.dim_milli = c.milli;
+      c.dim_milli = ledger_->normalized() ? static_cast<int32_t>(v.charge) : c.milli;
     } else {
+      int64_t held = 0;
       for (const auto& p : v.placements)
-        if (cluster.node(p.alloc.node).gpu_type.value() == dim_) c.dim_milli += p.alloc.total_milli();
+        if (cluster.node(p.alloc.node).gpu_type.value() == dim_) held += p.alloc.total_milli();
+      c.dim_milli = static_cast<int32_t>(ledger_->Amount(*v.spec, GpuTypeId(static_cast<int16_t>(dim_)), held));
     }
     c.cost = LostGpuSeconds(v, view.now);
     by_node_.Add(static_cast<int32_t>(candidates_.size()), v.placements);

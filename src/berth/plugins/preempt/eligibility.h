@@ -42,7 +42,7 @@ namespace berth::plugins::preempt {
 struct Candidate {
   double cost = 0;        // GPU-seconds lost if evicted now
   int32_t run = 0;        // index in view.running
-  int32_t dim_milli = 0;  // milli-GPU it holds in J's dimension (what its eviction gives back to its queue)
+  int32_t dim_milli = 0;  // what it is charged in J's dimension, in the ledger's unit (its eviction gives that back)
   int32_t milli = 0;      // milli-GPU it holds in all
   int32_t path_begin = 0;  // its queue's budget path (queues with a quota in J's dimension)
   int16_t path_len = 0;    // 0: no budget
@@ -121,5 +121,8 @@ int32_t JobDimension(const job::JobSpec& job, int32_t queue, const tenancy::Ledg
 double LostGpuSeconds(const framework::RunningJob& v, TimeUs now);
 // J's milli-GPU in a dimension: every group's gang minimum x GPUs x share.
 int64_t JobMilli(const job::JobSpec& job);
+// JobMilli in the ledger's unit in a dimension: on that one GPU type, or for
+// all types the least it could be charged (normalized units, ledger.h).
+int64_t JobAmount(const job::JobSpec& job, int32_t dim, const tenancy::Ledger& ledger);
 
 }  // namespace berth::plugins::preempt

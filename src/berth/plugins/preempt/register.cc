@@ -92,7 +92,7 @@ class PreemptBase : public framework::PostFilterPlugin {
     if (ctx.queue < 0 || ctx.queue >= l.tree().size()) return false;
     const int32_t dim = preempt::JobDimension(ctx.job, ctx.queue, l);
     return l.tree().node(ctx.queue).has_quota[dim] &&
-           l.usage(ctx.queue, dim) + preempt::JobMilli(ctx.job) <= l.guarantee(ctx.queue, dim);
+           l.usage(ctx.queue, dim) + preempt::JobAmount(ctx.job, dim, l) <= l.guarantee(ctx.queue, dim);
   }
   PreemptionPlan MakePlan(const PreemptContext& ctx, std::span<const int32_t> victims, const std::string& where) {
     PreemptionPlan plan;

@@ -44,6 +44,9 @@ Verdict QuotaPlugin::Admit(const job::JobSpec& job, const state::ClusterState& s
   if (need <= 0) return Verdict::Success();
   GpuTypeId only;  // invalid: the all-types dimension alone
   if (std::popcount(usable) == 1) only = GpuTypeId(static_cast<int16_t>(std::countr_zero(usable)));
+  // In normalized units the charge depends on the type the job lands on: the
+  // least it could be charged (necessary, like the rest of Admit).
+  need = only.valid() ? ledger_->Amount(job, only, need) : ledger_->LeastAmount(job, need);
   Status s = ledger_->CheckFits(queue, only, need);
   if (s.ok()) return Verdict::Success();
   ++refused_admit_;
@@ -68,7 +71,7 @@ bool QuotaPlugin::Filter(const framework::CycleContext& ctx, const framework::Ta
     const int64_t pending_type =
         mine && type.value() < static_cast<int32_t>(pending_.size()) ? pending_[type.value()] : 0;
     const int64_t pending_all = mine ? pending_all_ : 0;
-    const int64_t milli = req.total_milli();
+    const int64_t milli = ledger->Amount(ctx.job, type, req.total_milli());
     ok = ledger->CheckFits(ctx.queue, type, milli, pending_type, pending_all).ok() ||
          !ledger->CheckFits(ctx.queue, GpuTypeId(), milli, 0, pending_all).ok();
   }
@@ -81,9 +84,9 @@ Verdict QuotaPlugin::Reserve(const framework::CycleContext& ctx, const state::Al
     job_ = ctx.job.id;
   }
   const tenancy::Ledger* ledger = ctx.ledger;
-  const int64_t milli = alloc.total_milli();
-  if (!ledger || ctx.queue < 0 || milli <= 0) return Verdict::Success();
+  if (!ledger || ctx.queue < 0 || alloc.total_milli() <= 0) return Verdict::Success();
   const GpuTypeId type = ctx.state.cluster().node(alloc.node).gpu_type;
+  const int64_t milli = ledger->Amount(ctx.job, type, alloc.total_milli());  // in the ledger's unit
   const int32_t num_types = ledger->tree().num_types();
   const int32_t dim = type.valid() && type.value() < num_types ? type.value() : -1;
   if (static_cast<int32_t>(pending_.size()) < num_types) pending_.resize(num_types, 0);

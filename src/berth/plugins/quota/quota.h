@@ -13,7 +13,10 @@
 // A refusal is Unschedulable, naming the queue and the limit hit ("queue 'a'
 // (all GPU types): would borrow 4 GPUs, over its borrowing limit of 2"): the
 // job stays pending and is tried again at later passes, never failed. The
-// ledger itself is charged by the scheduler when a run starts.
+// ledger itself is charged by the scheduler when a run starts. Every check is
+// in the ledger's unit: with normalized units a task is checked at what it
+// would be charged on the node's GPU type (Ledger::Amount), so a job whose
+// charge on fast cards exceeds its quota may still start on slower ones.
 //
 // Profile: admit = {quota}, reserve = {quota}, and filter = {quota} on
 // clusters with several GPU types (one instance serves every point).

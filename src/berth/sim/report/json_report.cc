@@ -19,7 +19,7 @@ nlohmann::json Dist(const Distribution& d) {
 nlohmann::json Tenants(const std::vector<TenantResult>& tenants) {
   nlohmann::json arr = nlohmann::json::array();
   for (const TenantResult& t : tenants) {
-    arr.push_back({{"tenant", t.tenant},
+    nlohmann::json& item = arr.emplace_back(nlohmann::json{{"tenant", t.tenant},
                    {"queue", t.queue},
                    {"jobs", t.jobs},
                    {"jobs_finished", t.jobs_finished},
@@ -35,6 +35,10 @@ nlohmann::json Tenants(const std::vector<TenantResult>& tenants) {
                    {"rho_max", t.rho.max},
                    {"preemptions", t.preemptions},
                    {"gpu_hours_lost", t.gpu_hours_lost}});
+    if (t.normalized_share >= 0) {
+      item["normalized_share"] = t.normalized_share;
+      item["normalized_entitlement_ratio"] = t.normalized_entitlement_ratio;
+    }
   }
   return arr;
 }
