@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,11 @@ struct JobSpec {
   bool span_regions = false;
   TimeUs deadline = -1;
   int64_t budget_cents = -1;
+  // What a node agent runs for each task (docs/agent.md): the program and its
+  // arguments (empty: nothing to run; the agents refuse such a job's tasks),
+  // and environment variables added to the agent's.
+  std::vector<std::string> command;
+  std::map<std::string, std::string> env;
 
   int32_t num_tasks() const;
   int64_t total_gpus() const;            // whole-GPU equivalents rounded up per task

@@ -77,6 +77,29 @@ Status GetStringList(const std::string& key, const json& v, std::vector<std::str
   return Status::Ok();
 }
 
+// Program text (a command's argument, an environment value): any bytes but
+// NUL, bounded.
+Status GetText(const std::string& key, const json& v, std::string& out) {
+  if (!v.is_string()) return InvalidArgument(key + ": expected a string, found " + Shown(v));
+  const auto& text = v.get_ref<const std::string&>();
+  if (text.size() > kMaxStringHard)
+    return InvalidArgument(key + ": longer than " + std::to_string(kMaxStringHard) + " bytes");
+  if (text.find('\0') != std::string::npos) return InvalidArgument(key + ": contains a NUL character");
+  out = text;
+  return Status::Ok();
+}
+
+// An environment variable's name: [A-Za-z_][A-Za-z0-9_]*, at most 256 bytes.
+bool IsEnvName(const std::string& name) {
+  if (name.empty() || name.size() > 256) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(name[i]);
+    const bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+    if (!alpha && !(i > 0 && c >= '0' && c <= '9')) return false;
+  }
+  return true;
+}
+
 // US dollars (a number >= 0, at most 10^12) as whole cents.
 Status GetUsd(const std::string& key, const json& v, int64_t& cents) {
   if (!v.is_number()) return InvalidArgument(key + ": expected a number of US dollars, found " + Shown(v));
@@ -193,6 +216,30 @@ StatusOr<JobSubmission> ParseJobJson(const json& v, JobSource source) {
       BERTH_RETURN_IF_ERROR(GetSeconds(key, val, true, j.deadline));
     } else if (key == "budget_usd") {
       BERTH_RETURN_IF_ERROR(GetUsd(key, val, j.budget_cents));
+    } else if (key == "command") {
+      if (!val.is_array() || val.empty())
+        return InvalidArgument("command: expected a non-empty array of strings (argv), found " + Shown(val));
+      if (val.size() > static_cast<size_t>(kMaxCommandArgs))
+        return InvalidArgument("command: more than " + std::to_string(kMaxCommandArgs) + " arguments");
+      j.command.clear();
+      for (size_t i = 0; i < val.size(); ++i) {
+        std::string arg;
+        BERTH_RETURN_IF_ERROR(GetText("command[" + std::to_string(i) + "]", val[i], arg));
+        j.command.push_back(std::move(arg));
+      }
+      if (j.command[0].empty()) return InvalidArgument("command[0]: empty program name");
+    } else if (key == "env") {
+      if (!val.is_object()) return InvalidArgument("env: expected an object of strings, found " + Shown(val));
+      if (val.size() > static_cast<size_t>(kMaxEnvVars))
+        return InvalidArgument("env: more than " + std::to_string(kMaxEnvVars) + " variables");
+      j.env.clear();
+      for (const auto& [name, text] : val.items()) {
+        if (!IsEnvName(name))
+          return InvalidArgument("env." + ShownKey(name) + ": not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
+        std::string value;
+        BERTH_RETURN_IF_ERROR(GetText("env." + name, text, value));
+        j.env[name] = std::move(value);
+      }
     } else if (key == "idempotency_key") {
       BERTH_RETURN_IF_ERROR(GetString(key, val, out.idempotency_key));
       if (out.idempotency_key.empty()) return InvalidArgument("idempotency_key: empty (omit it instead)");
@@ -294,6 +341,8 @@ json JobToJson(const job::JobSpec& s) {
   if (s.span_regions) j["span_regions"] = true;
   if (s.deadline > 0) j["deadline_s"] = UsToSeconds(s.deadline);
   if (s.budget_cents >= 0) j["budget_usd"] = static_cast<double>(s.budget_cents) / 100.0;
+  if (!s.command.empty()) j["command"] = s.command;
+  if (!s.env.empty()) j["env"] = s.env;
   json groups = json::array();
   for (const auto& g : s.groups) {
     json o = json::object();

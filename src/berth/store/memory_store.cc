@@ -14,11 +14,12 @@ const char* RecordKindName(RecordKind kind) {
     case RecordKind::kJobFinished: return "job_finished";
     case RecordKind::kNodeState: return "node_state";
     case RecordKind::kClusterInfo: return "cluster_info";
+    case RecordKind::kNodeRegistered: return "node_registered";
   }
   return "unknown";
 }
 
-bool IsValidRecordKind(int value) { return value >= 1 && value <= 6; }
+bool IsValidRecordKind(int value) { return value >= 1 && value <= 7; }
 
 MemoryStore::MemoryStore(std::shared_ptr<Data> data, StoreOptions options)
     : GroupCommitStore(std::move(options)), data_(std::move(data)) {

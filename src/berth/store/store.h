@@ -42,6 +42,7 @@ enum class RecordKind : uint8_t {
   kJobFinished = 4,  // a job ended: succeeded, failed, cancelled (body: final state)
   kNodeState = 5,    // a node's administrative state changed (key: node name)
   kClusterInfo = 6,  // the cluster the writer runs on (key: "cluster"; body: its fingerprint and summary)
+  kNodeRegistered = 7,  // a node agent registered (key: node name; body: its identity and resources)
 };
 
 const char* RecordKindName(RecordKind kind);
