@@ -24,6 +24,7 @@ struct AgentFlags {
   std::string name;
   std::string work_dir = "./berth-agent";
   std::string nvidia_smi = "nvidia-smi";
+  std::string address;
 };
 
 StatusOr<std::string> ReadNodeToken(const std::string& path) {
@@ -59,6 +60,7 @@ int RunAgent(const AgentFlags& f) {
     config = std::move(c).value();
   }
   if (!f.name.empty()) config.name = f.name;  // --name wins over the file
+  if (!f.address.empty()) config.address = f.address;
   if (Status s = agent::CompleteNodeConfig(config, f.nvidia_smi); !s.ok()) {
     std::cerr << "berth agent: " << s.message() << "\n";
     return 1;
@@ -101,6 +103,9 @@ void AddAgentCommands(CLI::App& app, std::function<int()>& run) {
                   "node.yaml: name, cpu_milli, memory_mib, gpus [{index, type, memory_mib}], labels (default: "
                   "discovered; GPUs from nvidia-smi)");
   cmd->add_option("--name", flags->name, "the node's name (overrides the configuration's; default: the host name)");
+  cmd->add_option("--address", flags->address,
+                  "where the other nodes reach this one (launch specs' MASTER_ADDR, MPI host files); default: the "
+                  "configuration's address, else the node's name");
   cmd->add_option("--work-dir", flags->work_dir,
                   "the agent's state, and one directory per task (its working directory and log)")
       ->capture_default_str();

@@ -235,6 +235,14 @@ int StatusOne(const ClientFlags& f, const std::string& id) {
     return 0;
   }
   const json& j = r.body;
+  if (j.value("kind", "") == "workflow") {
+    std::printf("workflow %s  %s  state=%s  tenant=%s\n", Str(j["id"]).c_str(), Str(j["name"]).c_str(),
+                Str(j["state"]).c_str(), Str(j.value("tenant", json(""))).c_str());
+    for (const auto& st : j["stages"])
+      std::printf("  stage %-16s %-10s attempts=%s job=%s\n", Str(st["name"]).c_str(), Str(st["state"]).c_str(),
+                  Str(st["attempts"]).c_str(), st.contains("job") ? Str(st["job"]).c_str() : "-");
+    return 0;
+  }
   std::printf("job %s  %s  state=%s  tenant=%s  queue=%s  gpus=%s  age=%s\n", Str(j["id"]).c_str(),
               Str(j["name"]).c_str(), Str(j["state"]).c_str(), TenantOf(j).c_str(), Str(j["queue"]).c_str(),
               Str(j["gpus"]).c_str(), FormatAge(AgeOf(j.value("submitted_at", json()))).c_str());
@@ -278,6 +286,54 @@ int StatusList(const ClientFlags& f, const StatusFilter& filter) {
                 Str(j["queue"]).substr(0, 16).c_str(), Str(j["state"]).c_str(),
                 FormatAge(AgeOf(j.value("submitted_at", json()))).c_str(), Str(j["gpus"]).c_str(),
                 WhereOrWhy(j).c_str());
+  return 0;
+}
+
+// `berth launch ID`: the launch spec of a running job (docs/launch.md).
+struct LaunchFlags {
+  std::string id;
+  int64_t task = -1;      // print this task's environment (KEY=VALUE lines)
+  bool hostfile = false;  // print the MPI host file
+  std::string nccl_topo;  // print this node's NCCL topology XML
+};
+
+int Launch(const ClientFlags& f, const LaunchFlags& l) {
+  Reply r = Request(f, "GET", "/v1/jobs/" + l.id + "/launch");
+  if (r.status != 200) return Fail(r);
+  const json& j = r.body;
+  if (f.json_out) {
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  if (l.hostfile) {
+    std::cout << Str(j["mpi_hostfile"]);
+    return 0;
+  }
+  if (!l.nccl_topo.empty()) {
+    for (const auto& n : j["nodes"])
+      if (Str(n["node"]) == l.nccl_topo) {
+        std::cout << Str(n["nccl_topology_xml"]);
+        return 0;
+      }
+    std::cerr << "berth launch: job " << l.id << " has no task on node '" << l.nccl_topo << "'\n";
+    return 1;
+  }
+  if (l.task >= 0) {
+    for (const auto& t : j["tasks"])
+      if (t["task"].get<int64_t>() == l.task) {
+        for (const auto& [k, v] : t["env"].items()) std::cout << k << "=" << Str(v) << "\n";
+        return 0;
+      }
+    std::cerr << "berth launch: job " << l.id << " has no task " << l.task << "\n";
+    return 1;
+  }
+  std::printf("job %s  launcher=%s  world_size=%s  master=%s:%s\n", Str(j["id"]).c_str(), Str(j["launcher"]).c_str(),
+              Str(j["world_size"]).c_str(), Str(j["master_addr"]).c_str(), Str(j["master_port"]).c_str());
+  std::printf("%-6s %-6s %-6s %-6s %-24s %s\n", "RANK", "TASK", "NODE_R", "LOCAL", "NODE", "GPUS");
+  for (const auto& t : j["tasks"])
+    std::printf("%-6s %-6s %-6s %-6s %-24s %s\n", Str(t["rank"]).c_str(), Str(t["task"]).c_str(),
+                Str(t["node_rank"]).c_str(), Str(t["local_rank"]).c_str(), Str(t["node"]).c_str(),
+                t["gpus"].dump().c_str());
   return 0;
 }
 
@@ -451,6 +507,22 @@ void AddClientCommands(CLI::App& app, std::function<int()>& run) {
       run = [f, ids] {
         if (int code = CheckServer(*f, "cancel")) return code;
         return Cancel(*f, *ids);
+      };
+    });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
+    auto l = std::make_shared<LaunchFlags>();
+    CLI::App* cmd = app.add_subcommand("launch", "Show a running job's launch spec: ranks, master, env, host file");
+    cmd->add_option("ID", l->id, "job id")->required()->check(CheckJobId);
+    cmd->add_option("--task", l->task, "print this task's environment as KEY=VALUE lines")->check(CLI::NonNegativeNumber);
+    cmd->add_flag("--hostfile", l->hostfile, "print the MPI host file (ADDRESS slots=N, rank order)");
+    cmd->add_option("--nccl-topo", l->nccl_topo, "print the NCCL topology XML of this node");
+    AddClientFlags(cmd, *f);
+    cmd->callback([f, l, &run] {
+      run = [f, l] {
+        if (int code = CheckServer(*f, "launch")) return code;
+        return Launch(*f, *l);
       };
     });
   }

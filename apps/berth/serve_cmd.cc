@@ -71,7 +71,21 @@ struct ServeFlags {
   int64_t extender_max_groups = server::ExtenderLimits{}.max_groups;
   int64_t extender_max_pods = server::ExtenderLimits{}.max_pods;
   server::AdmissionLimits limits;  // --max-tasks-per-job, ...
+  std::string launch_ports = "29500-30499";  // MIN-MAX of MASTER_PORT in launch specs
 };
+
+// --launch-ports MIN-MAX; a malformed text gives a range Validate refuses.
+workload::LaunchOptions ParseLaunchPorts(const std::string& r) {
+  workload::LaunchOptions o;
+  o.port_min = o.port_max = -1;
+  const size_t dash = r.find('-');
+  if (dash == std::string::npos || dash == 0 || dash + 1 >= r.size() || dash > 5 || r.size() - dash - 1 > 5 ||
+      r.find_first_not_of("0123456789-") != std::string::npos || r.find('-', dash + 1) != std::string::npos)
+    return o;
+  o.port_min = std::stoi(r.substr(0, dash));
+  o.port_max = std::stoi(r.substr(dash + 1));
+  return o;
+}
 
 StatusOr<std::string> ReadToken(const std::string& path) {
   std::ifstream in(path);
@@ -128,6 +142,10 @@ int Serve(const ServeFlags& f) {
     *out = *d;
   }
   if (Status s = f.limits.Validate(); !s.ok()) {
+    std::cerr << "berth serve: " << s.message() << "\n";
+    return kExitUsage;
+  }
+  if (Status s = ParseLaunchPorts(f.launch_ports).Validate(); !s.ok()) {
     std::cerr << "berth serve: " << s.message() << "\n";
     return kExitUsage;
   }
@@ -249,6 +267,7 @@ int Serve(const ServeFlags& f) {
       opts.agent_log_dir = dir + "/logs";
     }
   }
+  opts.launch = ParseLaunchPorts(f.launch_ports);
   if (!f.queues.empty()) {
     auto file = tenancy::ReadQueueFile(f.queues);
     if (!file.ok()) return fail("queues", file.status());
@@ -428,6 +447,9 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_flag("--accept-cluster-change", flags->accept_cluster_change,
                 "start even though --cluster differs from the cluster recorded in the store; jobs that no longer "
                 "fit stay pending and are reported");
+  cmd->add_option("--launch-ports", flags->launch_ports,
+                  "MIN-MAX: the range MASTER_PORT of launch specs is chosen from (by job id; docs/launch.md)")
+      ->capture_default_str();
   cmd->add_option("--max-tasks-per-job", flags->limits.max_tasks_per_job,
                   "admission: most tasks one job may have (sum of its groups' counts; 422 beyond)")
       ->capture_default_str();

@@ -162,6 +162,10 @@ def scenario_basic(api, berth, ns):
     p = api.pod(ns, singles[0])
     check("binding carries the GPU indexes", p and p["metadata"].get("annotations", {}).get("berth.dev/gpus"),
           str(p and p["metadata"].get("annotations")))
+    ann = (p and p["metadata"].get("annotations")) or {}
+    check("binding carries the launch spec (rank, world size, master)",
+          ann.get("berth.dev/rank") == "0" and ann.get("berth.dev/world-size") == "1" and
+          ":" in ann.get("berth.dev/master", ""), str(ann))
 
     # Gangs of 4 x 8 GPUs in three styles, each whole in one leaf.
     api.post("/apis/scheduling.volcano.sh/v1beta1/namespaces/%s/podgroups" % ns,

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "berth/server/job_json.h"
+#include "berth/server/workflow_json.h"
 #include "berth/sim/readers/native_writer.h"
 #include "berth/sim/readers/readers.h"
 
@@ -36,6 +37,9 @@ std::vector<job::JobSpec> Jobs() {
   b.work_steps = 1000;
   b.required_level = cluster::Level::kSpine;
   b.preferred_level = cluster::Level::kLeaf;
+  b.launcher = job::Launcher::kTorch;
+  b.command = {"/usr/bin/python3", "-c", "import torch.distributed as dist\ndist.init_process_group('gloo')"};
+  b.env = {{"NCCL_DEBUG", "INFO"}, {"OMP_NUM_THREADS", "4"}};
   b.groups.push_back({.name = "worker", .count = 4, .min_count = 2, .gpus = 8, .cpu_milli = 64000,
                       .memory_mib = 262144, .gpu_type_spec = "H100|A100", .block_tasks = 2,
                       .block_level = cluster::Level::kNvlink});
@@ -61,6 +65,22 @@ TEST(NativeFormatTest, NativeLinesAreApiBodies) {
     ASSERT_TRUE(sub.ok()) << *line << ": " << sub.status().ToString();
     EXPECT_EQ(server::JobToJson(sub->spec), server::JobToJson(j)) << *line;
   }
+}
+
+TEST(NativeFormatTest, WorkflowLinesAreApiBodies) {
+  const std::string line =
+      R"({"name":"p","tenant":"ml","stages":[{"name":"a","artifact":"/out/a","groups":[{"gpus":1}]},)"
+      R"({"name":"b","depends_on":["a"],"after":"any","retries":2,"launcher":"mpi","groups":[{"count":2,"gpus":8}]}]})";
+  const auto path = std::filesystem::temp_directory_path() / ("berth_wf_" + std::to_string(::getpid()) + ".jsonl");
+  std::ofstream(path) << line << "\n";
+  auto trace = sim::ReadNative(path.string(), {});
+  std::filesystem::remove(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  ASSERT_EQ(trace->workflows.size(), 1u);
+  auto api = server::ParseWorkflowJson(nlohmann::json::parse(line));
+  ASSERT_TRUE(api.ok()) << api.status().ToString();
+  EXPECT_EQ(server::WorkflowToJson(api->spec), server::WorkflowToJson(trace->workflows[0]));
+  EXPECT_EQ(api->spec.stages[1].after, workload::StageCondition::kAny);
 }
 
 TEST(NativeFormatTest, ApiDocumentsReadAsNativeLines) {

@@ -101,13 +101,18 @@ StatusOr<std::vector<Assignment>> ParseRunList(const json& run) {
     }
     BERTH_ASSIGN_OR_RETURN(a.env, StringMap(w + ".env", t.value("env", json())));
     BERTH_ASSIGN_OR_RETURN(a.launch_env, StringMap(w + ".launch_env", t.value("launch_env", json())));
+    if (t.contains("mpi_hostfile")) {
+      BERTH_RETURN_IF_ERROR(Field(w + ".mpi_hostfile", t["mpi_hostfile"].is_string(), "expected a string"));
+      a.mpi_hostfile = t["mpi_hostfile"].get<std::string>();
+    }
     out.push_back(std::move(a));
   }
   return out;
 }
 
 std::vector<std::string> BuildTaskEnv(const std::vector<std::string>& base, const Assignment& a,
-                                      const std::vector<GpuInfo>& node_gpus, const std::string& node_name) {
+                                      const std::vector<GpuInfo>& node_gpus, const std::string& node_name,
+                                      const std::string& hostfile) {
   std::map<std::string, std::string> env;
   for (const auto& kv : base) {
     const size_t eq = kv.find('=');
@@ -127,6 +132,7 @@ std::vector<std::string> BuildTaskEnv(const std::vector<std::string>& base, cons
   env["BERTH_TASK_COUNT"] = std::to_string(a.tasks);
   env["BERTH_RUN"] = std::to_string(a.generation);
   env["BERTH_NODE"] = node_name;
+  if (!hostfile.empty()) env["BERTH_MPI_HOSTFILE"] = hostfile;
   std::vector<std::string> out;
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
   return out;
@@ -181,7 +187,9 @@ Status Agent::Register() {
     if (!v->empty()) labels[k] = *v;
   const json body = {{"name", config_.name},           {"agent_id", state_.agent_id}, {"cpu_milli", config_.cpu_milli},
                      {"memory_mib", config_.memory_mib}, {"gpus", gpus},              {"labels", labels}};
-  Reply r = Post("/v1/agent/register", body.dump());
+  json doc = body;
+  if (!config_.address.empty()) doc["address"] = config_.address;
+  Reply r = Post("/v1/agent/register", doc.dump());
   if (r.status == 200) {
     auto secs = [&](const char* key, int64_t fallback) {
       const json v = r.body.value(key, json());
@@ -303,9 +311,14 @@ void Agent::Start(const Assignment& a) {
   if (a.command.empty()) return fail("the job has no command (its document needs \"command\": [\"prog\", \"arg\", ...])");
   std::vector<std::string> base;
   for (char** e = environ; e && *e; ++e) base.emplace_back(*e);
+  std::string hostfile;
+  if (!a.mpi_hostfile.empty()) {
+    hostfile = std::filesystem::absolute(r.dir + "/hostfile", ec).string();
+    std::ofstream(hostfile) << a.mpi_hostfile;
+  }
   TaskSpec spec;
   spec.argv = a.command;
-  spec.env = BuildTaskEnv(base, a, config_.gpus, config_.name);
+  spec.env = BuildTaskEnv(base, a, config_.gpus, config_.name, hostfile);
   spec.memory_max_bytes = a.memory_mib * (int64_t{1} << 20);
   spec.cpu_max_milli = a.cpu_milli;
   spec.cgroup_name = "berth-job" + std::to_string(a.job) + "-run" + std::to_string(a.generation) + "-task" +

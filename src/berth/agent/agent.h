@@ -46,6 +46,7 @@ struct Assignment {
   std::vector<std::string> command;
   std::map<std::string, std::string> env;         // the job's env
   std::map<std::string, std::string> launch_env;  // the launch spec's (when the server sends one)
+  std::string mpi_hostfile;  // the launch spec's host file ("" = none): written to the task dir
 };
 
 // Errors name the field ("run[2].gpus: ...").
@@ -55,9 +56,11 @@ StatusOr<std::vector<Assignment>> ParseRunList(const nlohmann::json& run);
 // env, then the launch env, then Berth's variables, which win:
 // CUDA_VISIBLE_DEVICES (the device indexes of the chosen GPUs, comma-
 // separated; "" without GPUs), BERTH_JOB_ID, BERTH_TASK_INDEX, BERTH_TASK_COUNT,
-// BERTH_RUN (the generation), BERTH_NODE. Sorted by name.
+// BERTH_RUN (the generation), BERTH_NODE, and BERTH_MPI_HOSTFILE (when
+// `hostfile` is not empty). Sorted by name.
 std::vector<std::string> BuildTaskEnv(const std::vector<std::string>& base, const Assignment& a,
-                                      const std::vector<GpuInfo>& node_gpus, const std::string& node_name);
+                                      const std::vector<GpuInfo>& node_gpus, const std::string& node_name,
+                                      const std::string& hostfile = "");
 
 class Agent {
  public:

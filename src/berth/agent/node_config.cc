@@ -98,6 +98,8 @@ StatusOr<NodeConfig> ParseNodeConfig(const std::string& text, const std::string&
                                    "' (a node has GPUs of one type)");
           c.gpus.push_back(std::move(gpu));
         }
+      } else if (key == "address") {
+        BERTH_RETURN_IF_ERROR(ScalarName(v, at, c.address));
       } else if (key == "labels") {
         if (!v.IsMap()) return InvalidArgument(at + ": expected a mapping of level: domain name");
         for (const auto& lkv : v) {
@@ -112,7 +114,7 @@ StatusOr<NodeConfig> ParseNodeConfig(const std::string& text, const std::string&
           BERTH_RETURN_IF_ERROR(ScalarName(lkv.second, at + "." + lk, *out));
         }
       } else {
-        return InvalidArgument(at + ": unknown key (name, cpu_milli, memory_mib, gpus, labels)");
+        return InvalidArgument(at + ": unknown key (name, cpu_milli, memory_mib, gpus, labels, address)");
       }
     }
   } catch (const YAML::Exception& e) {

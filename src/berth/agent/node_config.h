@@ -9,6 +9,7 @@
 //   gpus:                     # default: nvidia-smi, else none
 //     - {index: 0, type: H100, memory_mib: 81920}
 //   labels: {spine: spine-0, leaf: leaf-1, nvlink: nvl-7}
+//   address: 10.0.3.7         # where peers reach it (default: its name)
 //
 //   StatusOr<NodeConfig> c = LoadNodeConfig("node.yaml");
 //   c->gpus = ParseNvidiaSmiCsv("index, name, memory.total [MiB]\n0, NVIDIA H100 80GB HBM3, 81559 MiB\n");
@@ -35,6 +36,7 @@ struct NodeConfig {
   bool gpus_given = false;  // the file lists gpus (maybe none): no discovery
   std::vector<GpuInfo> gpus;
   std::string region, cluster, spine, leaf, nvlink;
+  std::string address;  // where peers reach this node (MASTER_ADDR); "" = its name
 };
 
 // Parses a node.yaml. Errors name the file and the key ("node.yaml: gpus[1].index: expected an integer").

@@ -5,6 +5,34 @@
 
 namespace berth::job {
 
+const char* LauncherName(Launcher l) {
+  switch (l) {
+    case Launcher::kTorch: return "torch";
+    case Launcher::kTf: return "tf";
+    case Launcher::kMpi: return "mpi";
+    case Launcher::kNone: break;
+  }
+  return "none";
+}
+
+std::optional<Launcher> ParseLauncher(const std::string& name) {
+  if (name == "none") return Launcher::kNone;
+  if (name == "torch") return Launcher::kTorch;
+  if (name == "tf") return Launcher::kTf;
+  if (name == "mpi") return Launcher::kMpi;
+  return std::nullopt;
+}
+
+bool IsEnvName(const std::string& name) {
+  if (name.empty() || name.size() > 256) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+    if (!alpha && !(i > 0 && c >= '0' && c <= '9')) return false;
+  }
+  return true;
+}
+
 int32_t JobSpec::num_tasks() const {
   int32_t n = 0;
   for (const auto& g : groups) n += g.count;
@@ -46,6 +74,15 @@ Status ValidateJob(const JobSpec& job) {
       if (r == a) return InvalidArgument(who + ": region '" + r + "' is both in regions and avoid_regions");
   if (job.work_steps == 0 || job.work_steps < -1)
     return InvalidArgument(who + ": work_steps: must be positive (or -1: unknown)");
+  if (job.command.size() > kMaxCommandArgs)
+    return InvalidArgument(who + ": command: more than " + std::to_string(kMaxCommandArgs) + " arguments");
+  if (!job.command.empty() && job.command.front().empty())
+    return InvalidArgument(who + ": command[0]: empty program name");
+  if (job.env.size() > kMaxEnvVars)
+    return InvalidArgument(who + ": env: more than " + std::to_string(kMaxEnvVars) + " variables");
+  for (const auto& [name, value] : job.env)
+    if (!IsEnvName(name))
+      return InvalidArgument(who + ": env: '" + name + "' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
   for (const auto& g : job.groups) {
     const std::string where = who + " group '" + g.name + "': ";
     if (g.count <= 0) return InvalidArgument(where + "count: must be positive");

@@ -9,8 +9,8 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +46,16 @@ struct TaskGroup {
   MilliGpu milli_per_task() const { return gpus * milli_per_gpu; }
 };
 
+// The framework a job's tasks run under, which decides the launch spec Berth
+// computes for them (docs/launch.md): torchrun variables, TF_CONFIG, an MPI
+// host file, or only the common variables.
+enum class Launcher { kNone, kTorch, kTf, kMpi };
+
+// "none", "torch", "tf", "mpi".
+const char* LauncherName(Launcher l);
+// The launcher of a name above; nullopt for any other text.
+std::optional<Launcher> ParseLauncher(const std::string& name);
+
 struct JobSpec {
   JobId id;
   std::string name;
@@ -78,9 +88,10 @@ struct JobSpec {
   bool span_regions = false;
   TimeUs deadline = -1;
   int64_t budget_cents = -1;
-  // What a node agent runs for each task (docs/agent.md): the program and its
-  // arguments (empty: nothing to run; the agents refuse such a job's tasks),
-  // and environment variables added to the agent's.
+  // What runs (for a node agent; the scheduler and the simulator ignore it):
+  // the framework, the argv of every task, and environment variables added to
+  // the launch spec's (sorted by name, so documents and hashes are stable).
+  Launcher launcher = Launcher::kNone;
   std::vector<std::string> command;
   std::map<std::string, std::string> env;
 
@@ -90,6 +101,13 @@ struct JobSpec {
   // The group and rank within it of task index i (tasks numbered group by group).
   std::pair<int32_t, int32_t> TaskPosition(int32_t task_index) const;
 };
+
+// Bounds of what a job may run: argv length and number of variables.
+inline constexpr size_t kMaxCommandArgs = 1024;
+inline constexpr size_t kMaxEnvVars = 1024;
+
+// A POSIX-style environment variable name: [A-Za-z_][A-Za-z0-9_]*, at most 256 bytes.
+bool IsEnvName(const std::string& name);
 
 // Checks a job for internal consistency (counts, shares, quantities). Errors
 // name the job, the group and the field: "job 'x' group 'main': count: must

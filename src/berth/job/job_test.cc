@@ -111,3 +111,30 @@ TEST(ResolveGpuTypes, AgainstACluster) {
 
 }  // namespace
 }  // namespace berth::job
+
+namespace berth::job {
+namespace {
+
+TEST(JobLaunchFields, LauncherNamesRoundTripAndEnvNamesAreChecked) {
+  for (Launcher l : {Launcher::kNone, Launcher::kTorch, Launcher::kTf, Launcher::kMpi})
+    EXPECT_EQ(ParseLauncher(LauncherName(l)), l);
+  EXPECT_FALSE(ParseLauncher("pytorch").has_value());
+  EXPECT_TRUE(IsEnvName("NCCL_DEBUG"));
+  EXPECT_TRUE(IsEnvName("_x1"));
+  EXPECT_FALSE(IsEnvName("1X"));
+  EXPECT_FALSE(IsEnvName("A-B"));
+  EXPECT_FALSE(IsEnvName(""));
+  JobSpec j;
+  j.name = "a";
+  j.groups.push_back({});
+  j.env["BAD NAME"] = "1";
+  EXPECT_NE(ValidateJob(j).message().find("env: 'BAD NAME'"), std::string::npos);
+  j.env.clear();
+  j.command = {""};
+  EXPECT_NE(ValidateJob(j).message().find("command[0]"), std::string::npos);
+  j.command = {"true"};
+  EXPECT_TRUE(ValidateJob(j).ok());
+}
+
+}  // namespace
+}  // namespace berth::job

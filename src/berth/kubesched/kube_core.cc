@@ -12,6 +12,7 @@
 #include "berth/plugins/builtin.h"
 #include "berth/server/extender.h"
 #include "berth/tenancy/queue_yaml.h"
+#include "berth/workload/launch.h"
 
 namespace berth::kube {
 
@@ -434,6 +435,16 @@ void KubeScheduler::SendBinds(JobEntry& job) {
   job.binds_sent = true;
   const auto* rec = sched_->Find(JobId(job.id));
   if (!rec) return;
+  // The gang's launch spec (docs/launch.md): each pod's rank, the world size
+  // and the master ride along as annotations of its Binding.
+  std::vector<const workload::TaskLaunch*> launch_of_task(rec->spec.num_tasks(), nullptr);
+  StatusOr<workload::LaunchSpec> launch = workload::ComputeLaunchSpec(*cluster_, rec->spec, rec->placements, {});
+  if (launch.ok()) {
+    for (const auto& t : launch->tasks)
+      if (t.task >= 0 && t.task < static_cast<int32_t>(launch_of_task.size())) launch_of_task[t.task] = &t;
+  } else {
+    log_.Warn("kube_launch_spec", {{"job", job.id}, {"error", launch.status().message()}});
+  }
   for (const auto& p : rec->placements) {
     const std::string& uid = job.pod_of_task[p.task.index];
     auto pit = pods_.find(uid);
@@ -441,7 +452,18 @@ void KubeScheduler::SendBinds(JobEntry& job) {
     PodEntry& pod = pit->second;
     pod.binding = true;
     const std::string node = cluster_->node(p.alloc.node).name;
-    Enqueue(WriteOp::Make(WriteOp::Kind::kBind, pod.ns, pod.name, uid, node, MaskText(p.alloc.gpu_mask), "", job.id));
+    WriteOp op =
+        WriteOp::Make(WriteOp::Kind::kBind, pod.ns, pod.name, uid, node, MaskText(p.alloc.gpu_mask), "", job.id);
+    if (p.task.index >= 0 && p.task.index < static_cast<int32_t>(launch_of_task.size()) &&
+        launch_of_task[p.task.index]) {
+      const workload::TaskLaunch& t = *launch_of_task[p.task.index];
+      op.annotations = {{"berth.dev/rank", std::to_string(t.rank)},
+                        {"berth.dev/world-size", std::to_string(launch->world_size)},
+                        {"berth.dev/local-rank", std::to_string(t.local_rank)},
+                        {"berth.dev/node-rank", std::to_string(t.node_rank)},
+                        {"berth.dev/master", launch->master_addr + ":" + std::to_string(launch->master_port)}};
+    }
+    Enqueue(std::move(op));
   }
   log_.Info("kube_placed", {{"group", job.group}, {"job", job.id}, {"pods", rec->placements.size()}});
 }

@@ -202,11 +202,13 @@ void KubeScheduler::WriterLoop() {
     }
     switch (op.kind) {
       case WriteOp::Kind::kBind: {
+        json annotations = {{"berth.dev/gpus", op.gpus}};
+        for (const auto& [k, v] : op.annotations) annotations[k] = v;
         json binding = {{"apiVersion", "v1"},
                         {"kind", "Binding"},
                         {"metadata",
                          {{"name", op.name}, {"namespace", op.ns}, {"uid", op.uid},
-                          {"annotations", {{"berth.dev/gpus", op.gpus}}}}},
+                          {"annotations", std::move(annotations)}}},
                         {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", op.node}}}};
         Status s = client_.Post(PodPath(op.ns, op.name) + "/binding", binding).status();
         for (int attempt = 1; !s.ok() && s.code() == StatusCode::kUnavailable && attempt < 5 && !stopping_; ++attempt) {

@@ -140,6 +140,9 @@ class KubeScheduler {
     enum class Kind { kBind, kEvict, kCondition, kDelete, kGroupStatus, kScheduledEvent } kind = Kind::kBind;
     std::string ns, name, uid, node, gpus, message;
     int64_t job = -1;
+    // kBind: more annotations for the pod, from the gang's launch spec
+    // (berth.dev/rank, berth.dev/world-size, berth.dev/master, ...).
+    std::vector<std::pair<std::string, std::string>> annotations;
     static WriteOp Make(Kind kind, std::string ns, std::string name, std::string uid, std::string node = "",
                         std::string gpus = "", std::string message = "", int64_t job = -1) {
       WriteOp op;

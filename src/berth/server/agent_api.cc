@@ -176,6 +176,8 @@ StatusOr<AgentRegistration> ParseAgentRegistration(const std::string& body) {
                                  "' (a node has GPUs of one type)");
         r.gpus.push_back(std::move(gpu));
       }
+    } else if (key == "address") {
+      BERTH_RETURN_IF_ERROR(GetName("address", val, r.address, true));
     } else if (key == "labels") {
       if (!val.is_object()) return InvalidArgument("labels: expected an object, found " + Shown(val));
       for (const auto& [lk, lv] : val.items()) {
@@ -236,9 +238,10 @@ std::string EncodeAgentRegistration(const AgentRegistration& r) {
                              {"leaf", &r.leaf},
                              {"nvlink", &r.nvlink}})
     if (!v->empty()) labels[k] = *v;
-  return json{{"name", r.name},           {"agent_id", r.agent_id}, {"cpu_milli", r.cpu_milli},
-              {"memory_mib", r.memory_mib}, {"gpus", gpus},           {"labels", labels}}
-      .dump();
+  json doc = {{"name", r.name},           {"agent_id", r.agent_id}, {"cpu_milli", r.cpu_milli},
+              {"memory_mib", r.memory_mib}, {"gpus", gpus},           {"labels", labels}};
+  if (!r.address.empty()) doc["address"] = r.address;
+  return doc.dump();
 }
 
 }  // namespace berth::server

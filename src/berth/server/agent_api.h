@@ -37,6 +37,7 @@ struct AgentRegistration {
   int64_t memory_mib = 0;
   std::vector<AgentGpu> gpus;
   std::string region, cluster, spine, leaf, nvlink;  // topology labels ("" = the default)
+  std::string address;  // where peers reach the node (launch specs' MASTER_ADDR); "" = its name
   // The node as the cluster model sees it (GPUs of one type).
   cluster::NodeSpec ToNodeSpec() const;
 };

@@ -60,6 +60,16 @@ TEST(ApiValidationTest, BadBodiesGetClearErrors) {
       {R"({"name":"a","groups":[{"count":3,"gpus":8,"block_tasks":2}]})", 400, "block_tasks"},
       {R"({"name":"a","groups":[{"count":4,"gpus":8,"block_tasks":2,"block_level":"x"}]})", 400,
        "groups[0].block_level"},
+      {R"({"name":"a","launcher":"jax","groups":[{"count":1}]})", 400, "launcher"},
+      {R"({"name":"a","launcher":1,"groups":[{"count":1}]})", 400, "launcher"},
+      {R"({"name":"a","command":"python3 x.py","groups":[{"count":1}]})", 400, "command"},
+      {R"({"name":"a","command":[],"groups":[{"count":1}]})", 400, "command"},
+      {R"({"name":"a","command":["x",2],"groups":[{"count":1}]})", 400, "command[1]"},
+      {R"({"name":"a","command":[""],"groups":[{"count":1}]})", 400, "command[0]"},
+      {R"({"name":"a","command":["x"],"groups":[{"count":1}]})", 400, "command[0]"},
+      {R"({"name":"a","env":["X=1"],"groups":[{"count":1}]})", 400, "env"},
+      {R"({"name":"a","env":{"X-Y":"1"},"groups":[{"count":1}]})", 400, "env.X-Y"},
+      {R"({"name":"a","env":{"X":1},"groups":[{"count":1}]})", 400, "env.X"},
       // Strictness: duplicate keys, huge integers, control and bidi characters, arrival times.
       {R"({"name":"a","groups":[{"count":1}],"groups":[{"count":2}]})", 400, "duplicate key \"groups\""},
       {R"({"name":"a","groups":[{"count":1,"count":2}]})", 400, "duplicate key \"count\""},
@@ -96,7 +106,8 @@ TEST(ApiValidationTest, JobJsonRoundTrips) {
       R"({"name":"llm","tenant":"ml","queue":"q","priority":3,"submit_time_s":1.5,"duration_s":60,)"
       R"("runtime_limit_s":120,"job_class":"gpt","dataset":"web","dataset_mib":10,"checkpoint_interval_s":30,"work_steps":500,)"
       R"("required_level":"spine","preferred_level":"leaf","regions":["east"],"avoid_regions":["west"],)"
-      R"("span_regions":true,"deadline_s":3600,"budget_usd":99.5,)"
+      R"("span_regions":true,"deadline_s":3600,"budget_usd":99.5,"launcher":"torch",)"
+      R"x("command":["/usr/bin/python3","-c","import os\nprint(1)"],"env":{"B":"2","A":"x y"},)x"
       R"("groups":[{"name":"w","count":4,"min_count":2,"gpus":8,"cpu_milli":1000,"memory_mib":2048,)"
       R"("gpu_types":["H100","A100"],"block_tasks":2,"block_level":"leaf"},{"name":"s","count":1,"gpus":1,"milli_per_gpu":250}]})";
   EXPECT_NE(ParseJobBody(body).status().message().find("submit_time_s: not accepted by the API"), std::string::npos);
@@ -116,6 +127,12 @@ TEST(ApiValidationTest, JobJsonRoundTrips) {
   EXPECT_EQ(sub->spec.deadline, 3600 * kUsPerSecond);
   EXPECT_EQ(sub->spec.budget_cents, 9950);
   EXPECT_EQ(JobToJson(sub->spec)["budget_usd"], 99.5);
+  EXPECT_EQ(sub->spec.launcher, job::Launcher::kTorch);
+  EXPECT_EQ(sub->spec.command.size(), 3u);
+  EXPECT_EQ(sub->spec.command[2], "import os\nprint(1)");
+  EXPECT_EQ(sub->spec.env.at("A"), "x y");
+  EXPECT_EQ(JobToJson(sub->spec)["launcher"], "torch");
+  EXPECT_FALSE(ParseJobBody(R"({"name":"a","groups":[{}]})")->spec.launcher != job::Launcher::kNone);
   auto again = ParseJobJson(JobToJson(sub->spec), JobSource::kStored);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(JobToJson(again->spec), JobToJson(sub->spec));

@@ -198,6 +198,10 @@ void HttpServer::Routes() {
     if (!loaded(res)) return;
     with_id(req, res, [this](int64_t id) { return service_.WhyJob(id); });
   });
+  s.Get(R"(/v1/jobs/([^/]+)/launch)", [this, with_id, loaded](const httplib::Request& req, httplib::Response& res) {
+    if (!loaded(res)) return;
+    with_id(req, res, [this](int64_t id) { return service_.GetLaunch(id); });
+  }, http::RunOn::kHeavy);  // a large gang's spec is a large answer
   s.Get(R"(/v1/jobs/([^/]+))", [this, with_id, loaded](const httplib::Request& req, httplib::Response& res) {
     if (!loaded(res)) return;
     with_id(req, res, [this](int64_t id) { return service_.GetJob(id); });

@@ -61,6 +61,53 @@ Status GetString(const std::string& key, const json& v, std::string& out) {
   return Status::Ok();
 }
 
+// Free text for a process (an argv element, an environment value): like
+// GetString, but tabs and newlines are allowed (a `python3 -c` script).
+Status GetText(const std::string& key, const json& v, std::string& out) {
+  if (!v.is_string()) return InvalidArgument(key + ": expected a string, found " + Shown(v));
+  const auto& text = v.get_ref<const std::string&>();
+  if (text.size() > kMaxStringHard)
+    return InvalidArgument(key + ": longer than " + std::to_string(kMaxStringHard) + " bytes");
+  std::string shown = text;
+  for (char& c : shown)
+    if (c == '\n' || c == '\t') c = ' ';
+  BERTH_RETURN_IF_ERROR(CheckIdentifier(key, shown));
+  out = text;
+  return Status::Ok();
+}
+
+// `command`: a non-empty argv array of strings.
+Status GetCommand(const json& v, std::vector<std::string>& out) {
+  if (!v.is_array() || v.empty())
+    return InvalidArgument("command: expected a non-empty array of strings (argv), found " + Shown(v));
+  if (v.size() > job::kMaxCommandArgs)
+    return InvalidArgument("command: more than " + std::to_string(job::kMaxCommandArgs) + " arguments");
+  out.clear();
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::string arg;
+    BERTH_RETURN_IF_ERROR(GetText("command[" + std::to_string(i) + "]", v[i], arg));
+    out.push_back(std::move(arg));
+  }
+  if (out.front().empty()) return InvalidArgument("command[0]: empty program name");
+  return Status::Ok();
+}
+
+// `env`: an object of variable name -> string value.
+Status GetEnv(const json& v, std::map<std::string, std::string>& out) {
+  if (!v.is_object()) return InvalidArgument("env: expected an object of NAME: \"value\" strings, found " + Shown(v));
+  if (v.size() > job::kMaxEnvVars)
+    return InvalidArgument("env: more than " + std::to_string(job::kMaxEnvVars) + " variables");
+  out.clear();
+  for (const auto& [name, val] : v.items()) {
+    const std::string k = "env." + ShownKey(name);
+    if (!job::IsEnvName(name)) return InvalidArgument(k + ": not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
+    std::string text;
+    BERTH_RETURN_IF_ERROR(GetText(k, val, text));
+    out[name] = std::move(text);
+  }
+  return Status::Ok();
+}
+
 // A list of non-empty names (regions), each once.
 Status GetStringList(const std::string& key, const json& v, std::vector<std::string>& out) {
   if (!v.is_array()) return InvalidArgument(key + ": expected an array of names, found " + Shown(v));
@@ -75,29 +122,6 @@ Status GetStringList(const std::string& key, const json& v, std::vector<std::str
     out.push_back(std::move(name));
   }
   return Status::Ok();
-}
-
-// Program text (a command's argument, an environment value): any bytes but
-// NUL, bounded.
-Status GetText(const std::string& key, const json& v, std::string& out) {
-  if (!v.is_string()) return InvalidArgument(key + ": expected a string, found " + Shown(v));
-  const auto& text = v.get_ref<const std::string&>();
-  if (text.size() > kMaxStringHard)
-    return InvalidArgument(key + ": longer than " + std::to_string(kMaxStringHard) + " bytes");
-  if (text.find('\0') != std::string::npos) return InvalidArgument(key + ": contains a NUL character");
-  out = text;
-  return Status::Ok();
-}
-
-// An environment variable's name: [A-Za-z_][A-Za-z0-9_]*, at most 256 bytes.
-bool IsEnvName(const std::string& name) {
-  if (name.empty() || name.size() > 256) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(name[i]);
-    const bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-    if (!alpha && !(i > 0 && c >= '0' && c <= '9')) return false;
-  }
-  return true;
 }
 
 // US dollars (a number >= 0, at most 10^12) as whole cents.
@@ -216,30 +240,15 @@ StatusOr<JobSubmission> ParseJobJson(const json& v, JobSource source) {
       BERTH_RETURN_IF_ERROR(GetSeconds(key, val, true, j.deadline));
     } else if (key == "budget_usd") {
       BERTH_RETURN_IF_ERROR(GetUsd(key, val, j.budget_cents));
+    } else if (key == "launcher") {
+      if (!val.is_string()) return InvalidArgument("launcher: expected one of torch, tf, mpi, none, found " + Shown(val));
+      auto l = job::ParseLauncher(val.get<std::string>());
+      if (!l) return InvalidArgument("launcher: " + Shown(val) + " is not one of torch, tf, mpi, none");
+      j.launcher = *l;
     } else if (key == "command") {
-      if (!val.is_array() || val.empty())
-        return InvalidArgument("command: expected a non-empty array of strings (argv), found " + Shown(val));
-      if (val.size() > static_cast<size_t>(kMaxCommandArgs))
-        return InvalidArgument("command: more than " + std::to_string(kMaxCommandArgs) + " arguments");
-      j.command.clear();
-      for (size_t i = 0; i < val.size(); ++i) {
-        std::string arg;
-        BERTH_RETURN_IF_ERROR(GetText("command[" + std::to_string(i) + "]", val[i], arg));
-        j.command.push_back(std::move(arg));
-      }
-      if (j.command[0].empty()) return InvalidArgument("command[0]: empty program name");
+      BERTH_RETURN_IF_ERROR(GetCommand(val, j.command));
     } else if (key == "env") {
-      if (!val.is_object()) return InvalidArgument("env: expected an object of strings, found " + Shown(val));
-      if (val.size() > static_cast<size_t>(kMaxEnvVars))
-        return InvalidArgument("env: more than " + std::to_string(kMaxEnvVars) + " variables");
-      j.env.clear();
-      for (const auto& [name, text] : val.items()) {
-        if (!IsEnvName(name))
-          return InvalidArgument("env." + ShownKey(name) + ": not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
-        std::string value;
-        BERTH_RETURN_IF_ERROR(GetText("env." + name, text, value));
-        j.env[name] = std::move(value);
-      }
+      BERTH_RETURN_IF_ERROR(GetEnv(val, j.env));
     } else if (key == "idempotency_key") {
       BERTH_RETURN_IF_ERROR(GetString(key, val, out.idempotency_key));
       if (out.idempotency_key.empty()) return InvalidArgument("idempotency_key: empty (omit it instead)");
@@ -341,6 +350,7 @@ json JobToJson(const job::JobSpec& s) {
   if (s.span_regions) j["span_regions"] = true;
   if (s.deadline > 0) j["deadline_s"] = UsToSeconds(s.deadline);
   if (s.budget_cents >= 0) j["budget_usd"] = static_cast<double>(s.budget_cents) / 100.0;
+  if (s.launcher != job::Launcher::kNone) j["launcher"] = job::LauncherName(s.launcher);
   if (!s.command.empty()) j["command"] = s.command;
   if (!s.env.empty()) j["env"] = s.env;
   json groups = json::array();

@@ -37,8 +37,6 @@ struct JobSubmission {
 inline constexpr int64_t kMaxTasksHard = 1'000'000;  // per job
 inline constexpr size_t kMaxStringHard = 4096;       // bytes of any string
 inline constexpr int32_t kMaxGroupsHard = 1024;
-inline constexpr int32_t kMaxCommandArgs = 4096;  // a job's `command` arguments
-inline constexpr int32_t kMaxEnvVars = 1024;      // a job's `env` entries
 
 // What one submission may create (`berth serve` flags; docs/service.md,
 // "Input limits"). Defaults fit the largest real jobs (100,000 tasks).

@@ -7,8 +7,10 @@
 
 #include "berth/hetero/speed_score.h"
 #include "berth/plugins/builtin.h"
+#include "berth/json/json_parse.h"
 #include "berth/server/job_json.h"
 #include "berth/server/records.h"
+#include "berth/server/workflow_json.h"
 
 namespace berth::server {
 
@@ -26,6 +28,7 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 Status ServiceOptions::Validate() const {
+  BERTH_RETURN_IF_ERROR(launch.Validate());
   if (!(speedup > 0) || speedup > 1e6) return InvalidArgument("--speedup must be in (0, 1e6]");
   if (heartbeat_interval <= 0 || heartbeat_timeout <= heartbeat_interval)
     return InvalidArgument("heartbeat timeout must exceed the heartbeat interval");
@@ -130,6 +133,7 @@ void Service::Stop() {
 }
 
 void Service::PublishAndAnswer() {
+  ProcessWorkflowEvents();
   PublishViews();
   std::vector<std::function<void()>> answers;
   answers.swap(after_publish_);
@@ -255,6 +259,37 @@ ApiResult Service::NotReady() const {
 
 // ---------------------------------------------------------------- submissions
 
+int64_t Service::AcceptOnLoop(const std::string& key, const std::string& fingerprint, const job::JobSpec& spec) {
+    JobEntry e;
+    e.id = next_id_++;
+    e.key = key;
+    e.fingerprint = fingerprint;
+    e.spec = spec;
+    e.spec.id = JobId(e.id);
+    e.accepted_at = clock_.Now();
+    auto promise = std::make_shared<std::promise<Status>>();
+    e.accepted = promise->get_future().share();
+    store::Record rec;
+    rec.kind = store::RecordKind::kJobAccepted;
+    rec.job = e.id;
+    rec.time = e.accepted_at;
+    rec.key = key;
+    rec.body = EncodeAccepted(e.spec, fingerprint);
+    const int64_t id = e.id;
+    by_key_.emplace(key, id);
+    MarkView(jobs_.emplace(id, std::move(e)).first->second);
+    // The answer waits for OnAccepted on this thread, so a client that got
+    // its id can read the job at once.
+    AppendRecord(std::move(rec), [this, promise, id](const Status& s) {
+      if (!Post([this, promise, id, s] {
+            OnAccepted(id, s);
+            AfterPublish([promise, s] { promise->set_value(s); });
+          }))
+        promise->set_value(Unavailable("the service is stopping"));
+    });
+    return id;
+}
+
 ApiResult Service::SubmitJob(const std::string& body) {
   const auto t0 = std::chrono::steady_clock::now();
   auto finish = [&](ApiResult r) {
@@ -262,7 +297,10 @@ ApiResult Service::SubmitJob(const std::string& body) {
     if (r.code >= 400 && r.code < 500) ++metrics_.jobs_rejected;
     return r;
   };
-  StatusOr<JobSubmission> sub = ParseJobBody(body);
+  StatusOr<nlohmann::json> doc = berth::json::ParseUntrusted(body);
+  if (!doc.ok()) return finish(ApiResult::Error(400, doc.status().message()));
+  if (IsWorkflowDocument(*doc)) return finish(SubmitWorkflow(*doc));
+  StatusOr<JobSubmission> sub = ParseJobJson(*doc);
   if (!sub.ok()) return finish(ApiResult::Error(400, sub.status().message()));
   Status within = CheckAdmissionLimits(sub->spec, sub->idempotency_key, options_.limits);
   if (!within.ok()) return finish(ApiResult::Error(422, within.message()));
@@ -312,35 +350,8 @@ ApiResult Service::SubmitJob(const std::string& body) {
       a.accepted = e.accepted;
       return a;
     }
-    JobEntry e;
-    e.id = next_id_++;
-    e.key = key;
-    e.fingerprint = fingerprint;
-    e.spec = *spec;
-    e.spec.id = JobId(e.id);
-    e.accepted_at = clock_.Now();
-    auto promise = std::make_shared<std::promise<Status>>();
-    e.accepted = promise->get_future().share();
-    a.id = e.id;
-    a.accepted = e.accepted;
-    store::Record rec;
-    rec.kind = store::RecordKind::kJobAccepted;
-    rec.job = e.id;
-    rec.time = e.accepted_at;
-    rec.key = key;
-    rec.body = EncodeAccepted(e.spec, fingerprint);
-    const int64_t id = e.id;
-    by_key_.emplace(key, id);
-    MarkView(jobs_.emplace(id, std::move(e)).first->second);
-    // The answer waits for OnAccepted on this thread, so a client that got
-    // its id can read the job at once.
-    AppendRecord(std::move(rec), [this, promise, id](const Status& s) {
-      if (!Post([this, promise, id, s] {
-            OnAccepted(id, s);
-            AfterPublish([promise, s] { promise->set_value(s); });
-          }))
-        promise->set_value(Unavailable("the service is stopping"));
-    });
+    a.id = AcceptOnLoop(key, fingerprint, *spec);
+    a.accepted = jobs_.at(a.id).accepted;
     return a;
   });
   if (!adm) return finish(ApiResult::Error(503, "the scheduling loop did not answer in time"));
@@ -386,10 +397,49 @@ void Service::OnAccepted(int64_t id, const Status& s) {
   }
   pending_.insert(id);
   dirty_ = true;
+  // A stage job stored after its workflow was cancelled is cancelled now.
+  if (auto st = stage_of_job_.find(id); st != stage_of_job_.end())
+    if (auto w = workflows_.find(st->second.first);
+        w != workflows_.end() && w->second.run.state(st->second.second) == workload::StageState::kCancelled) {
+      (void)CancelEntryOnLoop(e, "its workflow was cancelled");
+      return;
+    }
   log_.Info("job_accepted", {{"job", id}, {"name", e.spec.name}, {"queue", QueueOf(e)}, {"tenant", e.spec.tenant}});
 }
 
 // ------------------------------------------------------------------- cancels
+
+std::shared_future<Status> Service::CancelEntryOnLoop(JobEntry& e, const std::string& reason) {
+  const int64_t id = e.id;
+  if (e.unfit.empty()) {  // an unfit job was never given to the scheduler
+    Status s = sched_->Finish(JobId(id), JobState::kCancelled);
+    if (!s.ok()) {
+      log_.Error("cancel_failed", {{"job", id}, {"error", s.message()}});
+      return {};
+    }
+  }
+  if (vnodes_) vnodes_->Kill(id);
+  pending_.erase(id);
+  running_.erase(id);
+  e.state = JobState::kCancelled;
+  e.finished_at = clock_.Now();
+  e.end_reason = reason;
+  e.placements.clear();
+  e.unfit.clear();
+  ReleaseKey(e);
+  MarkView(e);
+  dirty_ = true;
+  log_.Info("job_cancelled", {{"job", id}});
+  auto promise = std::make_shared<std::promise<Status>>();
+  std::shared_future<Status> durable = promise->get_future().share();
+  if (e.extender) {
+    promise->set_value(Status::Ok());
+  } else {
+    AppendRecord({store::RecordKind::kJobFinished, id, 0, "", EncodeEnd(e.state, e.end_reason)},
+                 [promise](const Status& st) { promise->set_value(st); });
+  }
+  return durable;
+}
 
 ApiResult Service::CancelJob(int64_t id) {
   if (!ready_) return NotReady();
@@ -399,36 +449,18 @@ ApiResult Service::CancelJob(int64_t id) {
   };
   std::optional<Out> out = Call<Out>([this, id]() -> Out {
     auto it = jobs_.find(id);
-    if (it == jobs_.end()) return {ApiResult::Error(404, "no job " + std::to_string(id)), {}};
+    if (it == jobs_.end()) {
+      if (auto w = CancelWorkflowOnLoop(id)) return {*w, {}};
+      return {ApiResult::Error(404, "no job " + std::to_string(id)), {}};
+    }
     JobEntry& e = it->second;
     if (e.state == JobState::kCancelled) return {ApiResult{200, {{"id", id}, {"state", "cancelled"}}}, {}};
     if (job::IsTerminal(e.state))
       return {ApiResult::Error(409, "job " + std::to_string(id) + " already " + job::JobStateName(e.state)), {}};
     if (!e.durable) return {ApiResult::Error(409, "job " + std::to_string(id) + " is not accepted yet; retry"), {}};
-    if (e.unfit.empty()) {  // an unfit job was never given to the scheduler
-      Status s = sched_->Finish(JobId(id), JobState::kCancelled);
-      if (!s.ok()) return {ApiResult::Error(500, s.message()), {}};
-    }
-    if (vnodes_) vnodes_->Kill(id);
-    pending_.erase(id);
-    running_.erase(id);
-    e.state = JobState::kCancelled;
-    e.finished_at = clock_.Now();
-    e.end_reason = "cancelled by request";
-    e.placements.clear();
-    e.unfit.clear();
-    ReleaseKey(e);
-    MarkView(e);
-    dirty_ = true;
-    log_.Info("job_cancelled", {{"job", id}});
-    auto promise = std::make_shared<std::promise<Status>>();
-    Out o{ApiResult{200, {{"id", id}, {"state", "cancelled"}}}, promise->get_future().share()};
-    if (e.extender) {
-      promise->set_value(Status::Ok());
-    } else {
-      AppendRecord({store::RecordKind::kJobFinished, id, 0, "", EncodeEnd(e.state, e.end_reason)},
-                   [promise](const Status& st) { promise->set_value(st); });
-    }
+    Out o{ApiResult{200, {{"id", id}, {"state", "cancelled"}}}, CancelEntryOnLoop(e, "cancelled by request")};
+    if (!o.durable.valid())
+      return {ApiResult::Error(500, "job " + std::to_string(id) + ": the scheduler refused the cancel (see the log)"), {}};
     return o;
   });
   if (!out) return ApiResult::Error(503, "the scheduling loop did not answer in time");
@@ -551,21 +583,28 @@ void Service::OnJobDone(int64_t id, int32_t generation) {
   if (it == jobs_.end()) return;
   JobEntry& e = it->second;
   if (e.state != JobState::kRunning || e.generation != generation) return;
-  Status s = sched_->Finish(JobId(id), JobState::kSucceeded);
+  // A workflow stage whose attempt is set to fail (fail_attempts) ends failed.
+  bool fails = false;
+  if (auto st = stage_of_job_.find(id); st != stage_of_job_.end())
+    if (auto w = workflows_.find(st->second.first); w != workflows_.end())
+      fails = w->second.run.AttemptFails(st->second.second);
+  const JobState final_state = fails ? JobState::kFailed : JobState::kSucceeded;
+  Status s = sched_->Finish(JobId(id), final_state);
   if (!s.ok()) {
     log_.Error("finish_failed", {{"job", id}, {"error", s.message()}});
     return;
   }
   running_.erase(id);
-  e.state = JobState::kSucceeded;
+  e.state = final_state;
   e.finished_at = clock_.Now();
+  if (fails) e.end_reason = "the stage's attempt " + std::string("is set to fail (fail_attempts)");
   e.placements.clear();
   ReleaseKey(e);
   MarkView(e);
   ++metrics_.jobs_finished;
   dirty_ = true;
-  log_.Info("job_succeeded", {{"job", id}});
-  AppendRecord({store::RecordKind::kJobFinished, id, e.finished_at, "", EncodeEnd(e.state, "")});
+  log_.Info(fails ? "job_failed" : "job_succeeded", {{"job", id}});
+  AppendRecord({store::RecordKind::kJobFinished, id, e.finished_at, "", EncodeEnd(e.state, e.end_reason)});
 }
 
 // ---------------------------------------------------------------- node health

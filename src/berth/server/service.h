@@ -62,6 +62,8 @@
 #include "berth/server/read_view.h"
 #include "berth/server/virtual_nodes.h"
 #include "berth/store/store.h"
+#include "berth/workload/launch.h"
+#include "berth/workload/workflow.h"
 
 namespace berth::server {
 
@@ -137,6 +139,9 @@ struct ServiceOptions {
   // Where the task logs agents upload are kept ("" = no logs kept).
   std::string agent_log_dir;
   int64_t max_log_bytes = 64ll << 20;  // per task and run; later bytes are dropped
+  // Launch specs (GET /v1/jobs/{id}/launch): the MASTER_PORT range and a
+  // node address hook (besides the addresses SetNodeAddress records).
+  workload::LaunchOptions launch;
 
   Status Validate() const;
 };
@@ -177,6 +182,12 @@ class Service final : private VirtualNodes::Sink {
   ApiResult SubmitJob(const std::string& body);
   ApiResult GetJob(int64_t id);
   ApiResult WhyJob(int64_t id);
+  // The launch spec of a running job (docs/launch.md): 404 unknown, 409 not
+  // placed (pending or ended). A read of the snapshot, off the loop.
+  ApiResult GetLaunch(int64_t id);
+  // The address peers reach `node` at in launch specs (an agent registers
+  // it; "" forgets it). Any thread.
+  void SetNodeAddress(const std::string& node, const std::string& address);
   ApiResult ListJobs(const std::string& state, int64_t after, int64_t limit);
   ApiResult CancelJob(int64_t id);
   ApiResult Queues();
@@ -257,6 +268,15 @@ class Service final : private VirtualNodes::Sink {
     cluster::NodeSpec spec;
     std::string body;  // the registration as stored
   };
+  // A workflow (service_workflows.cc): its core state and the job of each
+  // stage attempt. Kept in memory only (docs/workflows.md, "Limits").
+  struct WorkflowEntry {
+    int64_t id = -1;
+    std::string key, fingerprint;
+    workload::WorkflowRun run;
+    std::vector<std::vector<int64_t>> jobs;  // per stage, the job of each attempt
+    TimeUs accepted_at = 0, finished_at = -1;
+  };
   struct NodeEntry {
     TimeUs down_at = 0;       // steady clock: when marked down (a later heartbeat brings it up)
     bool up = true;           // as the scheduler sees it
@@ -303,6 +323,22 @@ class Service final : private VirtualNodes::Sink {
   template <typename T>
   std::optional<T> Call(std::function<T()> fn);
   void Loop();
+
+  // Workflows (service_workflows.cc). SubmitWorkflow answers a POST whose
+  // body has `stages`; the rest run on the scheduling thread.
+  ApiResult SubmitWorkflow(const nlohmann::json& doc);
+  // A job created on the loop (a submission or a stage): the entry, its
+  // acceptance record; OnAccepted follows when the record is durable.
+  int64_t AcceptOnLoop(const std::string& key, const std::string& fingerprint, const job::JobSpec& spec);
+  void SubmitReadyStages(WorkflowEntry& w);
+  void ProcessWorkflowEvents();  // stage jobs that changed since the last turn
+  void SubmitStage(WorkflowEntry& w, int32_t stage);
+  void PublishWorkflowView(const WorkflowEntry& w);
+  // A cancel of the workflow `id` (nullopt: no such workflow).
+  std::optional<ApiResult> CancelWorkflowOnLoop(int64_t id);
+  // Ends a job by request: the scheduler, the virtual node, the record.
+  std::shared_future<Status> CancelEntryOnLoop(JobEntry& e, const std::string& reason);
+  std::optional<nlohmann::json> WorkflowView(int64_t id) const;
 
   // On the scheduling thread.
   Status Recover();
@@ -376,6 +412,19 @@ class Service final : private VirtualNodes::Sink {
   bool stopping_ = false;
   bool running_loop_ = false;
   std::thread loop_;
+
+  // Workflows: loop-owned entries, the stage of each stage job, stage jobs
+  // that ended this turn; and the views reads see (any thread, under the mutex).
+  std::map<int64_t, WorkflowEntry> workflows_;
+  std::unordered_map<std::string, int64_t> workflow_by_key_;
+  std::unordered_map<int64_t, std::pair<int64_t, int32_t>> stage_of_job_;  // job -> (workflow, stage)
+  std::vector<int64_t> stage_jobs_changed_;
+  mutable std::mutex workflow_views_mu_;
+  std::map<int64_t, std::shared_ptr<const nlohmann::json>> workflow_views_;
+
+  // Node addresses for launch specs (SetNodeAddress), any thread.
+  mutable std::mutex addresses_mu_;
+  std::map<std::string, std::string> node_addresses_;
 
   // Owned by the scheduling thread.
   std::map<int64_t, JobEntry> jobs_;

@@ -12,6 +12,7 @@
 #include "berth/server/agent_api.h"
 #include "berth/server/records.h"
 #include "berth/server/service.h"
+#include "berth/workload/launch.h"
 
 namespace berth::server {
 
@@ -66,6 +67,7 @@ Status Service::LoadAgents() {
     auto reg = ParseAgentRegistration(r.body);
     if (!reg.ok()) return Internal("store record " + std::to_string(r.revision) + ": " + reg.status().message());
     agents_[reg->name] = AgentEntry{reg->agent_id, reg->ToNodeSpec(), r.body};
+    SetNodeAddress(reg->name, reg->address);
     std::lock_guard<std::mutex> lock(beat_mu_);
     agent_beats_[reg->name] = {reg->agent_id, now};  // a fresh timeout to come back in
   }
@@ -180,6 +182,21 @@ void Service::CopyAgentBeats() {
 json Service::AgentRunList(NodeId node) const {
   json run = json::array();
   if (!sched_) return run;
+  // The launch spec of each job with a task here (ranks, MASTER_ADDR, ...):
+  // its per-task env goes to the agent as launch_env.
+  workload::LaunchOptions lo = options_.launch;
+  {
+    std::lock_guard<std::mutex> lock(addresses_mu_);
+    if (!node_addresses_.empty()) {
+      auto book = std::make_shared<const std::map<std::string, std::string>>(node_addresses_);
+      auto fallback = lo.node_address;
+      lo.node_address = [book, fallback](const std::string& n) -> std::optional<std::string> {
+        if (auto it = book->find(n); it != book->end()) return it->second;
+        return fallback ? fallback(n) : std::nullopt;
+      };
+    }
+  }
+  std::map<int64_t, std::optional<workload::LaunchSpec>> launches;
   for (const TaskKey& t : sched_->state().tasks_on(node)) {
     auto it = jobs_.find(t.job.value());
     if (it == jobs_.end()) continue;
@@ -201,6 +218,21 @@ json Service::AgentRunList(NodeId node) const {
                  {"memory_mib", p->alloc.memory_mib},
                  {"command", e.spec.command},
                  {"env", e.spec.env.empty() ? json::object() : json(e.spec.env)}};
+    auto [l, fresh] = launches.try_emplace(e.id);
+    if (fresh) {
+      job::JobSpec spec = e.spec;
+      spec.id = JobId(e.id);
+      auto computed = workload::ComputeLaunchSpec(*cluster_, spec, e.placements, lo);
+      if (computed.ok()) l->second = std::move(computed).value();
+    }
+    if (l->second) {
+      for (const auto& tl : l->second->tasks)
+        if (tl.task == t.index) {
+          item["launch_env"] = tl.env;
+          item["rank"] = tl.rank;
+        }
+      if (!l->second->mpi_hostfile.empty()) item["mpi_hostfile"] = l->second->mpi_hostfile;
+    }
     if (auto x = e.task_exits.find(t.index); x != e.task_exits.end()) item["exit_recorded"] = true;
     run.push_back(std::move(item));
   }
@@ -317,6 +349,7 @@ ApiResult Service::AgentRegister(const std::string& body) {
       return {ApiResult::Error(422, "node '" + Cut(r->name) + "' cannot join the cluster: " + s.message()), {}};
     }
     beat();
+    SetNodeAddress(r->name, r->address);
     log_.Info("node_registered", {{"node", r->name}, {"agent_id", r->agent_id}, {"gpus", r->gpus.size()},
                                   {"gpu_type", r->gpus.empty() ? "" : r->gpus[0].type}});
     auto promise = std::make_shared<std::promise<Status>>();

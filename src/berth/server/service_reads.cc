@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "berth/server/job_json.h"
+#include "berth/server/launch_json.h"
 #include "berth/server/records.h"
 #include "berth/server/service.h"
 
@@ -107,10 +108,52 @@ void ForEachJob(const ReadSnapshot& s, int64_t after, Fn&& fn) {
 ApiResult Service::GetJob(int64_t id) {
   auto snap = views_.Current();
   const JobView* v = snap->Job(id);
-  if (!v) return ApiResult::Error(404, "no job " + std::to_string(id));
+  if (!v) {
+    if (auto w = WorkflowView(id)) return ApiResult{200, std::move(*w)};
+    return ApiResult::Error(404, "no job " + std::to_string(id));
+  }
   if (v->placements->size() <= 1000) return ApiResult{200, JobJson(*snap->cluster, *v, true)};
   ReadGate::Slot slot(*read_gate_);  // a large gang: a large answer
   return ApiResult{200, JobJson(*snap->cluster, *v, true)};
+}
+
+ApiResult Service::GetLaunch(int64_t id) {
+  auto snap = views_.Current();
+  const JobView* v = snap->Job(id);
+  if (!v) {
+    if (WorkflowView(id))
+      return ApiResult::Error(409, "job " + std::to_string(id) +
+                                       " is a workflow: ask for the launch spec of a stage's job (its \"stages\" list them)");
+    return ApiResult::Error(404, "no job " + std::to_string(id));
+  }
+  if (v->state != JobState::kRunning || v->placements->empty())
+    return ApiResult::Error(409, "job " + std::to_string(id) + " is " + job::JobStateName(v->state) +
+                                     ": it has a launch spec only while placed (running)");
+  workload::LaunchOptions o = options_.launch;
+  {
+    std::lock_guard<std::mutex> lock(addresses_mu_);
+    if (!node_addresses_.empty()) {
+      auto book = std::make_shared<const std::map<std::string, std::string>>(node_addresses_);
+      auto fallback = o.node_address;
+      o.node_address = [book, fallback](const std::string& node) -> std::optional<std::string> {
+        if (auto it = book->find(node); it != book->end()) return it->second;
+        return fallback ? fallback(node) : std::nullopt;
+      };
+    }
+  }
+  job::JobSpec spec = *v->spec;
+  spec.id = JobId(id);
+  auto launch = workload::ComputeLaunchSpec(*snap->cluster, spec, *v->placements, o);
+  if (!launch.ok()) return ApiResult::Error(500, "launch spec of job " + std::to_string(id) + ": " + launch.status().message());
+  return ApiResult{200, LaunchSpecJson(*launch)};
+}
+
+void Service::SetNodeAddress(const std::string& node, const std::string& address) {
+  std::lock_guard<std::mutex> lock(addresses_mu_);
+  if (address.empty())
+    node_addresses_.erase(node);
+  else
+    node_addresses_[node] = address;
 }
 
 ApiResult Service::WhyJob(int64_t id) {

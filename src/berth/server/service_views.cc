@@ -46,6 +46,9 @@ std::string Service::WhyLine(const JobEntry& e) const {
 }
 
 void Service::MarkView(JobEntry& e) {
+  // A workflow's stage job changed: its workflow moves on (when it ended) and
+  // its view is rebuilt this turn (ProcessWorkflowEvents; repeats are harmless).
+  if (stage_of_job_.count(e.id)) stage_jobs_changed_.push_back(e.id);
   if (e.view_dirty) return;
   e.view_dirty = true;
   view_queue_.push_back(e.id);

@@ -1,5 +1,6 @@
 // The time-based replay driver.
 #include "berth/sim/replay.h"
+#include "berth/sim/workflow_replay.h"
 
 #include <algorithm>
 #include <chrono>
@@ -119,7 +120,7 @@ void FillFailureFigures(const Trace& trace, const std::vector<JobId>& ids, const
   double useful = 0, ett_large = 0;
   int64_t large = 0;
   for (size_t i = 0; i < trace.jobs.size(); ++i) {
-    if (route[i] < 0) continue;
+    if (route[i] < 0) continue;  // never fit, or a workflow stage attempt never released
     const scheduler::JobRecord* rec = scheds[route[i]]->Find(ids[i]);
     if (rec == nullptr) continue;
     r.restarts += rec->restarts;
@@ -174,11 +175,16 @@ Status ReplayOptions::Validate() const {
   return runtime.Validate();
 }
 
-StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& trace,
+StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& input,
                                  const framework::Profile& profile, const framework::PluginRegistry& registry,
                                  const ReplayOptions& opts) {
   const auto wall_start = std::chrono::steady_clock::now();
   BERTH_RETURN_IF_ERROR(opts.Validate());
+  // Workflows: their stage attempts become held jobs (workflow_replay.h).
+  const bool has_workflows = !input.workflows.empty();
+  WorkflowReplay wf;
+  if (has_workflows) wf = ExpandWorkflows(input);
+  const Trace& trace = has_workflows ? wf.trace : input;
   const size_t n = trace.jobs.size();
   if (n == 0) return InvalidArgument("replay: the trace has no jobs");
   if (n > static_cast<size_t>(INT32_MAX)) return InvalidArgument("replay: too many jobs");
@@ -263,7 +269,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
   std::vector<int32_t> generation(n, 0);
   int64_t real_events = 0, expected_events = 0;
   for (int32_t i : order) {
-    if (route[i] < 0) continue;
+    if (route[i] < 0 || (has_workflows && wf.held[i])) continue;
     q.Push(trace.jobs[i].submit_time, EventKind::kArrival, i);
     ++real_events;
     expected_events += trace.jobs[i].duration >= 0 ? 2 : 1;
@@ -379,8 +385,16 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
           if (rec == nullptr || rec->state != JobState::kRunning) break;
           used_gpu_time += static_cast<double>(trace.jobs[i].total_milli_gpu()) *
                            static_cast<double>(t - rec->start_time);
-          BERTH_RETURN_IF_ERROR(p.sched->Finish(ids[i], JobState::kSucceeded));
+          const bool ok = !(has_workflows && wf.Fails(static_cast<int32_t>(i)));
+          BERTH_RETURN_IF_ERROR(p.sched->Finish(ids[i], ok ? JobState::kSucceeded : JobState::kFailed));
           p.touched = true;
+          if (has_workflows)
+            for (int32_t k : wf.JobEnded(static_cast<int32_t>(i), ok, t)) {
+              if (route[k] < 0) continue;  // counted as never fit; its workflow does not end
+              q.Push(t, EventKind::kArrival, k);
+              ++real_events;
+              expected_events += trace.jobs[k].duration >= 0 ? 2 : 1;
+            }
           break;
         }
         case EventKind::kSample:
@@ -459,7 +473,16 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
   std::vector<double> jct, delay, pending;
   jct.reserve(n);
   delay.reserve(n);
+  if (has_workflows) {
+    for (size_t i = 0; i < n; ++i)
+      if (wf.held[i]) {
+        route[i] = -2;  // never released: not a job of the run
+        --r.jobs_total;
+      }
+    r.workflows = wf.Figures();
+  }
   for (size_t i = 0; i < n; ++i) {
+    if (route[i] < -1) continue;
     if (route[i] < 0) {
       ++r.jobs_failed;
       ++r.jobs_never_fit;

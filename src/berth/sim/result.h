@@ -58,6 +58,13 @@ struct TenantResult {
   double gpu_hours_lost = 0;
 };
 
+// Replay with workflows (docs/workflows.md): how many there were, how they
+// ended, and completion time (last stage's end - submit) over those that ended.
+struct WorkflowFigures {
+  int64_t total = 0, succeeded = 0, failed = 0, unfinished = 0;
+  Distribution completion_s;
+};
+
 struct PolicyResult {
   std::string policy;
   std::string mode;  // "fgd" or "replay"
@@ -84,6 +91,7 @@ struct PolicyResult {
   // evictions included: JCT - its GPU-time held / its GPUs.
   Distribution pending_s;
   double makespan_s = 0;
+  WorkflowFigures workflows;  // replay; total 0 without workflows
 
   std::string decision_log_hash;
   int64_t decisions = 0;

@@ -13,6 +13,7 @@
 #include "berth/sim/gavel/gavel_sim.h"
 #include "berth/sim/readers/readers.h"
 #include "berth/sim/replay.h"
+#include "berth/sim/workflow_replay.h"
 #include "berth/tenancy/queue_yaml.h"
 
 namespace berth::sim {
@@ -143,6 +144,10 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   SimulateOutput out;
   out.cluster_summary = cluster.Summary();
   out.trace_summary = trace.format + ": " + trace.report.Summary();
+  if (!trace.workflows.empty()) {
+    out.trace_summary += "; " + std::to_string(trace.workflows.size()) + " workflow(s)";
+    if (mode != "replay") return InvalidArgument("workflows (lines with stages) need --mode replay");
+  }
   out.trace_skips = trace.report.SkipDetails();
   out.trace_name = o.trace.substr(o.trace.find_last_of('/') == std::string::npos ? 0 : o.trace.find_last_of('/') + 1);
   if (mode == "fgd") {
@@ -180,7 +185,8 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
     ro_replay.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree));
   } else {
     ro_replay.queues =
-        std::make_shared<const tenancy::QueueTree>(tenancy::QueueTree::FromTenantShares(trace.jobs, cluster));
+        std::make_shared<const tenancy::QueueTree>(tenancy::QueueTree::FromTenantShares(
+            trace.workflows.empty() ? trace.jobs : ExpandWorkflows(trace).trace.jobs, cluster));
   }
   ro_replay.preemption_grace = o.preemption_grace;
   ro_replay.restore_cost = o.restore_cost;

@@ -48,6 +48,7 @@ void FillTenantFigures(const ReplayRecords& in, PolicyResult& r) {
   std::map<std::string, Acc> by_tenant;  // ordered: tenants by name
   const size_t n = in.trace.jobs.size();
   for (size_t i = 0; i < n; ++i) {
+    if (in.route[i] < -1) continue;  // a workflow stage attempt never released: not a job of the run
     const job::JobSpec& spec = in.trace.jobs[i];
     Acc& acc = by_tenant[spec.tenant];
     ++acc.jobs;

@@ -12,6 +12,7 @@
 
 #include "berth/common/status.h"
 #include "berth/job/job.h"
+#include "berth/workload/workflow.h"
 
 namespace berth::sim {
 
@@ -48,6 +49,9 @@ struct ReadReport {
 
 struct Trace {
   std::vector<job::JobSpec> jobs;
+  // Workflows (native traces only: a line with `stages`; docs/workflows.md):
+  // replay submits their stages as jobs when their dependencies end.
+  std::vector<workload::WorkflowSpec> workflows;
   ReadReport report;
   std::string format;
   // The wall-clock time that submit time 0 stands for, when the format has

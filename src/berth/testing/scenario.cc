@@ -120,6 +120,7 @@ ScenarioRunner::ScenarioRunner() {
   RegisterScenarioExpectations(*this);
   RegisterScenarioQueueCommands(*this);
   RegisterScenarioFaultCommands(*this);
+  RegisterScenarioWorkflowCommands(*this);
 }
 
 ScenarioRunner::~ScenarioRunner() = default;
@@ -197,7 +198,16 @@ Status ScenarioRunner::RunCommand(const std::vector<std::string>& tokens) {
     }
   }
   BERTH_RETURN_IF_ERROR((*handler)(*this, args));
-  return args.CheckAllUsed();
+  BERTH_RETURN_IF_ERROR(args.CheckAllUsed());
+  if (in_after_hooks_) return Status::Ok();
+  in_after_hooks_ = true;
+  Status hooked = Status::Ok();
+  for (auto& hook : after_hooks_) {
+    hooked = hook(*this);
+    if (!hooked.ok()) break;
+  }
+  in_after_hooks_ = false;
+  return hooked;
 }
 
 std::string ScenarioRunner::ResolvePath(const std::string& path) const {

@@ -86,6 +86,11 @@ class ScenarioRunner {
   // profile and the scheduler's options (queues, preemption, extra plugins).
   using SetupHook = std::function<Status(ScenarioRunner&, framework::Profile&, scheduler::SchedulerOptions&)>;
   void AddSetupHook(SetupHook hook) { setup_hooks_.push_back(std::move(hook)); }
+  // Called after every command of the script (not after the commands a hook
+  // runs itself): lets a feature react to what the command changed (a
+  // workflow submits the stages a finished job unblocked).
+  using AfterHook = std::function<Status(ScenarioRunner&)>;
+  void AddAfterCommandHook(AfterHook hook) { after_hooks_.push_back(std::move(hook)); }
 
   // Runs a script. The first failing line ends it with "name:line: text: why".
   Status RunFile(const std::string& path);
@@ -129,6 +134,8 @@ class ScenarioRunner {
   std::map<std::string, Handler, std::less<>> commands_;
   std::map<std::string, Handler, std::less<>> expectations_;
   std::vector<SetupHook> setup_hooks_;
+  std::vector<AfterHook> after_hooks_;
+  bool in_after_hooks_ = false;
   std::string base_dir_;
   std::ostream* out_ = nullptr;
 
@@ -155,5 +162,6 @@ void RegisterScenarioQueueCommands(ScenarioRunner& runner);
 // The failure model: faults, fail, fault-aware time/advance, and their checks
 // (scenario_faults.cc).
 void RegisterScenarioFaultCommands(ScenarioRunner& runner);
+void RegisterScenarioWorkflowCommands(ScenarioRunner& runner);
 
 }  // namespace berth::testing

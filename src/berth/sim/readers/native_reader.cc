@@ -25,7 +25,10 @@ constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 struct Place {
   const std::string& path;
   int64_t line;
-  Status Error(const std::string& m) const { return InvalidArgument(path + ":" + std::to_string(line) + ": " + m); }
+  std::string where = "";  // "stages[1] ('train'): " inside a workflow's stage
+  Status Error(const std::string& m) const {
+    return InvalidArgument(path + ":" + std::to_string(line) + ": " + where + m);
+  }
 };
 
 std::string Shown(const json& v) {
@@ -192,6 +195,27 @@ LineResult ParseJob(const Place& p, const json& v, job::JobSpec& j) {
       if (!std::isfinite(usd) || usd < 0 || usd > 1e12)
         return Bad(kOutOfRange, p.Error("budget_usd: " + Shown(val) + " is out of range"));
       j.budget_cents = static_cast<int64_t>(std::llround(usd * 100));
+    } else if (key == "launcher") {
+      if (!val.is_string()) return Bad(kWrongType, p.Error("launcher: expected one of torch, tf, mpi, none, found " + Shown(val)));
+      auto l = job::ParseLauncher(val.get<std::string>());
+      if (!l) return Bad(kBadValue, p.Error("launcher: " + Shown(val) + " is not one of torch, tf, mpi, none"));
+      j.launcher = *l;
+    } else if (key == "command") {
+      if (!val.is_array() || val.empty())
+        return Bad(kWrongType, p.Error("command: expected a non-empty array of strings (argv), found " + Shown(val)));
+      for (size_t i = 0; i < val.size(); ++i) {
+        std::string arg;
+        BERTH_RETURN_BAD(GetString(p, "command[" + std::to_string(i) + "]", val[i], arg));
+        j.command.push_back(std::move(arg));
+      }
+    } else if (key == "env") {
+      if (!val.is_object())
+        return Bad(kWrongType, p.Error("env: expected an object of NAME: \"value\" strings, found " + Shown(val)));
+      for (const auto& [name, text] : val.items()) {
+        std::string value;
+        BERTH_RETURN_BAD(GetString(p, "env." + name, text, value));
+        j.env[name] = std::move(value);
+      }
     } else if (key == "groups") {
       if (!val.is_array() || val.empty())
         return Bad(kWrongType, p.Error("groups: expected a non-empty array of task groups, found " + Shown(val)));
@@ -213,13 +237,82 @@ LineResult ParseJob(const Place& p, const json& v, job::JobSpec& j) {
   return {};
 }
 
+// One stage: the stage keys, then the rest as a job (its name the stage's).
+LineResult ParseStage(const Place& p, size_t i, const json& v, workload::StageSpec& s) {
+  const std::string at = "stages[" + std::to_string(i) + "]";
+  if (!v.is_object()) return Bad(kWrongType, p.Error(at + ": expected an object (a stage), found " + Shown(v)));
+  json rest = json::object();
+  for (const auto& [key, val] : v.items()) {
+    const std::string k = at + "." + key;
+    if (key == "depends_on") {
+      BERTH_RETURN_BAD(GetStringList(p, k, val, s.depends_on));
+    } else if (key == "after") {
+      if (!val.is_string() || (val != "success" && val != "any"))
+        return Bad(kBadValue, p.Error(k + ": expected \"success\" or \"any\", found " + Shown(val)));
+      s.after = val == "any" ? workload::StageCondition::kAny : workload::StageCondition::kSuccess;
+    } else if (key == "retries") {
+      BERTH_RETURN_BAD(GetIntAs(p, k, val, 0, workload::kMaxRetries, s.retries));
+    } else if (key == "fail_attempts") {
+      BERTH_RETURN_BAD(GetIntAs(p, k, val, 0, workload::kMaxRetries + 1, s.fail_attempts));
+    } else if (key == "artifact") {
+      BERTH_RETURN_BAD(GetString(p, k, val, s.artifact));
+    } else if (key == "submit_time_s" || key == "stages") {
+      return Bad(kUnknownKey, p.Error(k + ": not a stage key (stages start when their dependencies end)"));
+    } else {
+      if (key == "name") BERTH_RETURN_BAD(GetString(p, k, val, s.name));
+      rest[key] = val;
+    }
+  }
+  if (s.name.empty()) return Bad(kMissingKey, p.Error(at + ": missing key 'name'"));
+  Place inner{p.path, p.line, at + " ('" + s.name + "'): "};
+  return ParseJob(inner, rest, s.job);
+}
+
+LineResult ParseWorkflow(const Place& p, const json& v, workload::WorkflowSpec& w) {
+  bool has_name = false;
+  for (const auto& [key, val] : v.items()) {
+    if (key == "name") {
+      BERTH_RETURN_BAD(GetString(p, key, val, w.name));
+      has_name = true;
+    } else if (key == "tenant") {
+      BERTH_RETURN_BAD(GetString(p, key, val, w.tenant));
+    } else if (key == "queue") {
+      BERTH_RETURN_BAD(GetString(p, key, val, w.queue));
+    } else if (key == "priority") {
+      BERTH_RETURN_BAD(GetIntAs(p, key, val, -kInt32Max, kInt32Max, w.priority));
+    } else if (key == "submit_time_s") {
+      BERTH_RETURN_BAD(GetSeconds(p, key, val, false, w.submit_time));
+    } else if (key == "stages") {
+      if (!val.is_array() || val.empty())
+        return Bad(kWrongType, p.Error("stages: expected a non-empty array of stages, found " + Shown(val)));
+      if (val.size() > static_cast<size_t>(workload::kMaxStages))
+        return Bad(kOutOfRange, p.Error("stages: more than " + std::to_string(workload::kMaxStages) + " stages"));
+      for (size_t i = 0; i < val.size(); ++i) {
+        workload::StageSpec s;
+        BERTH_RETURN_BAD(ParseStage(p, i, val[i], s));
+        w.stages.push_back(std::move(s));
+      }
+    } else {
+      return Bad(kUnknownKey, p.Error("unknown key '" + key + "' (a workflow has name, tenant, queue, priority, "
+                                      "submit_time_s and stages; job keys go in each stage)"));
+    }
+  }
+  if (!has_name || w.name.empty()) return Bad(kMissingKey, p.Error("missing key 'name'"));
+  Status valid = workload::ValidateWorkflow(w);
+  if (!valid.ok()) return Bad(kInvalidJob, p.Error(valid.message()));
+  return {};
+}
+
 #undef BERTH_RETURN_BAD
 
-LineResult ParseLine(const Place& p, const std::string& line, job::JobSpec& j) {
+// A job, or a workflow when the object has `stages` (`is_workflow` says which).
+LineResult ParseLine(const Place& p, const std::string& line, job::JobSpec& j, workload::WorkflowSpec& w,
+                     bool& is_workflow) {
   try {
     auto doc = berth::json::ParseUntrusted(line);
     if (!doc.ok()) return Bad(kBadJson, p.Error("not valid JSON: " + doc.status().message()));
-    return ParseJob(p, *doc, j);
+    is_workflow = doc->is_object() && doc->contains("stages");
+    return is_workflow ? ParseWorkflow(p, *doc, w) : ParseJob(p, *doc, j);
   } catch (const json::exception& e) {
     return Bad(kBadJson, p.Error(std::string("not valid JSON: ") + e.what()));
   }
@@ -241,10 +334,17 @@ StatusOr<Trace> ReadNative(const std::string& path, const ReadOptions& opts) {
     ++t.report.lines;
     const Place place{path, line_no};
     job::JobSpec j;
-    LineResult r = ParseLine(place, line, j);
+    workload::WorkflowSpec w;
+    bool is_workflow = false;
+    LineResult r = ParseLine(place, line, j, w, is_workflow);
     if (r.ok()) {
-      if (int64_t first = names.Add(j.name, line_no))
-        r = Bad(kDuplicate, place.Error("name: '" + j.name + "' already on line " + std::to_string(first)));
+      const std::string& name = is_workflow ? w.name : j.name;
+      if (int64_t first = names.Add(name, line_no))
+        r = Bad(kDuplicate, place.Error("name: '" + name + "' already on line " + std::to_string(first)));
+    }
+    if (r.ok() && is_workflow) {
+      t.workflows.push_back(std::move(w));
+      continue;
     }
     BERTH_ASSIGN_OR_RETURN(const bool stop, TakeLine(opts, t, r, std::move(j)));
     if (stop) break;

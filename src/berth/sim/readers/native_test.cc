@@ -193,6 +193,37 @@ TEST(NativeReader, FederationKeys) {
       << strict.status().message();
 }
 
+TEST(NativeReader, LaunchFields) {
+  const std::string dir = TestDir();
+  const std::string path = WriteFile(
+      dir, "l.jsonl",
+      R"({"name":"a","launcher":"mpi","command":["mpirun","hostname"],"env":{"X":"1"},"groups":[{}]})"
+      "\n"
+      R"({"name":"b","groups":[{}]})"
+      "\n");
+  auto t = ReadTrace(path, "", {});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->jobs[0].launcher, job::Launcher::kMpi);
+  EXPECT_EQ(t->jobs[0].command, (std::vector<std::string>{"mpirun", "hostname"}));
+  EXPECT_EQ(t->jobs[0].env.at("X"), "1");
+  EXPECT_EQ(t->jobs[1].launcher, job::Launcher::kNone);  // the default
+  EXPECT_TRUE(t->jobs[1].command.empty());
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"name":"a","launcher":"jax","groups":[{}]})", ":1: launcher"},
+      {R"({"name":"a","command":"ls","groups":[{}]})", ":1: command"},
+      {R"({"name":"a","command":[1],"groups":[{}]})", ":1: command[0]"},
+      {R"({"name":"a","command":[""],"groups":[{}]})", "command[0]"},
+      {R"({"name":"a","env":{"1X":"v"},"groups":[{}]})", "env"},
+      {R"({"name":"a","env":{"X":3},"groups":[{}]})", ":1: env.X"},
+  };
+  for (const auto& [line, mentions] : bad) {
+    const std::string p2 = WriteFile(dir, "bad.jsonl", std::string(line) + "\n");
+    auto r = ReadTrace(p2, "", {});
+    ASSERT_FALSE(r.ok()) << line;
+    EXPECT_NE(r.status().message().find(mentions), std::string::npos) << r.status().message();
+  }
+}
+
 TEST(NativeRoundTrip, EveryJobSpecField) {
   job::JobSpec j;
   j.id = JobId(0);
@@ -214,6 +245,9 @@ TEST(NativeRoundTrip, EveryJobSpecField) {
   j.span_regions = true;
   j.deadline = 3600 * kUsPerSecond;
   j.budget_cents = 12345;
+  j.launcher = job::Launcher::kTorch;
+  j.command = {"/usr/bin/python3", "-c", "import os\nprint(os.environ['RANK'])", ""};
+  j.env = {{"A", "1"}, {"NCCL_DEBUG", "INFO"}, {"Z_", ""}};
   job::TaskGroup g;
   g.name = "g";
   g.count = 3;

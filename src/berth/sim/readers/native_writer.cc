@@ -66,6 +66,13 @@ StatusOr<std::string> NativeJobLine(const job::JobSpec& j) {
   if (j.span_regions) o["span_regions"] = true;
   if (j.deadline > 0) o["deadline_s"] = Seconds(j.deadline);
   if (j.budget_cents >= 0) o["budget_usd"] = static_cast<double>(j.budget_cents) / 100.0;
+  if (j.launcher != job::Launcher::kNone) o["launcher"] = job::LauncherName(j.launcher);
+  if (!j.command.empty()) o["command"] = j.command;
+  if (!j.env.empty()) {
+    ordered_json env = ordered_json::object();
+    for (const auto& [name, value] : j.env) env[name] = value;
+    o["env"] = std::move(env);
+  }
   ordered_json groups = ordered_json::array();
   for (const auto& g : j.groups) groups.push_back(GroupJson(g));
   o["groups"] = std::move(groups);

@@ -54,6 +54,9 @@ inline void ExpectSameJob(const job::JobSpec& a, const job::JobSpec& b) {
   EXPECT_EQ(a.span_regions, b.span_regions);
   EXPECT_EQ(a.deadline, b.deadline);
   EXPECT_EQ(a.budget_cents, b.budget_cents);
+  EXPECT_EQ(a.launcher, b.launcher);
+  EXPECT_EQ(a.command, b.command);
+  EXPECT_EQ(a.env, b.env);
   ASSERT_EQ(a.groups.size(), b.groups.size());
   for (size_t i = 0; i < a.groups.size(); ++i) {
     const auto &g = a.groups[i], &h = b.groups[i];

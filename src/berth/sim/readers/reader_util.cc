@@ -86,7 +86,7 @@ Status CheckColumns(const CsvFile& f, std::span<const char* const> required, std
 Status FinishRead(const std::string& path, Trace& trace, bool has_header) {
   ReadReport& r = trace.report;
   r.jobs = static_cast<int64_t>(trace.jobs.size());
-  if (r.jobs > 0) return Status::Ok();
+  if (r.jobs > 0 || !trace.workflows.empty()) return Status::Ok();
   if (r.lines == 0)
     return InvalidArgument(path + (has_header ? ": no jobs in the file (a header line but no data lines)"
                                               : ": no jobs in the file (no data lines)"));

@@ -154,6 +154,16 @@ std::string ResultsToJson(const SimulateOutput& out) {
       j["pending_s"] = Dist(r.pending_s);
       j["tenants"] = Tenants(r.tenants);
     }
+    if (r.workflows.total > 0) {
+      j["workflows"] = r.workflows.total;
+      j["workflows_succeeded"] = r.workflows.succeeded;
+      j["workflows_failed"] = r.workflows.failed;
+      j["workflows_unfinished"] = r.workflows.unfinished;
+      j["workflow_completion_mean_s"] = r.workflows.completion_s.mean;
+      j["workflow_completion_p50_s"] = r.workflows.completion_s.p50;
+      j["workflow_completion_p95_s"] = r.workflows.completion_s.p95;
+      j["workflow_completion_s"] = Dist(r.workflows.completion_s);
+    }
     j["preemptions"] = r.preemptions;
     j["gpu_hours_lost"] = r.gpu_hours_lost;
     if (r.failures_on) AddFailureFigures(r, j);

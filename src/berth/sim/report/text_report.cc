@@ -186,6 +186,14 @@ std::string FormatTextSummary(const SimulateOutput& out) {
   }
   s += TenantSection(rs);
   s += FailureSection(rs);
+  for (const auto& r : rs) {
+    const WorkflowFigures& w = r.workflows;
+    if (w.total == 0) continue;
+    s += "workflows (" + r.policy + "): " + std::to_string(w.total) + ", " + std::to_string(w.succeeded) +
+         " succeeded, " + std::to_string(w.failed) + " failed, " + std::to_string(w.unfinished) +
+         " unfinished; completion mean " + Fmt("%.1f", w.completion_s.mean) + " s, p50 " +
+         Fmt("%.1f", w.completion_s.p50) + " s, p95 " + Fmt("%.1f", w.completion_s.p95) + " s\n";
+  }
   return s;
 }
 
