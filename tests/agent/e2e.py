@@ -108,7 +108,7 @@ class Harness:
         log = open(log_path, "a")
         cmd = [self.berth, "agent", "--server", "http://127.0.0.1:%d" % self.port,
                "--node-token-file", token or self.node_token, "--config", self.node_yaml(name),
-               "--work-dir", work_dir, "--nvidia-smi", ""]
+               "--work-dir", work_dir, "--nvidia-smi", "", "--address", "127.0.0.1"]
         if node_name:
             cmd += ["--name", node_name]
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log)
@@ -280,9 +280,10 @@ def run(h):
     print("bad input: 401 wrong token, 409 duplicate name, 404 unknown task, 400 malformed; nodes unchanged")
 
     # --- a 2 x 4 job through the CLI
-    gang = {"name": "gang", "groups": [{"name": "w", "count": 2, "gpus": 4}],
+    gang = {"name": "gang", "groups": [{"name": "w", "count": 2, "gpus": 4}], "launcher": "torch",
             "command": ["/bin/sh", "-c", "echo task=$BERTH_TASK_INDEX of $BERTH_TASK_COUNT "
-                                         "gpus=$CUDA_VISIBLE_DEVICES greeting=$GREETING; exit 0"],
+                                         "gpus=$CUDA_VISIBLE_DEVICES greeting=$GREETING; "
+                                         "echo rank=$RANK world=$WORLD_SIZE master=$MASTER_ADDR:$MASTER_PORT; exit 0"],
             "env": {"GREETING": "hello"}}
     jid = h.submit(gang)
     j = h.wait_state(jid, "succeeded")
@@ -292,6 +293,8 @@ def run(h):
         want = "task=%d of 2 gpus=0,1,2,3 greeting=hello" % task
         if code != 200 or want not in text:
             fail("logs of task %d: %s %r (wanted %r)" % (task, code, text, want))
+        if not re.search(r"rank=[01] world=2 master=127\.0\.0\.1:\d+", text):
+            fail("the launch spec's env reaches the task: %r" % text)
     print("2x4 job %d succeeded on %s; logs served: %r" % (jid, nodes, h.logs(jid, 0)[1].strip()))
 
     # --- a failing command fails the job
