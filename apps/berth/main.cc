@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   berth::apps::AddConvertCommand(app, run);
   berth::apps::AddServeCommand(app, run);
   berth::apps::AddClientCommands(app, run);
+  berth::apps::AddAgentCommands(app, run);
   berth::apps::AddInfoCommands(app, run);
   if (argc < 2) {
     std::cerr << app.help() << "\nberth: a command is required\n";

@@ -55,6 +55,13 @@ struct ServeFlags {
   std::string store = "sqlite:./berth-data/berth.db";
   std::string cluster;
   std::string token_file;
+  // Node agents (docs/agent.md): their token, where their task logs go, the
+  // grace of a stopped task, heartbeat timing.
+  std::string node_token_file;
+  std::string agent_log_dir;
+  std::string kill_grace;
+  std::string heartbeat_interval;
+  std::string heartbeat_timeout;
   std::string tls_cert, tls_key, tls_client_ca;
   bool tls_require_client_cert = false;  // every connection must present a verified client certificate  // TLS for the API (http/tls.h)
   bool extender_anonymous = false;               // extender verbs without credentials (loopback only)
@@ -119,12 +126,16 @@ struct Ending {
 int Serve(const ServeFlags& f) {
   // Bad flag values are usage errors, found before anything is opened.
   TimeUs grace = 0, min_runtime = -1, restore_cost = 0, idempotency_ttl = server::ServiceOptions{}.idempotency_ttl,
-         pass_budget = server::ServiceOptions{}.pass_budget;
+         pass_budget = server::ServiceOptions{}.pass_budget, kill_grace = server::ServiceOptions{}.kill_grace,
+         heartbeat_interval = -1, heartbeat_timeout = -1;
   for (const auto& [flag, text, out] : {std::tuple{"--preemption-grace", &f.preemption_grace, &grace},
                                         std::tuple{"--min-runtime", &f.min_runtime, &min_runtime},
                                         std::tuple{"--restore-cost", &f.restore_cost, &restore_cost},
                                         std::tuple{"--idempotency-ttl", &f.idempotency_ttl, &idempotency_ttl},
-                                        std::tuple{"--pass-budget", &f.pass_budget, &pass_budget}}) {
+                                        std::tuple{"--pass-budget", &f.pass_budget, &pass_budget},
+                                        std::tuple{"--kill-grace", &f.kill_grace, &kill_grace},
+                                        std::tuple{"--heartbeat-interval", &f.heartbeat_interval, &heartbeat_interval},
+                                        std::tuple{"--heartbeat-timeout", &f.heartbeat_timeout, &heartbeat_timeout}}) {
     if (text->empty()) continue;
     auto d = tenancy::ParseQueueDuration(*text);
     if (!d.ok()) {
@@ -160,8 +171,17 @@ int Serve(const ServeFlags& f) {
   auto fail = [&](const std::string& what, const Status& s) { return StartupFailed(log, what, s); };
   auto listen = server::ParseListen(f.listen);
   if (!listen.ok()) return fail("listen", listen.status());
-  const bool demo = f.cluster.empty();
-  auto cluster = cluster::LoadCluster(demo ? kDemoCluster : f.cluster);
+  // With node agents and no --cluster, the cluster is the registered agents.
+  const bool agents = !f.node_token_file.empty();
+  if (agents && !f.cluster.empty())
+    return fail("cluster", InvalidArgument("--node-token-file: the cluster is the registered agents; drop --cluster"));
+  if (agents && f.virtual_nodes)
+    return fail("cluster", InvalidArgument("--node-token-file and --virtual-nodes do not go together"));
+  if (agents && !f.queues.empty())
+    return fail("queues", InvalidArgument("--queues is not supported with --node-token-file yet"));
+  const bool demo = f.cluster.empty() && !agents;
+  auto cluster = agents ? StatusOr<cluster::Cluster>(cluster::Cluster{})
+                        : cluster::LoadCluster(demo ? kDemoCluster : f.cluster);
   if (!cluster.ok()) return fail("cluster", cluster.status());
   server::HttpOptions http;
   http.host = listen->first;
@@ -171,7 +191,14 @@ int Serve(const ServeFlags& f) {
     if (!token.ok()) return fail("token", token.status());
     http.token = *token;
   } else {
+    if (agents) log.Warn("user_api_unauthenticated", {{"hint", "agents run what jobs ask: pass --token-file too"}});
     log.Warn("writes_unauthenticated", {{"hint", "pass --token-file to require a bearer token for writes"}});
+  }
+  if (agents) {
+    auto token = ReadToken(f.node_token_file);
+    if (!token.ok()) return fail("node token", InvalidArgument(token.status().message() + " (--node-token-file)"));
+    if (*token == http.token) return fail("node token", InvalidArgument("--node-token-file: the node token must differ from the user token"));
+    http.node_token = *token;
   }
   if (f.tls_cert.empty() != f.tls_key.empty())
     return fail("tls", InvalidArgument("--tls-cert and --tls-key go together"));
@@ -231,6 +258,25 @@ int Serve(const ServeFlags& f) {
   opts.accept_cluster_change = f.accept_cluster_change;
   opts.speedup = f.speedup;
   opts.limits = f.limits;
+  opts.agent_nodes = agents;
+  opts.kill_grace = kill_grace;
+  if (heartbeat_interval > 0) opts.heartbeat_interval = heartbeat_interval;
+  else if (agents) opts.heartbeat_interval = 1'000'000;  // real agents: 1 s, down after 10 s of silence
+  if (heartbeat_timeout > 0) opts.heartbeat_timeout = heartbeat_timeout;
+  else if (agents) opts.heartbeat_timeout = std::max<TimeUs>(10'000'000, 3 * opts.heartbeat_interval);
+  if (agents) {
+    opts.agent_log_dir = f.agent_log_dir;
+    if (opts.agent_log_dir.empty()) {  // beside the embedded store, else ./berth-data/logs
+      const std::string sq = "sqlite:";
+      std::string dir = "./berth-data";
+      if (f.store.rfind(sq, 0) == 0) {
+        const std::string path = f.store.substr(sq.size());
+        const size_t slash = path.rfind('/');
+        dir = slash == std::string::npos ? "." : path.substr(0, slash);
+      }
+      opts.agent_log_dir = dir + "/logs";
+    }
+  }
   opts.launch = ParseLaunchPorts(f.launch_ports);
   if (!f.queues.empty()) {
     auto file = tenancy::ReadQueueFile(f.queues);
@@ -372,6 +418,19 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--max-connections-per-client", flags->max_connections_per_client,
                   "open connections one client address may hold (429 beyond)")
       ->capture_default_str();
+  cmd->add_option("--node-token-file", flags->node_token_file,
+                  "accept node agents (berth agent) that present the token in this file (not the user token); "
+                  "with no --cluster the cluster is exactly the registered agents (docs/agent.md)");
+  cmd->add_option("--agent-log-dir", flags->agent_log_dir,
+                  "where the task logs agents upload are kept (default: logs/ beside the sqlite store)");
+  cmd->add_option("--kill-grace", flags->kill_grace,
+                  "a task Berth stops (cancel, requeue, a failed gang) gets SIGTERM, then SIGKILL this long after, "
+                  "e.g. 30s (default 10s)");
+  cmd->add_option("--heartbeat-interval", flags->heartbeat_interval,
+                  "how often agents heartbeat (told at registration), e.g. 1s (default 1s; virtual nodes 0.2s)");
+  cmd->add_option("--heartbeat-timeout", flags->heartbeat_timeout,
+                  "a node silent this long is down and its gangs requeued, e.g. 10s (default 10s, at least 3 "
+                  "intervals; virtual nodes 2s)");
   cmd->add_flag("--virtual-nodes", flags->virtual_nodes, "simulate node agents that heartbeat and run jobs");
   cmd->add_option("--speedup", flags->speedup, "virtual nodes run a job for duration/N")->capture_default_str();
   cmd->add_option("--policy", flags->policy, "scheduling policy (berth policies lists them)")->capture_default_str();

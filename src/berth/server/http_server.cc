@@ -210,6 +210,61 @@ void HttpServer::Routes() {
     if (!authorized(req, res)) return;
     with_id(req, res, [this](int64_t id) { return service_.CancelJob(id); });
   });
+  s.Get(R"(/v1/jobs/([^/]+)/logs)", [this, loaded, authorized](const httplib::Request& req, httplib::Response& res) {
+    if (!authorized(req, res) || !loaded(res)) return;
+    auto id = ParseId(req.matches[1]);
+    if (!id) return Send(res, ApiResult::Error(400, "job id: expected a non-negative integer"));
+    auto task = ParseId(req.get_param_value("task"));
+    if (!req.has_param("task") || !task || *task > INT32_MAX)
+      return Send(res, ApiResult::Error(400, "task: expected ?task=N, a task index"));
+    int64_t generation = 0;
+    if (req.has_param("generation")) {
+      auto g = ParseId(req.get_param_value("generation"));
+      if (!g || *g < 1 || *g > INT32_MAX) return Send(res, ApiResult::Error(400, "generation: expected a run number >= 1"));
+      generation = *g;
+    }
+    ApiResult r = service_.JobLogs(*id, static_cast<int32_t>(*task), static_cast<int32_t>(generation));
+    if (r.code != 200) return Send(res, r);
+    res.status = 200;
+    res.set_header("X-Berth-Generation", std::to_string(r.body.value("generation", 0)));
+    res.set_content(r.body["text"].get<std::string>(), "text/plain; charset=utf-8");
+  });
+  // The node API: the node token, never the user token.
+  auto node_authorized = [this](const httplib::Request& req, httplib::Response& res) {
+    if (options_.node_token.empty()) {
+      Send(res, ApiResult::Error(403, "the node API is closed: serve with --node-token-file"));
+      return false;
+    }
+    const std::string t = BearerToken(req.get_header_value("Authorization"));
+    if (!t.empty() && ConstantTimeEquals(t, options_.node_token)) return true;
+    res.set_header("WWW-Authenticate", "Bearer");
+    Send(res, ApiResult::Error(401, t.empty() ? "missing node token (Authorization: Bearer TOKEN)" : "invalid node token"));
+    return false;
+  };
+  s.Post("/v1/agent/register", [this, node_authorized](const httplib::Request& req, httplib::Response& res) {
+    if (node_authorized(req, res)) Send(res, service_.AgentRegister(req.body));
+  });
+  s.Post("/v1/agent/heartbeat", [this, node_authorized](const httplib::Request& req, httplib::Response& res) {
+    if (node_authorized(req, res)) Send(res, service_.AgentHeartbeat(req.body));
+  });
+  s.Post("/v1/agent/status", [this, node_authorized](const httplib::Request& req, httplib::Response& res) {
+    if (node_authorized(req, res)) Send(res, service_.AgentTaskStatus(req.body));
+  });
+  s.Post("/v1/agent/logs", [this, node_authorized](const httplib::Request& req, httplib::Response& res) {
+    if (!node_authorized(req, res)) return;
+    auto num = [&](const char* key, int64_t max) -> std::optional<int64_t> {
+      if (!req.has_param(key)) return std::nullopt;
+      auto v = ParseId(req.get_param_value(key));
+      if (!v || *v > max) return std::nullopt;
+      return v;
+    };
+    auto job = num("job", INT64_MAX), gen = num("generation", INT32_MAX), task = num("task", INT32_MAX),
+         offset = num("offset", INT64_MAX);
+    if (!job || !gen || !task || !offset || !req.has_param("name") || !req.has_param("agent_id"))
+      return Send(res, ApiResult::Error(400, "expected ?name=&agent_id=&job=&generation=&task=&offset= (non-negative integers)"));
+    Send(res, service_.AgentLogUpload(req.get_param_value("name"), req.get_param_value("agent_id"), *job,
+                                      static_cast<int32_t>(*gen), static_cast<int32_t>(*task), *offset, req.body));
+  });
   s.Get("/v1/queues", [this, loaded](const httplib::Request&, httplib::Response& res) {
     if (loaded(res)) Send(res, service_.Queues());
   }, http::RunOn::kHeavy);

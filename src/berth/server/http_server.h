@@ -7,6 +7,8 @@
 //   DELETE /v1/jobs/{id}         cancel (bearer token when configured)
 //   GET    /v1/queues, /v1/nodes, /healthz, /readyz, /metrics
 //   GET    /v1/digest            the capacity digest a federation dispatcher polls
+//   GET    /v1/jobs/{id}/logs?task=N[&generation=G]   a task's log (text; bearer token when configured)
+//   POST   /v1/agent/{register,heartbeat,status,logs}   the node API (docs/agent.md): the node token
 //   POST   /v1/extender/{filter,prioritize,preempt,bind}  Kubernetes extender:
 //          a verified TLS client certificate or the bearer token; anonymous
 //          only with HttpOptions::extender_anonymous (loopback deployments)
@@ -38,6 +40,7 @@ struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 7450;             // 0: any free port (see port())
   std::string token;           // "" = writes are open
+  std::string node_token;      // the node API's token (berth agent); "" = the node API is closed
   int threads = 32;  // handler workers; they run complete requests only
   size_t max_body_bytes = 16 << 20;  // kube-scheduler sends whole NodeLists (nodeCacheCapable false)
   size_t max_header_bytes = 32 << 10;

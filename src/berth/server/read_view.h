@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/cluster/cluster.h"
 #include "berth/common/quantity.h"
 #include "berth/framework/cycle.h"
 #include "berth/framework/verdict.h"
@@ -86,6 +87,8 @@ struct QueueViews {
 };
 
 struct ReadSnapshot {
+  // The cluster model the views were built on (placements' node ids index it).
+  std::shared_ptr<const cluster::Cluster> cluster;
   std::vector<std::shared_ptr<const JobChunk>> chunks;  // chunk c: ids [c * kJobsPerChunk, ...)
   std::shared_ptr<const std::vector<NodeView>> nodes;
   std::shared_ptr<const QueueViews> queues;

@@ -41,6 +41,9 @@ Status ServiceOptions::Validate() const {
   if (min_runtime < -1) return InvalidArgument("--min-runtime must not be negative");
   if (restore_cost < 0) return InvalidArgument("--restore-cost must not be negative");
   if (idempotency_ttl < 0) return InvalidArgument("--idempotency-ttl must not be negative");
+  if (agent_nodes && virtual_nodes) return InvalidArgument("node agents and virtual nodes do not go together");
+  if (kill_grace < 0) return InvalidArgument("--kill-grace must not be negative");
+  if (max_log_bytes < 0) return InvalidArgument("the log size limit must not be negative");
   if (extender_limits.max_groups < 1 || extender_limits.max_pods < 1)
     return InvalidArgument("--extender-max-groups and --extender-max-pods must be at least 1");
   BERTH_RETURN_IF_ERROR(limits.Validate());
@@ -49,11 +52,11 @@ Status ServiceOptions::Validate() const {
 
 Service::Service(const cluster::Cluster& cluster, store::Store& store, ServiceOptions options, Logger& log,
                  Metrics& metrics)
-    : cluster_(cluster), store_(store), options_(std::move(options)), log_(log), metrics_(metrics) {
-  nodes_.resize(cluster_.num_nodes());
-  beat_at_ = std::make_unique<std::atomic<int64_t>[]>(cluster_.num_nodes());
+    : cluster_(std::shared_ptr<void>(), &cluster), store_(store), options_(std::move(options)), log_(log), metrics_(metrics) {
+  nodes_.resize(cluster_->num_nodes());
+  beat_at_ = std::make_unique<std::atomic<int64_t>[]>(cluster_->num_nodes());
   const TimeUs now = SteadyNow();
-  for (int32_t n = 0; n < cluster_.num_nodes(); ++n) beat_at_[n].store(now, std::memory_order_relaxed);
+  for (int32_t n = 0; n < cluster_->num_nodes(); ++n) beat_at_[n].store(now, std::memory_order_relaxed);
   int slots = options_.read_slots;
   if (slots == 0) slots = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 2);
   read_gate_ = std::make_unique<ReadGate>(slots);
@@ -80,24 +83,16 @@ Status Service::Start() {
       if (std::none_of(point->begin(), point->end(), [](const auto& r) { return r.name == "quota"; }))
         point->push_back(framework::PluginRef{"quota"});
   }
-  framework::PluginContext context;
-  context.cluster = &cluster_;  // no workload known in advance in the service
-  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw,
-                         framework::Framework::Create(profile, plugins_, context));
-  scheduler::SchedulerOptions so;
-  so.seed = options_.seed;
-  so.queues = options_.queues;
-  so.usage_half_life = options_.usage_half_life;
-  if (options_.queues) {  // normalized units: the throughput model of --catalog and --throughputs
-    BERTH_ASSIGN_OR_RETURN(so.speeds,
-                           hetero::SpeedsForTree(*options_.queues, options_.catalog, options_.throughputs, cluster_));
+  profile_ = std::move(profile);
+  if (options_.agent_nodes && cluster_->num_nodes() > 0)
+    return InvalidArgument("with node agents the cluster is the registered nodes: start with an empty one");
+  if (!options_.agent_nodes) {
+    BERTH_ASSIGN_OR_RETURN(sched_, NewScheduler(*cluster_));
   }
-  so.preemption_grace = options_.preemption_grace;
-  so.restore_cost = options_.restore_cost;
-  sched_ = std::make_unique<scheduler::Scheduler>(cluster_, std::move(fw), std::move(so), clock_);
   phase_ = Phase::kAcquiring;
   BERTH_ASSIGN_OR_RETURN(fence_, store_.Acquire());
   phase_ = Phase::kLoading;
+  if (options_.agent_nodes) BERTH_RETURN_IF_ERROR(LoadAgents());
   BERTH_RETURN_IF_ERROR(Recover());
   for (auto& [id, e] : jobs_) MarkView(e);
   PublishViews();
@@ -108,7 +103,7 @@ Status Service::Start() {
   }
   loop_ = std::thread([this] { Loop(); });
   if (options_.virtual_nodes) {
-    vnodes_ = std::make_unique<VirtualNodes>(cluster_.num_nodes(), options_.heartbeat_interval,
+    vnodes_ = std::make_unique<VirtualNodes>(cluster_->num_nodes(), options_.heartbeat_interval,
                                              static_cast<VirtualNodes::Sink&>(*this));
     Sync([this] {
       for (int64_t id : running_) LaunchOnAgents(jobs_.at(id));
@@ -120,7 +115,7 @@ Status Service::Start() {
     return FailedPrecondition("the store's term was lost while loading");  // StepDown() came first
   ready_ = true;
   log_.Info("ready", {{"store", store_.Describe()}, {"term", fence_.term}, {"policy", options_.policy},
-                      {"nodes", cluster_.num_nodes()}, {"gpus", cluster_.total_gpus()},
+                      {"nodes", cluster_->num_nodes()}, {"gpus", cluster_->total_gpus()},
                       {"virtual_nodes", options_.virtual_nodes}});
   return Status::Ok();
 }
@@ -181,14 +176,14 @@ void Service::Loop() {
     }
     for (auto& fn : work) fn();
     work.clear();
-    if (options_.virtual_nodes) CheckHeartbeats();
+    if (options_.virtual_nodes || options_.agent_nodes) CheckHeartbeats();
     ExpireExtenderReservations();
     ExpireIdempotencyKeys();
     // The turn's answers go out before the pass (which may take its budget,
     // or longer for one very large job), and the pass's decisions after it.
     PublishAndAnswer();
     hurry = false;
-    if (dirty_ && ready_) {
+    if (dirty_ && ready_ && sched_) {
       SchedulePass();
       hurry = sched_->last_pass_split();
       PublishAndAnswer();
@@ -310,8 +305,10 @@ ApiResult Service::SubmitJob(const std::string& body) {
   if (!sub.ok()) return finish(ApiResult::Error(400, sub.status().message()));
   Status within = CheckAdmissionLimits(sub->spec, sub->idempotency_key, options_.limits);
   if (!within.ok()) return finish(ApiResult::Error(422, within.message()));
-  Status feasible = CheckFeasible(cluster_, sub->spec);
-  if (!feasible.ok()) return finish(ApiResult::Error(422, "the job can never run here: " + feasible.message()));
+  if (!options_.agent_nodes) {  // with agents, a job no node can hold yet waits for one (OnAccepted)
+    Status feasible = CheckFeasible(*cluster_, sub->spec);
+    if (!feasible.ok()) return finish(ApiResult::Error(422, "the job can never run here: " + feasible.message()));
+  }
   if (!topology_planned_) {
     const job::JobSpec& j = sub->spec;
     const char* field = j.required_level ? "required_level" : j.preferred_level ? "preferred_level" : nullptr;
@@ -382,6 +379,14 @@ void Service::OnAccepted(int64_t id, const Status& s) {
   e.durable = true;
   MarkView(e);
   ++metrics_.jobs_submitted;
+  if (options_.agent_nodes) {
+    if (Status fits = Feasible(e.spec); !fits.ok()) {
+      e.unfit = "waiting for node agents that can hold it: " + fits.message();
+      pending_.insert(id);
+      log_.Info("job_accepted", {{"job", id}, {"name", e.spec.name}, {"unfit", e.unfit}});
+      return;
+    }
+  }
   Status sub = sched_->Submit(e.spec);
   if (!sub.ok()) {
     e.state = JobState::kFailed;
@@ -499,12 +504,12 @@ void Service::SchedulePass() {
     running_.insert(e.id);
     MarkView(e);
     json nodes = json::array();
-    for (const auto& p : e.placements) nodes.push_back(cluster_.node(p.alloc.node).name);
+    for (const auto& p : e.placements) nodes.push_back(cluster_->node(p.alloc.node).name);
     log_.Info("job_started", {{"job", e.id}, {"nodes", nodes}, {"gpus", e.spec.total_gpus()}});
     if (e.extender) continue;  // Kubernetes runs it; nothing to persist or launch
     const int64_t id = e.id;
     const int32_t gen = e.generation;
-    AppendRecord({store::RecordKind::kJobStarted, id, e.started_at, "", EncodePlacements(cluster_, e.placements)},
+    AppendRecord({store::RecordKind::kJobStarted, id, e.started_at, "", EncodePlacements(*cluster_, e.placements)},
                  [this, id, gen](const Status& s) { Post([this, id, gen, s] { OnStartDurable(id, gen, s); }); });
   }
   // Jobs evicted by preemption during the pass (the scheduler requeued them).
@@ -546,6 +551,7 @@ void Service::OnStartDurable(int64_t id, int32_t generation, const Status& s) {
   if (!s.ok()) return;  // fenced or failing: this process stops deciding (readyz false)
   auto it = jobs_.find(id);
   if (it == jobs_.end() || it->second.state != JobState::kRunning || it->second.generation != generation) return;
+  it->second.launched = true;  // agents learn it at their next heartbeat
   LaunchOnAgents(it->second);
 }
 
@@ -610,7 +616,7 @@ void Service::Heartbeats(const std::vector<int32_t>& nodes) {
   TimeUs gap_max = 0;
   uint64_t late = 0;
   for (int32_t n : nodes) {
-    if (n < 0 || n >= cluster_.num_nodes()) continue;
+    if (n < 0 || n >= cluster_->num_nodes()) continue;
     const TimeUs gap = now - beat_at_[n].exchange(now, std::memory_order_relaxed);
     gap_max = std::max(gap_max, gap);
     late += gap > options_.heartbeat_timeout;
@@ -633,6 +639,7 @@ void Service::CheckHeartbeats() {
                                   {"reason", "the heartbeat checker did not run for longer than the timeout"}});
   }
   last_check_ = now;
+  if (options_.agent_nodes) CopyAgentBeats();
   for (int32_t n = 0; n < static_cast<int32_t>(nodes_.size()); ++n) {
     NodeEntry& ne = nodes_[n];
     const TimeUs beat = beat_at_[n].load(std::memory_order_relaxed);
@@ -643,7 +650,7 @@ void Service::CheckHeartbeats() {
         ne.up = true;
         node_views_dirty_ = true;
         dirty_ = true;
-        log_.Info("node_up", {{"node", cluster_.node(NodeId(n)).name}});
+        log_.Info("node_up", {{"node", cluster_->node(NodeId(n)).name}});
       }
     }
   }
@@ -652,7 +659,7 @@ void Service::CheckHeartbeats() {
 void Service::NodeDown(NodeId node, const std::string& reason) {
   NodeEntry& ne = nodes_[node.value()];
   const TimeUs now = SteadyNow();
-  const std::string& name = cluster_.node(node).name;
+  const std::string& name = cluster_->node(node).name;
   ne.up = false;
   ne.down_at = now;
   node_views_dirty_ = true;
@@ -672,8 +679,19 @@ void Service::NodeDown(NodeId node, const std::string& reason) {
   for (const TaskKey& t : sched_->state().tasks_on(node)) hit.insert(t.job.value());
   for (int64_t id : hit) {
     auto it = jobs_.find(id);
-    if (it != jobs_.end() && it->second.state == JobState::kRunning)
+    if (it == jobs_.end() || it->second.state != JobState::kRunning) continue;
+    if (options_.agent_nodes) {
+      // A failure, not a preemption: the gang restarts from its checkpoint.
+      JobEntry& e = it->second;
+      const TimeUs cost = e.spec.restart_cost >= 0 ? e.spec.restart_cost : options_.restore_cost;
+      if (Status s = sched_->Interrupt(JobId(id), cost, false); !s.ok()) {
+        log_.Error("requeue_failed", {{"job", id}, {"error", s.message()}});
+        continue;
+      }
+      Requeued(e, "node " + name + " down: " + reason);
+    } else {
       Requeue(it->second, "node " + name + " down: " + reason);
+    }
   }
   dirty_ = true;
 }
@@ -693,6 +711,8 @@ void Service::Requeued(JobEntry& e, const std::string& reason) {
   pending_.insert(e.id);
   e.state = JobState::kPending;
   e.placements.clear();
+  e.launched = false;
+  e.task_exits.clear();
   ++e.requeues;
   MarkView(e);
   ++metrics_.jobs_requeued;

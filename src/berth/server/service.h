@@ -22,6 +22,13 @@
 // arrived), and a checker that itself did not run for longer than the timeout
 // (the process was stopped) grants every node a fresh timeout.
 //
+// Node agents (ServiceOptions::agent_nodes, docs/agent.md): the cluster is
+// the registered agents. A registration that adds or changes a node is made
+// durable, then the cluster model is rebuilt and every placement re-adopted
+// on the new model by node name (ADR 0001: node order is fixed per model;
+// ADR 0014). Agents learn their tasks from heartbeat answers and report exits;
+// the API serves the task logs they upload.
+//
 // Recovery (Start): the store's records are folded into the last state of
 // every job; unfinished jobs are re-submitted in id order and running ones
 // re-applied on their recorded placements (Scheduler::Adopt).
@@ -123,6 +130,15 @@ struct ServiceOptions {
   // What one submission may create (a 422 beyond; docs/service.md, "Input
   // limits").
   AdmissionLimits limits;
+  // Real nodes run by `berth agent` (docs/agent.md): the cluster passed to
+  // the constructor must be empty; the registered agents make it up.
+  bool agent_nodes = false;
+  // A task stopped by Berth (cancel, requeue, a failed rank's gang) gets
+  // SIGTERM, then SIGKILL this long after (its agent's supervisor does it).
+  TimeUs kill_grace = 10'000'000;
+  // Where the task logs agents upload are kept ("" = no logs kept).
+  std::string agent_log_dir;
+  int64_t max_log_bytes = 64ll << 20;  // per task and run; later bytes are dropped
   // Launch specs (GET /v1/jobs/{id}/launch): the MASTER_PORT range and a
   // node address hook (besides the addresses SetNodeAddress records).
   workload::LaunchOptions launch;
@@ -205,9 +221,22 @@ class Service final : private VirtualNodes::Sink {
   void ExtenderPodBound(const std::string& ns, const std::string& name, const std::string& uid,
                         const std::string& node);
 
+  // --- the node API (the HTTP layer checks the node token; docs/agent.md) ---
+  ApiResult AgentRegister(const std::string& body);
+  ApiResult AgentHeartbeat(const std::string& body);
+  ApiResult AgentTaskStatus(const std::string& body);
+  // Appends `data` at byte `offset` of the log of (job, generation, task),
+  // sent by node `name`.
+  ApiResult AgentLogUpload(const std::string& name, const std::string& agent_id, int64_t job, int32_t generation,
+                           int32_t task, int64_t offset, const std::string& data);
+  // The log of task `task` of job `id` (its latest run, or run `generation`
+  // when >= 1): 200 with the text in body["text"], or an error.
+  ApiResult JobLogs(int64_t id, int32_t task, int32_t generation);
+
   // Failure injection and inspection, for tests and demos (null without virtual nodes).
   VirtualNodes* virtual_nodes() { return vnodes_.get(); }
-  const cluster::Cluster& cluster() const { return cluster_; }
+  // The cluster the scheduling thread uses (agents: changes on registration).
+  const cluster::Cluster& cluster() const { return *cluster_; }
   // Runs `fn` on the scheduling thread after everything queued before it.
   bool Sync(std::function<void()> fn = [] {});
 
@@ -232,6 +261,14 @@ class Service final : private VirtualNodes::Sink {
     bool view_dirty = false;  // queued for the next published snapshot
     bool verdict_stale = false;  // visited by a pass; its view's verdict may be old
     std::shared_ptr<const job::JobSpec> shared_spec;  // the spec as views share it (made once)
+    bool launched = false;    // agents: its start is durable, so agents may run it
+    std::map<int32_t, int32_t> task_exits;  // agents: exit codes of this run's tasks, by task index
+  };
+  // A registered node agent (agents mode).
+  struct AgentEntry {
+    std::string agent_id;
+    cluster::NodeSpec spec;
+    std::string body;  // the registration as stored
   };
   // A workflow (service_workflows.cc): its core state and the job of each
   // stage attempt. Kept in memory only (docs/workflows.md, "Limits").
@@ -269,6 +306,19 @@ class Service final : private VirtualNodes::Sink {
   // VirtualNodes::Sink (agents' thread): post to the loop.
   void Heartbeats(const std::vector<int32_t>& nodes) override;
   void JobDone(int64_t job, int32_t generation) override;
+
+  // Agents mode (service_agents.cc), on the scheduling thread.
+  // Builds the cluster from agents_ and moves every job onto it.
+  Status RebuildAgentCluster(const std::string& why);
+  StatusOr<std::unique_ptr<scheduler::Scheduler>> NewScheduler(const cluster::Cluster& c);
+  // Whether the job can run on the cluster now (agents: none registered yet is an error).
+  Status Feasible(const job::JobSpec& spec) const;
+  Status LoadAgents();
+  nlohmann::json AgentRunList(NodeId node) const;
+  // An exit of (job, generation, task) on `node`: 0 ok, else 404/409 with why.
+  ApiResult ApplyTaskExit(NodeId node, int64_t job, int32_t generation, int32_t task, bool lost, int32_t code);
+  void CopyAgentBeats();
+  void EndJob(JobEntry& e, job::JobState state, const std::string& reason);
 
   // Queue plumbing.
   bool Post(std::function<void()> fn);
@@ -336,7 +386,9 @@ class Service final : private VirtualNodes::Sink {
   // why not (any thread; logs the refusal).
   Status VerifyPod(k8s::Pod& pod);
 
-  const cluster::Cluster& cluster_;
+  // The cluster model. Fixed, or (agents mode) replaced by the scheduling
+  // thread on registrations; the reads use the one their snapshot holds.
+  std::shared_ptr<const cluster::Cluster> cluster_;
   store::Store& store_;
   ServiceOptions options_;
   Logger& log_;
@@ -344,7 +396,8 @@ class Service final : private VirtualNodes::Sink {
   SystemClock clock_;
   framework::PolicyRegistry policies_;
   framework::PluginRegistry plugins_;
-  std::unique_ptr<scheduler::Scheduler> sched_;
+  std::unique_ptr<scheduler::Scheduler> sched_;  // agents mode: null until a node registered
+  std::optional<framework::Profile> profile_;     // the policy's, for NewScheduler
   std::unique_ptr<VirtualNodes> vnodes_;
   store::Fence fence_;
   std::atomic<bool> ready_{false};
@@ -388,6 +441,14 @@ class Service final : private VirtualNodes::Sink {
   std::unordered_map<std::string, std::string> ext_group_of_pod_;  // pod uid -> group key
   TimeUs next_expiry_check_ = 0;
   std::set<std::pair<TimeUs, int64_t>> key_expiry_;  // (when, job): keys of ended jobs to free
+
+  // Agents mode, loop-owned: the registrations by node name.
+  std::map<std::string, AgentEntry> agents_;
+  // Agents mode, shared with the HTTP threads under beat_mu_: each agent's
+  // identity and last heartbeat (steady clock), by node name.
+  mutable std::mutex beat_mu_;
+  std::unordered_map<std::string, std::pair<std::string, TimeUs>> agent_beats_;
+  std::mutex log_mu_;  // the task log files (HTTP threads)
 
   // Heartbeats: steady-clock arrival per node, written by the agents' thread.
   std::unique_ptr<std::atomic<int64_t>[]> beat_at_;

@@ -84,7 +84,7 @@ Status Service::VerifyPod(k8s::Pod& pod) {
 std::string Service::ExtenderPlannedNode(const JobEntry& e, int32_t task) const {
   if (e.state != JobState::kRunning || task < 0) return "";
   for (const auto& p : e.placements)
-    if (p.task.index == task) return cluster_.node(p.alloc.node).name;
+    if (p.task.index == task) return cluster_->node(p.alloc.node).name;
   return "";
 }
 
@@ -273,7 +273,7 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
       g.memory_mib = pod.memory_mib;
       spec.groups.push_back(g);
       Status ok = job::ValidateJob(spec);
-      if (ok.ok()) ok = CheckFeasible(cluster_, spec);
+      if (ok.ok()) ok = CheckFeasible(*cluster_, spec);
       if (!ok.ok()) {
         fail_all("berth: " + ok.message(), true);
         return {200, k8s::ToJson(out)};
@@ -342,7 +342,7 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
     for (const auto& n : names) {
       if (n == target) {
         pass.push_back(n);
-      } else if (!cluster_.FindNode(n)) {
+      } else if (!cluster_->FindNode(n)) {
         FailNode(out, n, "berth: node unknown to berth", true);
       } else {
         FailNode(out, n,
@@ -521,10 +521,10 @@ ApiResult Service::ExtenderPreempt(const std::string& body) {
     k8s::PreemptionResult out;
     const auto& in = shared->has_meta_victims ? shared->node_to_meta_victims : shared->node_to_victims;
     for (const auto& [node, victims] : in) {
-      auto n = cluster_.FindNode(node);
+      auto n = cluster_->FindNode(node);
       if (!n || !nodes_[n->value()].up || nodes_[n->value()].quarantined) continue;
       if (!planned.empty() && node != planned) continue;
-      const cluster::Node& cn = cluster_.node(*n);
+      const cluster::Node& cn = cluster_->node(*n);
       if (cn.gpu_count < pod.gpus || (cn.cpu_milli > 0 && cn.cpu_milli < pod.cpu_milli) ||
           (cn.memory_mib > 0 && cn.memory_mib < pod.memory_mib))
         continue;

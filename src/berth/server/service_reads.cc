@@ -112,9 +112,9 @@ ApiResult Service::GetJob(int64_t id) {
     if (auto w = WorkflowView(id)) return ApiResult{200, std::move(*w)};
     return ApiResult::Error(404, "no job " + std::to_string(id));
   }
-  if (v->placements->size() <= 1000) return ApiResult{200, JobJson(cluster_, *v, true)};
+  if (v->placements->size() <= 1000) return ApiResult{200, JobJson(*snap->cluster, *v, true)};
   ReadGate::Slot slot(*read_gate_);  // a large gang: a large answer
-  return ApiResult{200, JobJson(cluster_, *v, true)};
+  return ApiResult{200, JobJson(*snap->cluster, *v, true)};
 }
 
 ApiResult Service::GetLaunch(int64_t id) {
@@ -143,7 +143,7 @@ ApiResult Service::GetLaunch(int64_t id) {
   }
   job::JobSpec spec = *v->spec;
   spec.id = JobId(id);
-  auto launch = workload::ComputeLaunchSpec(cluster_, spec, *v->placements, o);
+  auto launch = workload::ComputeLaunchSpec(*snap->cluster, spec, *v->placements, o);
   if (!launch.ok()) return ApiResult::Error(500, "launch spec of job " + std::to_string(id) + ": " + launch.status().message());
   return ApiResult{200, LaunchSpecJson(*launch)};
 }
@@ -209,7 +209,7 @@ ApiResult Service::ListJobs(const std::string& state, int64_t after, int64_t lim
       more = true;
       return false;
     }
-    items.push_back(JobJson(cluster_, v, false));
+    items.push_back(JobJson(*snap->cluster, v, false));
     last = v.id;
     return true;
   });
@@ -281,20 +281,27 @@ ApiResult Service::Nodes() {
   ReadGate::Slot slot(*read_gate_);
   json items = json::array();
   const TimeUs steady_now = SteadyNow();
-  for (int32_t i = 0; i < cluster_.num_nodes(); ++i) {
-    const auto& node = cluster_.node(NodeId(i));
+  const cluster::Cluster& cl = *snap->cluster;
+  std::unordered_map<std::string, std::pair<std::string, TimeUs>> beats;
+  if (options_.agent_nodes) {
+    std::lock_guard<std::mutex> lock(beat_mu_);
+    beats = agent_beats_;
+  }
+  for (int32_t i = 0; i < cl.num_nodes() && i < static_cast<int32_t>(snap->nodes->size()); ++i) {
+    const auto& node = cl.node(NodeId(i));
     const NodeView& nv = (*snap->nodes)[i];
     json j = {{"name", node.name},
-              {"gpu_type", node.gpu_type.valid() ? cluster_.gpu_type(node.gpu_type).name : ""},
+              {"gpu_type", node.gpu_type.valid() ? cl.gpu_type(node.gpu_type).name : ""},
               {"gpus", node.gpu_count},
               {"gpus_used_milli", nv.gpus_used_milli},
               {"tasks", nv.tasks},
               {"up", nv.up},
               {"quarantined", nv.quarantined},
               {"failures", nv.failures},
-              {"leaf", cluster_.domain(node.domain[static_cast<int>(cluster::Level::kLeaf)]).name}};
+              {"leaf", cl.domain(node.domain[static_cast<int>(cluster::Level::kLeaf)]).name}};
     if (options_.virtual_nodes)
       j["heartbeat_age_s"] = UsToSeconds(steady_now - beat_at_[i].load(std::memory_order_relaxed));
+    if (auto b = beats.find(node.name); b != beats.end()) j["heartbeat_age_s"] = UsToSeconds(steady_now - b->second.second);
     items.push_back(std::move(j));
   }
   return ApiResult{200, {{"nodes", std::move(items)}}};
@@ -350,10 +357,11 @@ std::string Service::MetricsText() {
     g += "# HELP berth_queue_running_jobs Jobs running, per queue.\n# TYPE berth_queue_running_jobs gauge\n";
     for (const auto& [q, n] : running_by_queue)
       g += "berth_queue_running_jobs{queue=\"" + PromLabel(q) + "\"} " + std::to_string(n) + "\n";
-    std::vector<int64_t> milli(cluster_.gpu_types().size(), 0), total(cluster_.gpu_types().size(), 0);
+    const cluster::Cluster& cl = *snap->cluster;
+    std::vector<int64_t> milli(cl.gpu_types().size(), 0), total(cl.gpu_types().size(), 0);
     int64_t nodes_up = 0, quarantined = 0;
-    for (int32_t i = 0; i < cluster_.num_nodes(); ++i) {
-      const auto& node = cluster_.node(NodeId(i));
+    for (int32_t i = 0; i < cl.num_nodes() && i < static_cast<int32_t>(snap->nodes->size()); ++i) {
+      const auto& node = cl.node(NodeId(i));
       const NodeView& nv = (*snap->nodes)[i];
       nodes_up += nv.up;
       quarantined += nv.quarantined;
@@ -364,11 +372,11 @@ std::string Service::MetricsText() {
     g += "# HELP berth_gpus_allocated GPUs allocated to running tasks, per GPU type.\n"
          "# TYPE berth_gpus_allocated gauge\n";
     for (size_t t = 0; t < milli.size(); ++t)
-      g += "berth_gpus_allocated{type=\"" + PromLabel(cluster_.gpu_types()[t].name) + "\"} " +
+      g += "berth_gpus_allocated{type=\"" + PromLabel(cl.gpu_types()[t].name) + "\"} " +
            FormatGpus(milli[t]) + "\n";
     g += "# HELP berth_gpus_total GPUs in the cluster, per GPU type.\n# TYPE berth_gpus_total gauge\n";
     for (size_t t = 0; t < total.size(); ++t)
-      g += "berth_gpus_total{type=\"" + PromLabel(cluster_.gpu_types()[t].name) + "\"} " + std::to_string(total[t]) +
+      g += "berth_gpus_total{type=\"" + PromLabel(cl.gpu_types()[t].name) + "\"} " + std::to_string(total[t]) +
            "\n";
     g += "# HELP berth_nodes_up Nodes the scheduler may use.\n# TYPE berth_nodes_up gauge\nberth_nodes_up " +
          std::to_string(nodes_up) + "\n";
@@ -396,12 +404,13 @@ ApiResult Service::AdminNodes(const std::string& who) {
   json items = json::array();
   const TimeUs steady_now = SteadyNow();
   int64_t down = 0, quarantined = 0;
-  for (int32_t i = 0; i < cluster_.num_nodes(); ++i) {
+  const cluster::Cluster& cl = *snap->cluster;
+  for (int32_t i = 0; i < cl.num_nodes() && i < static_cast<int32_t>(snap->nodes->size()); ++i) {
     const NodeView& nv = (*snap->nodes)[i];
     if (nv.up && !nv.quarantined) continue;
     down += !nv.up;
     quarantined += nv.quarantined;
-    json j = {{"name", cluster_.node(NodeId(i)).name}, {"up", nv.up}, {"quarantined", nv.quarantined},
+    json j = {{"name", cl.node(NodeId(i)).name}, {"up", nv.up}, {"quarantined", nv.quarantined},
               {"failures", nv.failures}};
     if (options_.virtual_nodes)
       j["heartbeat_age_s"] = UsToSeconds(steady_now - beat_at_[i].load(std::memory_order_relaxed));
@@ -414,20 +423,18 @@ ApiResult Service::AdminNodes(const std::string& who) {
 ApiResult Service::Unquarantine(const std::string& name, const std::string& who) {
   if (!ready_) return NotReady();
   const std::string shown = name.size() > 200 ? name.substr(0, 200) + "..." : name;
-  auto node = cluster_.FindNode(name);
-  if (!node) {
-    AuditLog("unquarantine", who, {{"node", shown}, {"result", "no such node"}});
-    return ApiResult::Error(404, "no node '" + shown + "'");
-  }
   struct Out {
+    bool found = false;
     bool was = false;
     int64_t failures = 0;
     std::shared_future<Status> durable;
   };
-  const int32_t n = node->value();
-  auto out = Call<Out>([this, n]() -> Out {
+  auto out = Call<Out>([this, name]() -> Out {
+    auto node = cluster_->FindNode(name);  // on the loop: agents may change the cluster
+    if (!node) return Out{};
+    const int32_t n = node->value();
     NodeEntry& ne = nodes_[n];
-    Out o{ne.quarantined, ne.total_failures, {}};
+    Out o{true, ne.quarantined, ne.total_failures, {}};
     if (!ne.quarantined) return o;
     ne.quarantined = false;
     ne.failures.clear();  // a fresh window: the next failure alone does not quarantine it again
@@ -435,12 +442,16 @@ ApiResult Service::Unquarantine(const std::string& name, const std::string& who)
     // Up again at its next heartbeat after it went down (CheckHeartbeats).
     auto promise = std::make_shared<std::promise<Status>>();
     o.durable = promise->get_future().share();
-    AppendRecord({store::RecordKind::kNodeState, -1, clock_.Now(), cluster_.node(NodeId(n)).name,
+    AppendRecord({store::RecordKind::kNodeState, -1, clock_.Now(), cluster_->node(NodeId(n)).name,
                   EncodeNode(false, ne.total_failures)},
                  [promise](const Status& s) { promise->set_value(s); });
     return o;
   });
   if (!out) return ApiResult::Error(503, "the scheduling loop did not answer in time");
+  if (!out->found) {
+    AuditLog("unquarantine", who, {{"node", shown}, {"result", "no such node"}});
+    return ApiResult::Error(404, "no node '" + shown + "'");
+  }
   if (out->durable.valid()) {
     if (out->durable.wait_for(std::chrono::microseconds(options_.request_timeout)) != std::future_status::ready)
       return ApiResult::Error(503, "the store did not record the change in time");

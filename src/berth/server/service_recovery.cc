@@ -53,7 +53,7 @@ Status Service::Recover() {
           ++skipped;
           continue;
         }
-        auto placements = DecodePlacements(cluster_, JobId(r.job), r.body);
+        auto placements = DecodePlacements(*cluster_, JobId(r.job), r.body);
         JobEntry& e = it->second;
         ++e.generation;
         if (!placements.ok()) {
@@ -101,8 +101,10 @@ Status Service::Recover() {
         recorded = std::move(info);
         break;
       }
+      case store::RecordKind::kNodeRegistered:
+        break;  // read before the fold (LoadAgents)
       case store::RecordKind::kNodeState: {
-        auto n = cluster_.FindNode(r.key);
+        auto n = cluster_->FindNode(r.key);
         if (!n) continue;
         bool quarantined = false;
         int64_t failures = 0;
@@ -115,8 +117,9 @@ Status Service::Recover() {
     }
   }
   // The cluster the store was written for must be this one, unless told.
-  const ClusterInfo here = DescribeCluster(cluster_);
-  const bool cluster_changed = recorded && recorded->fingerprint != here.fingerprint;
+  const ClusterInfo here = DescribeCluster(*cluster_);
+  // With agents the cluster is what registered: it changes by design.
+  const bool cluster_changed = !options_.agent_nodes && recorded && recorded->fingerprint != here.fingerprint;
   if (cluster_changed) {
     if (!options_.accept_cluster_change)
       return FailedPrecondition("the store " + store_.Describe() + " was written for another cluster (" +
@@ -131,7 +134,7 @@ Status Service::Recover() {
   const TimeUs now = clock_.Now();
   const TimeUs steady_now =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  for (int32_t n = 0; n < cluster_.num_nodes(); ++n) {
+  for (int32_t n = 0; n < cluster_->num_nodes(); ++n) {
     beat_at_[n].store(steady_now, std::memory_order_relaxed);
     if (nodes_[n].quarantined) {
       nodes_[n].up = false;
@@ -151,8 +154,9 @@ Status Service::Recover() {
     // A job the cluster can no longer hold (it changed) waits outside the
     // scheduler, which would fail it; a later start on a cluster that fits
     // it schedules it again.
-    if (Status fits = CheckFeasible(cluster_, e.spec); !fits.ok()) {
-      e.unfit = "does not fit this cluster (changed since the job was accepted): " + fits.message();
+    if (Status fits = Feasible(e.spec); !fits.ok()) {
+      e.unfit = options_.agent_nodes ? "waiting for node agents that can hold it: " + fits.message()
+                                     : "does not fit this cluster (changed since the job was accepted): " + fits.message();
       if (e.state == JobState::kRunning) {
         e.placements.clear();
         ++e.requeues;
@@ -175,6 +179,7 @@ Status Service::Recover() {
     if (e.state == JobState::kRunning) {
       s = sched_->Adopt(JobId(id), e.placements, e.started_at);
       if (s.ok()) {
+        e.launched = true;  // its start record is durable: agents keep running it
         running_.insert(id);
         ++running;
         continue;
@@ -189,7 +194,7 @@ Status Service::Recover() {
     pending_.insert(id);
     ++pending;
   }
-  if (!recorded || cluster_changed)
+  if (!options_.agent_nodes && (!recorded || cluster_changed))
     AppendRecord({store::RecordKind::kClusterInfo, -1, now, "cluster", EncodeClusterInfo(here)});
   if (unfit > 0)
     log_.Warn("jobs_no_longer_fit", {{"count", unfit}, {"jobs", unfit_ids}, {"cluster", here.summary},

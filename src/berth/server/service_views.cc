@@ -23,6 +23,7 @@ constexpr size_t kVerdictRefreshPerTurn = 4096;
 // while an auto-leaf tree has not made its leaf yet) is shown under the leaf
 // it will get: its queue, else its tenant, else "default".
 std::string Service::QueueOf(const JobEntry& e) const {
+  if (!sched_) return !e.spec.queue.empty() ? e.spec.queue : !e.spec.tenant.empty() ? e.spec.tenant : "default";
   const tenancy::QueueTree& tree = sched_->ledger().tree();
   const scheduler::JobRecord* rec = sched_->Find(JobId(e.id));
   const int32_t q = rec ? rec->queue : tree.LeafFor(e.spec);
@@ -38,7 +39,7 @@ std::string Service::WhyLine(const JobEntry& e) const {
   if (e.state == JobState::kRunning) return "";
   if (e.state != JobState::kPending) return e.end_reason;
   if (!e.unfit.empty()) return e.unfit;
-  const scheduler::JobRecord* rec = sched_->Find(JobId(e.id));
+  const scheduler::JobRecord* rec = sched_ ? sched_->Find(JobId(e.id)) : nullptr;
   if (!rec || (rec->last_verdict.ok() && rec->last_verdict.plugin.empty()))
     return e.durable ? "queued; not yet tried by the scheduler" : "being stored";
   return rec->last_verdict.reason;
@@ -89,9 +90,8 @@ std::shared_ptr<const JobView> Service::BuildJobView(JobEntry& e) const {
   v->end_reason = e.end_reason;
   v->unfit = e.unfit;
   v->queue = QueueOf(e);
-  const tenancy::QueueTree& tree = sched_->ledger().tree();
-  const scheduler::JobRecord* rec = sched_->Find(JobId(e.id));
-  v->queue_index = rec ? rec->queue : tree.LeafFor(e.spec);
+  const scheduler::JobRecord* rec = sched_ ? sched_->Find(JobId(e.id)) : nullptr;
+  v->queue_index = rec ? rec->queue : sched_ ? sched_->ledger().tree().LeafFor(e.spec) : -1;
   v->why = WhyLine(e);
   if (rec) {
     v->has_record = true;
@@ -147,7 +147,7 @@ void Service::PublishViews() {
     if (it == jobs_.end() || !it->second.verdict_stale) continue;
     JobEntry& e = it->second;
     e.verdict_stale = false;
-    const scheduler::JobRecord* rec = sched_->Find(JobId(id));
+    const scheduler::JobRecord* rec = sched_ ? sched_->Find(JobId(id)) : nullptr;
     const size_t c = static_cast<size_t>(id / kJobsPerChunk);
     const JobView* old = c < chunks_.size() && chunks_[c] ? chunks_[c]->jobs[id % kJobsPerChunk].get() : nullptr;
     if (old && rec && old->state == e.state && old->attempts == rec->attempts &&
@@ -157,17 +157,35 @@ void Service::PublishViews() {
     put(id, BuildJobView(e));
   }
   verdict_queue_.erase(verdict_queue_.begin(), verdict_queue_.begin() + static_cast<std::ptrdiff_t>(done));
+  if (!sched_) {  // agents mode before any node registered: no nodes, no queue figures
+    if (!node_views_ || node_views_dirty_) {
+      node_views_ = std::make_shared<const std::vector<NodeView>>();
+      queue_views_ = std::make_shared<const QueueViews>();
+      node_views_dirty_ = false;
+      changed = true;
+    }
+    if (!changed) return;
+    auto snap = std::make_shared<ReadSnapshot>();
+    snap->cluster = cluster_;
+    snap->chunks.assign(chunks_.begin(), chunks_.end());
+    snap->nodes = node_views_;
+    snap->queues = queue_views_;
+    snap->turn = turn_;
+    std::fill(chunk_fresh_.begin(), chunk_fresh_.end(), 0);
+    views_.Publish(std::move(snap));
+    return;
+  }
   // Nodes and queue figures follow the cluster state.
   const state::ClusterState& st = sched_->state();
   const tenancy::Ledger& ledger = sched_->ledger();
   const tenancy::QueueTree& tree = ledger.tree();
   const bool state_changed = st.version() != views_state_version_;
   if (state_changed || node_views_dirty_ || !node_views_) {
-    auto nodes = std::make_shared<std::vector<NodeView>>(cluster_.num_nodes());
-    for (int32_t i = 0; i < cluster_.num_nodes(); ++i) {
+    auto nodes = std::make_shared<std::vector<NodeView>>(cluster_->num_nodes());
+    for (int32_t i = 0; i < cluster_->num_nodes(); ++i) {
       const NodeId n(i);
       NodeView& v = (*nodes)[i];
-      v.gpus_used_milli = int64_t{cluster_.node(n).gpu_count} * kMilliPerGpu - st.node_free_milli(n);
+      v.gpus_used_milli = int64_t{cluster_->node(n).gpu_count} * kMilliPerGpu - st.node_free_milli(n);
       v.tasks = static_cast<int64_t>(st.tasks_on(n).size());
       v.up = nodes_[i].up;
       v.quarantined = nodes_[i].quarantined;
@@ -194,7 +212,7 @@ void Service::PublishViews() {
         const bool all = d == ledger.all_types_dim();
         if (!all && !n.has_quota[d] && ledger.usage(i, d) == 0) continue;
         const tenancy::Quota& quota = n.quota[d];
-        dims[all ? "*" : cluster_.gpu_type(GpuTypeId(static_cast<int16_t>(d))).name] = {
+        dims[all ? "*" : cluster_->gpu_type(GpuTypeId(static_cast<int16_t>(d))).name] = {
             {"guarantee", n.has_quota[d] ? json(gpus(quota.guarantee)) : json(nullptr)},
             {"limit", n.has_quota[d] ? gpus_or_null(quota.limit) : json(nullptr)},
             {"borrow_limit", n.has_quota[d] ? gpus_or_null(quota.borrow_limit) : json(nullptr)},
@@ -223,6 +241,7 @@ void Service::PublishViews() {
   views_state_version_ = st.version();
   if (!changed) return;
   auto snap = std::make_shared<ReadSnapshot>();
+  snap->cluster = cluster_;
   snap->chunks.assign(chunks_.begin(), chunks_.end());
   snap->nodes = node_views_;
   snap->queues = queue_views_;

@@ -38,7 +38,8 @@ ApiResult Service::SubmitWorkflow(const json& doc) {
     const std::string at = "stages[" + std::to_string(s) + "] ('" + sub->spec.stages[s].name + "'): ";
     if (Status within = CheckAdmissionLimits(j, "", options_.limits); !within.ok())
       return ApiResult::Error(422, at + within.message());
-    if (Status feasible = CheckFeasible(cluster_, j); !feasible.ok())
+    // With node agents a stage no node can hold yet waits for one.
+    if (Status feasible = options_.agent_nodes ? Status::Ok() : CheckFeasible(*cluster_, j); !feasible.ok())
       return ApiResult::Error(422, at + "the stage can never run here: " + feasible.message());
     if (options_.queues && !options_.queues->auto_leaves() && options_.queues->LeafFor(j) < 0)
       return ApiResult::Error(422, at + "tenant '" + j.tenant + "' maps to no leaf queue");

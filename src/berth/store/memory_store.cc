@@ -15,6 +15,7 @@ const char* RecordKindName(RecordKind kind) {
     case RecordKind::kNodeState: return "node_state";
     case RecordKind::kClusterInfo: return "cluster_info";
     case RecordKind::kJobAssigned: return "job_assigned";
+    case RecordKind::kNodeRegistered: return "node_registered";
   }
   return "unknown";
 }

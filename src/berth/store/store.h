@@ -43,6 +43,7 @@ enum class RecordKind : uint8_t {
   kNodeState = 5,    // a node's administrative state changed (key: node name)
   kClusterInfo = 6,  // the cluster the writer runs on (key: "cluster"; body: its fingerprint and summary)
   kJobAssigned = 7,  // a federation dispatcher sent a job to a member (key: member; body: attempt, outcome)
+  kNodeRegistered = 8,  // a node agent registered (key: node name; body: its identity and resources)
 };
 
 const char* RecordKindName(RecordKind kind);

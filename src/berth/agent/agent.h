@@ -1,0 +1,104 @@
+// `berth agent`: the node agent (docs/agent.md). It registers the node with
+// `berth serve`, heartbeats, and makes the node run what the heartbeat answers
+// list: every listed task it has no record of is started under a supervisor
+// (supervisor.h), every task it runs that is no longer listed is stopped
+// (SIGTERM to its process group, SIGKILL after the grace). Exits are reported
+// once the task's log is uploaded; a task is started at most once
+// (agent_state.h), across restarts of the agent and of the server.
+//
+// One thread; every call to the server has a timeout, and a server that does
+// not answer only delays reports: the tasks keep running.
+//
+//   AgentOptions o{.server = "http://head:7450", .node_token = "...", .work_dir = "/var/lib/berth-agent"};
+//   Agent agent(o, config);   // config: node_config.h, completed
+//   int code = agent.Run(stop_flag);
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "berth/agent/agent_state.h"
+#include "berth/agent/node_config.h"
+#include "berth/common/status.h"
+
+namespace berth::agent {
+
+struct AgentOptions {
+  std::string server;      // http://HOST:PORT
+  std::string node_token;  // the server's --node-token-file contents
+  std::string work_dir = "./berth-agent";
+  std::string supervisor_exe;  // the berth binary (agent-supervise); "" = /proc/self/exe
+  int64_t tick_ms = 100;       // the loop's period (process polling, log uploads)
+};
+
+// One task as a heartbeat answer lists it.
+struct Assignment {
+  int64_t job = -1;
+  int32_t generation = 0;
+  int32_t task = -1;
+  int32_t tasks = 1;               // the job's task count
+  std::vector<int32_t> gpus;       // Berth's GPU positions on this node (0.. the node's GPU count)
+  int64_t cpu_milli = 0, memory_mib = 0;
+  std::vector<std::string> command;
+  std::map<std::string, std::string> env;         // the job's env
+  std::map<std::string, std::string> launch_env;  // the launch spec's (when the server sends one)
+  std::string mpi_hostfile;  // the launch spec's host file ("" = none): written to the task dir
+};
+
+// Errors name the field ("run[2].gpus: ...").
+StatusOr<std::vector<Assignment>> ParseRunList(const nlohmann::json& run);
+
+// The task's environment: the agent's own (`base`, "K=V"), then the job's
+// env, then the launch env, then Berth's variables, which win:
+// CUDA_VISIBLE_DEVICES (the device indexes of the chosen GPUs, comma-
+// separated; "" without GPUs), BERTH_JOB_ID, BERTH_TASK_INDEX, BERTH_TASK_COUNT,
+// BERTH_RUN (the generation), BERTH_NODE, and BERTH_MPI_HOSTFILE (when
+// `hostfile` is not empty). Sorted by name.
+std::vector<std::string> BuildTaskEnv(const std::vector<std::string>& base, const Assignment& a,
+                                      const std::vector<GpuInfo>& node_gpus, const std::string& node_name,
+                                      const std::string& hostfile = "");
+
+class Agent {
+ public:
+  Agent(AgentOptions options, NodeConfig config);
+  // Runs until `stop` is set (then returns 0; tasks keep running) or a fatal
+  // refusal by the server (wrong token, the name taken by another agent, a
+  // registration refused: returns 1 after saying why on stderr).
+  int Run(const std::atomic<bool>& stop);
+
+ private:
+  struct Reply {
+    int status = 0;  // 0: no answer
+    nlohmann::json body;
+    std::string error;
+  };
+  Reply Post(const std::string& path, const std::string& body, const std::string& content_type = "application/json");
+  Status Register();
+  void Heartbeat();
+  void Reconcile(const std::vector<Assignment>& run);
+  void Start(const Assignment& a);
+  void Poll();
+  void StopTasks();
+  void UploadLogs(TaskRecord& r, bool all);
+  void ReportExits();
+  void Save();
+  void Log(const std::string& event, nlohmann::json fields) const;
+
+  AgentOptions options_;
+  NodeConfig config_;
+  AgentState state_;
+  bool dirty_ = false;
+  bool registered_ = false;
+  bool fatal_ = false;
+  std::string fatal_reason_;
+  int64_t heartbeat_ms_ = 1000;
+  int64_t kill_grace_ms_ = 10'000;
+  int64_t next_beat_ms_ = 0;
+  int64_t failures_logged_ = 0;
+};
+
+}  // namespace berth::agent

@@ -1,0 +1,257 @@
+// The node API of the service, without HTTP: registrations rebuild the
+// cluster, heartbeat answers list the tasks, exits end jobs, silence requeues,
+// and a restart recovers the registrations and the running placements.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "berth/server/agent_api.h"
+#include "berth/server/job_json.h"
+#include "berth/server/service.h"
+#include "berth/server/service_test_util.h"
+#include "berth/store/memory_store.h"
+
+namespace berth::server {
+namespace {
+
+using nlohmann::json;
+using testing::WaitFor;
+
+class AgentHarness {
+ public:
+  explicit AgentHarness(std::shared_ptr<store::MemoryStore::Data> data = nullptr, TimeUs timeout = 60'000'000)
+      : data_(data ? data : std::make_shared<store::MemoryStore::Data>()), devnull_(std::fopen("/dev/null", "w")),
+        log_(devnull_) {
+    options_.agent_nodes = true;
+    options_.heartbeat_interval = 50'000;
+    options_.heartbeat_timeout = timeout;
+    options_.agent_log_dir = ::testing::TempDir() + "/berth-agent-logs-" + std::to_string(::getpid());
+  }
+  ~AgentHarness() {
+    if (service_) service_->Stop();
+    std::fclose(devnull_);
+  }
+  Status Start() {
+    store_ = std::make_unique<store::MemoryStore>(data_);
+    service_ = std::make_unique<Service>(cluster_, *store_, options_, log_, metrics_);
+    return service_->Start();
+  }
+  Service& s() { return *service_; }
+  ApiResult Register(const std::string& name, const std::string& id, int gpus = 4, const std::string& leaf = "") {
+    json g = json::array();
+    for (int i = 0; i < gpus; ++i) g.push_back({{"index", i}, {"type", "H100"}, {"memory_mib", 81920}});
+    json body = {{"name", name}, {"agent_id", id}, {"cpu_milli", 64000}, {"memory_mib", 262144}, {"gpus", g}};
+    if (!leaf.empty()) body["labels"] = {{"leaf", leaf}};
+    return service_->AgentRegister(body.dump());
+  }
+  ApiResult Beat(const std::string& name, const std::string& id, json tasks = json::array()) {
+    return service_->AgentHeartbeat(json{{"name", name}, {"agent_id", id}, {"tasks", tasks}}.dump());
+  }
+  ApiResult Exit(const std::string& name, const std::string& id, int64_t job, int gen, int task, int code) {
+    return service_->AgentTaskStatus(json{{"name", name}, {"agent_id", id}, {"job", job}, {"generation", gen},
+                                          {"task", task}, {"state", "exited"}, {"exit_code", code}}
+                                         .dump());
+  }
+  std::string State(int64_t id) {
+    ApiResult r = service_->GetJob(id);
+    return r.code == 200 ? r.body["state"].get<std::string>() : "";
+  }
+  ServiceOptions options_;
+
+ private:
+  cluster::Cluster cluster_;
+  std::shared_ptr<store::MemoryStore::Data> data_;
+  std::FILE* devnull_;
+  Logger log_;
+  Metrics metrics_;
+  std::unique_ptr<store::MemoryStore> store_;
+  std::unique_ptr<Service> service_;
+};
+
+const char* kGang =
+    R"({"name":"g","groups":[{"name":"w","count":2,"gpus":4}],"command":["/bin/true"],"env":{"A":"1"}})";
+
+TEST(ServiceAgentsTest, RegisteredAgentsAreTheCluster) {
+  AgentHarness h;
+  ASSERT_TRUE(h.Start().ok());
+  EXPECT_EQ(h.s().Nodes().body["nodes"].size(), 0u);
+  ASSERT_EQ(h.Register("n1", "a1").code, 200);
+  ASSERT_EQ(h.Register("n2", "a2").code, 200);
+  ASSERT_TRUE(h.s().Sync());
+  json nodes = h.s().Nodes().body["nodes"];
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0]["name"], "n1");
+  EXPECT_EQ(nodes[1]["gpus"], 4);
+  // The same registration again changes nothing.
+  EXPECT_EQ(h.Register("n1", "a1").body["changed"], false);
+}
+
+TEST(ServiceAgentsTest, GangRunsThroughHeartbeatsAndSucceeds) {
+  AgentHarness h;
+  ASSERT_TRUE(h.Start().ok());
+  ASSERT_EQ(h.Register("n1", "a1").code, 200);
+  ASSERT_EQ(h.Register("n2", "a2").code, 200);
+  const int64_t id = h.s().SubmitJob(kGang).body.value("id", int64_t{-1});
+  ASSERT_GE(id, 1);
+  ASSERT_TRUE(WaitFor([&] { return h.State(id) == "running"; }));
+  json run1, run2;
+  ASSERT_TRUE(WaitFor([&] {
+    run1 = h.Beat("n1", "a1").body["run"];
+    run2 = h.Beat("n2", "a2").body["run"];
+    return run1.size() == 1 && run2.size() == 1;
+  }));
+  EXPECT_EQ(run1[0]["gpus"].size(), 4u);
+  EXPECT_EQ(run1[0]["command"][0], "/bin/true");
+  EXPECT_EQ(run1[0]["env"]["A"], "1");
+  EXPECT_NE(run1[0]["task"], run2[0]["task"]);
+  const int gen = run1[0]["generation"];
+  EXPECT_EQ(h.Exit("n1", "a1", id, gen, run1[0]["task"], 0).code, 200);
+  EXPECT_EQ(h.State(id), "running");  // the other task still runs
+  // A task the node does not run, a job that does not exist: refused.
+  EXPECT_EQ(h.Exit("n1", "a1", id, gen, run2[0]["task"], 0).code, 409);
+  EXPECT_EQ(h.Exit("n1", "a1", 999, 1, 0, 0).code, 404);
+  EXPECT_EQ(h.Exit("n1", "a1", id, gen + 1, 0, 0).code, 409);
+  // Repeated heartbeat reports of a recorded exit are harmless.
+  EXPECT_EQ(h.Beat("n1", "a1", json::array({{{"job", id}, {"generation", gen}, {"task", run1[0]["task"]},
+                                              {"state", "exited"}, {"exit_code", 0}}}))
+                .code,
+            200);
+  EXPECT_EQ(h.Exit("n2", "a2", id, gen, run2[0]["task"], 0).code, 200);
+  ASSERT_TRUE(WaitFor([&] { return h.State(id) == "succeeded"; }));
+  EXPECT_TRUE(h.Beat("n1", "a1").body["run"].empty());
+}
+
+TEST(ServiceAgentsTest, NonZeroExitFailsTheJob) {
+  AgentHarness h;
+  ASSERT_TRUE(h.Start().ok());
+  ASSERT_EQ(h.Register("n1", "a1", 8).code, 200);
+  const int64_t id =
+      h.s().SubmitJob(R"({"name":"f","groups":[{"name":"w","count":1,"gpus":2}],"command":["false"]})").body["id"];
+  json run;
+  ASSERT_TRUE(WaitFor([&] { return (run = h.Beat("n1", "a1").body["run"]).size() == 1; }));
+  EXPECT_EQ(h.Exit("n1", "a1", id, run[0]["generation"], 0, 3).code, 200);
+  ASSERT_TRUE(WaitFor([&] { return h.State(id) == "failed"; }));
+  EXPECT_NE(h.s().GetJob(id).body.dump().find("exited with status 3"), std::string::npos);
+}
+
+TEST(ServiceAgentsTest, BadInputChangesNothing) {
+  AgentHarness h;
+  ASSERT_TRUE(h.Start().ok());
+  ASSERT_EQ(h.Register("n1", "a1").code, 200);
+  // The name taken by another live agent.
+  ApiResult dup = h.Register("n1", "other");
+  EXPECT_EQ(dup.code, 409);
+  EXPECT_NE(dup.body["error"].get<std::string>().find("another agent"), std::string::npos);
+  EXPECT_EQ(h.Beat("n1", "other").code, 409);
+  // Malformed documents.
+  EXPECT_EQ(h.s().AgentRegister("{").code, 400);
+  EXPECT_EQ(h.s().AgentRegister(R"({"name":"x","agent_id":"a","gpus":[{"index":0}]})").code, 400);
+  EXPECT_EQ(h.s().AgentRegister(R"({"name":"x","agent_id":"a","gpus":[{"index":0,"type":"H100"},{"index":0,"type":"H100"}]})").code, 400);
+  EXPECT_EQ(h.s().AgentRegister(R"({"name":"x","agent_id":"a","gpus":[{"index":0,"type":"H100"},{"index":1,"type":"A100"}]})").code, 400);
+  EXPECT_EQ(h.s().AgentRegister(R"({"name":"x","agent_id":"a","colour":"red"})").code, 400);
+  EXPECT_EQ(h.s().AgentHeartbeat(R"({"name":"n1","agent_id":"a1","tasks":[{"job":"one"}]})").code, 400);
+  EXPECT_EQ(h.s().AgentTaskStatus(R"({"name":"n1","agent_id":"a1","job":1,"generation":1,"task":0,"state":"running"})").code, 400);
+  EXPECT_EQ(h.Beat("ghost", "g").code, 404);
+  ASSERT_TRUE(h.s().Sync());
+  json nodes = h.s().Nodes().body["nodes"];
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0]["name"], "n1");
+}
+
+TEST(ServiceAgentsTest, JobWaitsForAgentsThatCanHoldIt) {
+  AgentHarness h;
+  ASSERT_TRUE(h.Start().ok());
+  const int64_t id = h.s().SubmitJob(kGang).body.value("id", int64_t{-1});
+  ASSERT_GE(id, 1);
+  ASSERT_TRUE(WaitFor([&] { return h.State(id) == "pending"; }));
+  EXPECT_NE(h.s().GetJob(id).body.dump().find("waiting for node agents"), std::string::npos);
+  ASSERT_EQ(h.Register("n1", "a1").code, 200);
+  ASSERT_TRUE(h.s().Sync());
+  EXPECT_EQ(h.State(id), "pending");  // one node of 4 GPUs cannot hold 2 x 4
+  ASSERT_EQ(h.Register("n2", "a2").code, 200);
+  ASSERT_TRUE(WaitFor([&] { return h.State(id) == "running"; }));
+}
+
+TEST(ServiceAgentsTest, SilentNodeGoesDownAndItsGangIsRequeued) {
+  AgentHarness h(nullptr, 400'000);
+  ASSERT_TRUE(h.Start().ok());
+  ASSERT_EQ(h.Register("n1", "a1").code, 200);
+  ASSERT_EQ(h.Register("n2", "a2").code, 200);
+  const int64_t id =
+      h.s().SubmitJob(R"({"name":"one","groups":[{"name":"w","count":1,"gpus":4}],"command":["sleep","60"]})").body["id"];
+  ASSERT_TRUE(WaitFor([&] { return h.State(id) == "running"; }));
+  const std::string first = h.s().GetJob(id).body["placements"][0]["node"];
+  const std::string other = first == "n1" ? "n2" : "n1";
+  const std::string other_id = first == "n1" ? "a2" : "a1";
+  // Only the other node heartbeats: the first goes down, the job moves.
+  ASSERT_TRUE(WaitFor([&] {
+    h.Beat(other, other_id);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    json j = h.s().GetJob(id).body;
+    return j["state"] == "running" && j["placements"][0]["node"] == other;
+  }));
+  EXPECT_GE(h.s().GetJob(id).body["requeues"].get<int>(), 1);
+}
+
+TEST(ServiceAgentsTest, RestartRecoversRegistrationsAndRunningJobs) {
+  auto data = std::make_shared<store::MemoryStore::Data>();
+  int64_t id = -1;
+  json placements;
+  {
+    AgentHarness h(data);
+    ASSERT_TRUE(h.Start().ok());
+    ASSERT_EQ(h.Register("n1", "a1").code, 200);
+    ASSERT_EQ(h.Register("n2", "a2").code, 200);
+    id = h.s().SubmitJob(kGang).body["id"];
+    ASSERT_TRUE(WaitFor([&] { return h.State(id) == "running" && h.Beat("n1", "a1").body["run"].size() == 1; }));
+    placements = h.s().GetJob(id).body["placements"];
+  }
+  AgentHarness h(data);
+  ASSERT_TRUE(h.Start().ok());
+  EXPECT_EQ(h.State(id), "running");
+  EXPECT_EQ(h.s().GetJob(id).body["placements"], placements);
+  EXPECT_EQ(h.s().Nodes().body["nodes"].size(), 2u);
+  // The agents carry on without registering again.
+  json run = h.Beat("n1", "a1").body["run"];
+  ASSERT_EQ(run.size(), 1u);
+  EXPECT_EQ(run[0]["generation"], 1);
+}
+
+TEST(JobCommandTest, CommandAndEnvRoundTrip) {
+  auto sub = ParseJobBody(
+      R"({"name":"a","groups":[{"count":1,"gpus":1}],"command":["sh","-c","echo hi\nexit 0"],"env":{"A_1":"x y"}})");
+  ASSERT_TRUE(sub.ok()) << sub.status().message();
+  EXPECT_EQ(sub->spec.command.size(), 3u);
+  EXPECT_EQ(sub->spec.env.at("A_1"), "x y");
+  json back = JobToJson(sub->spec);
+  EXPECT_EQ(back["command"][2], "echo hi\nexit 0");
+  EXPECT_EQ(back["env"]["A_1"], "x y");
+  for (const char* bad : {R"("command":[])", R"("command":"sh")", R"("command":[""])", R"("command":[1])",
+                          R"("env":{"1A":"x"})", R"("env":{"A":1})", R"("env":[])"}) {
+    auto r = ParseJobBody(std::string(R"({"name":"a","groups":[{"count":1,"gpus":1}],)") + bad + "}");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_TRUE(r.status().message().find("command") != std::string::npos ||
+                r.status().message().find("env") != std::string::npos)
+        << r.status().message();
+  }
+}
+
+TEST(AgentApiTest, ParsesAndEncodesRegistrations) {
+  auto r = ParseAgentRegistration(
+      R"({"name":"n","agent_id":"x","cpu_milli":1000,"memory_mib":2048,"gpus":[{"index":3,"type":"H100","memory_mib":81920}],"labels":{"leaf":"l1"}})");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->gpus[0].index, 3);
+  EXPECT_EQ(r->ToNodeSpec().gpu_count, 1);
+  EXPECT_EQ(r->ToNodeSpec().leaf, "l1");
+  auto again = ParseAgentRegistration(EncodeAgentRegistration(*r));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(EncodeAgentRegistration(*again), EncodeAgentRegistration(*r));
+  auto bad = ParseAgentRegistration(R"({"name":"a b","agent_id":"x"})");
+  EXPECT_FALSE(bad.ok());
+  auto label = ParseAgentRegistration(R"({"name":"n","agent_id":"x","labels":{"rack":"r"}})");
+  ASSERT_FALSE(label.ok());
+  EXPECT_NE(label.status().message().find("labels.rack"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace berth::server
