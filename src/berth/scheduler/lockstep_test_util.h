@@ -90,8 +90,9 @@ inline LockstepResult RunLockstep(const std::string& policy, uint64_t seed, int 
       // Verdicts are not in the log: compare the new job's.
       const JobRecord* ra = fast.Find(j.id);
       const JobRecord* rb = scan.Find(j.id);
-      if (ra != nullptr && rb != nullptr)
+      if (ra != nullptr && rb != nullptr) {
         EXPECT_EQ(ra->last_verdict.reason, rb->last_verdict.reason) << policy << " seed " << seed << " step " << step;
+      }
       running.insert(running.end(), a.begin(), a.end());
     } else if (op < mix.finish) {
       if (running.empty()) continue;
