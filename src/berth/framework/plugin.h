@@ -14,7 +14,9 @@
 //              feasible nodes. The framework sums weight × score; ties go to
 //              the lowest node rank. ScoreBound (optional) bounds the score
 //              over a set of nodes from the indexes, so that the scheduler
-//              finds the best node without scoring every node.
+//              finds the best node without scoring every node. NodeLocal
+//              (optional) says a node's score changes only with the node, so
+//              the scheduler may keep scores across decisions.
 //   SelectGpus which GPUs of the chosen node (default: lowest-index free GPUs
 //              for whole-GPU tasks, the fullest GPU that fits for shares).
 //   Reserve    a task's allocation was tentatively applied; Unreserve undoes.
@@ -119,6 +121,15 @@ class ScorePlugin : public virtual Plugin {
                                             const NodeTier& tier) const {
     return std::nullopt;
   }
+  // Optional, for the scheduler's class score cache
+  // (scheduler/class_score_cache.h): true promises that Score(ctx, req, n)
+  // depends only on the request and node n's own state in ctx.state (so it
+  // can change only when an event changes node n), not on the job, the task
+  // index, the random generator, the clock or other nodes, and that Normalize
+  // gives the highest value to the nodes with the highest raw score and to no
+  // other. The scheduler then keeps every node's score per task request and
+  // rescores only the nodes that changed.
+  virtual bool NodeLocal() const { return false; }
   // Which GPUs on `node` (a bitmask of node-local indexes); nullopt = default.
   virtual std::optional<uint64_t> SelectGpus(const CycleContext& ctx, const TaskRequest& req, NodeId node) const {
     return std::nullopt;

@@ -1,6 +1,8 @@
 // The group score cache (see group_score_cache.h).
 #include "berth/scheduler/group_score_cache.h"
 
+#include <cassert>
+
 namespace berth::scheduler {
 
 namespace {
@@ -25,28 +27,42 @@ void GroupScoreCache::Rescore(const framework::CycleContext& ctx, const framewor
                               const framework::ScorePlugin& scorer,
                               std::span<framework::FilterPlugin* const> filters, int32_t n) {
   const NodeId node(n);
-  bool pass = ctx.state.up(node);
-  for (size_t f = 0; pass && f < filters.size(); ++f) pass = filters[f]->Filter(ctx, req, node);
-  feasible_[n] = pass;
-  if (pass) score_[n] = scorer.Score(ctx, req, node);
+  uint8_t reason = pass_;
+  if (!ctx.state.up(node)) {
+    reason = static_cast<uint8_t>(filters.size());
+  } else {
+    for (size_t f = 0; f < filters.size(); ++f)
+      if (!filters[f]->Filter(ctx, req, node)) {
+        reason = static_cast<uint8_t>(f);
+        break;
+      }
+  }
+  --reason_count_[reason_[n]];
+  ++reason_count_[reason];
+  reason_[n] = reason;
+  if (reason == pass_) score_[n] = scorer.Score(ctx, req, node);
   ++visited_;
 }
 
 void GroupScoreCache::Replay(int32_t n) {
   size_t i = leaves_ + static_cast<size_t>(n);
-  tree_[i] = feasible_[n] ? n : -1;
+  tree_[i] = Feasible(n) ? n : -1;
   for (i /= 2; i >= 1; i /= 2) tree_[i] = Better(tree_[2 * i], tree_[2 * i + 1]);
 }
 
 void GroupScoreCache::Build(const framework::CycleContext& ctx, const framework::TaskRequest& req,
                             const framework::ScorePlugin& scorer,
                             std::span<framework::FilterPlugin* const> filters) {
+  assert(filters.size() + 1 < 255);
   const int32_t num = ctx.state.cluster().num_nodes();
   visited_ = 0;
   req_ = req;
+  pass_ = static_cast<uint8_t>(filters.size() + 1);
   score_.assign(num, 0);
   rank_.resize(num);
-  feasible_.assign(num, 0);
+  reason_.assign(num, pass_);
+  reason_count_.assign(filters.size() + 2, 0);
+  reason_count_[pass_] = num;
   dirty_mark_.assign(num, 0);
   dirty_.clear();
   leaves_ = 1;
@@ -55,7 +71,7 @@ void GroupScoreCache::Build(const framework::CycleContext& ctx, const framework:
   for (int32_t n = 0; n < num; ++n) {
     rank_[n] = ctx.RankOf(NodeId(n));
     Rescore(ctx, req, scorer, filters, n);
-    tree_[leaves_ + n] = feasible_[n] ? n : -1;
+    tree_[leaves_ + n] = Feasible(n) ? n : -1;
   }
   for (size_t i = leaves_ - 1; i >= 1; --i) tree_[i] = Better(tree_[2 * i], tree_[2 * i + 1]);
   valid_ = true;

@@ -8,13 +8,18 @@
 // marks its node dirty; the next Find for the same request filters and scores
 // only the dirty nodes again and replays their paths up the tree. So a group of
 // T tasks on N nodes costs one scan of N nodes plus T x (changed nodes) x log N.
+// It also keeps, per node, why it fails (down, or the first filter it fails)
+// and the count of nodes per reason, so a task that fits nowhere gets the scan's
+// verdict without a scan.
 //
 // It gives the full scan's choice when the profile has exactly one filter
-// (fit), one score plugin with a positive weight that bounds its scores (a
-// promise that Normalize keeps the highest raw score as the only best, and
-// that a score depends only on the task request and the node's own state,
-// see framework/plugin.h), and no candidate plugin. The scheduler uses it only
-// for such profiles, and only for groups large enough to repay the first scan.
+// (fit), one score plugin with a positive weight whose score depends only on
+// the task request and the node's own state and whose Normalize keeps the
+// highest raw score as the only best (a plugin that bounds its scores, or a
+// node-local one: framework/plugin.h), and no candidate plugin. The scheduler
+// uses it only for such profiles: for bounded scores, for groups large enough
+// to repay the first scan; for node-local ones, for every task
+// (class_score_cache.h keeps one per task request).
 //
 //   GroupScoreCache cache;
 //   cache.Build(ctx, req, scorer, filters);   // first task of the group
@@ -51,23 +56,31 @@ class GroupScoreCache {
   // or no node passes the filters.
   std::optional<NodeId> Find(const framework::CycleContext& ctx, const framework::TaskRequest& req,
                              const framework::ScorePlugin& scorer, std::span<framework::FilterPlugin* const> filters);
+  // After a Find that held `req`: the nodes that fail, as a full scan counts
+  // them: [f] failed filter f first (f < filters), [filters] are down.
+  std::span<const int32_t> rejects() const { return {reason_count_.data(), reason_count_.size() - 1}; }
 
   // Nodes filtered and scored by the last Build or Find (tests, benchmarks).
   int64_t visited() const { return visited_; }
 
  private:
-  // Filters and scores node n into feasible_/score_.
+  // Filters and scores node n into reason_/score_.
   void Rescore(const framework::CycleContext& ctx, const framework::TaskRequest& req,
                const framework::ScorePlugin& scorer, std::span<framework::FilterPlugin* const> filters, int32_t n);
   // The better of two tree entries (-1 = none).
   int32_t Better(int32_t a, int32_t b) const;
   void Replay(int32_t n);
+  bool Feasible(int32_t n) const { return reason_[n] == pass_; }
 
   bool valid_ = false;
   framework::TaskRequest req_;
   std::vector<int64_t> score_;     // per node: raw score (if feasible)
   std::vector<int32_t> rank_;      // per node: rank
-  std::vector<uint8_t> feasible_;  // per node: up and passes the filters
+  // Per node: f < filters: failed filter f first; filters: down; filters + 1
+  // (pass_): up and passes every filter.
+  std::vector<uint8_t> reason_;
+  std::vector<int32_t> reason_count_;  // nodes per reason
+  uint8_t pass_ = 1;
   std::vector<uint8_t> dirty_mark_;
   std::vector<int32_t> dirty_;
   size_t leaves_ = 1;              // a power of two >= the number of nodes

@@ -38,15 +38,19 @@ Scheduler::Scheduler(const cluster::Cluster& cluster, std::unique_ptr<framework:
   for (const TypeMax& m : type_max_) type_cpu_max_.push_back(m.cpu);
   bool has_fit = false;
   for (const auto* f : framework_->filter()) has_fit = has_fit || f->Name() == "fit";
-  use_index_search_ = !options_.full_scan && has_fit && framework_->candidates().empty() &&
-                      framework_->score().size() == 1 && framework_->score().front().second > 0;
+  const bool one_score = !options_.full_scan && has_fit && framework_->candidates().empty() &&
+                         framework_->score().size() == 1 && framework_->score().front().second > 0;
+  // A node-local score that bounds nothing keeps its scores per task class;
+  // the others search the indexes (and keep scores for large groups).
+  use_class_cache_ = one_score && framework_->filter().size() == 1 && framework_->score().front().first->NodeLocal();
+  use_index_search_ = one_score && !use_class_cache_;
   if (use_index_search_) index_search_.Reset(state_, type_cpu_max_);
   use_group_cache_ = use_index_search_ && framework_->filter().size() == 1;
 }
 
 Status Scheduler::ApplyChecked(const state::Event& e) {
   NodeId node;
-  if (use_index_search_ || use_group_cache_) {
+  if (use_index_search_ || use_group_cache_ || use_class_cache_) {
     if (const auto* p = std::get_if<state::PlaceTask>(&e)) node = p->alloc.node;
     if (const auto* u = std::get_if<state::SetNodeUp>(&e)) node = u->node;
     if (const auto* g = std::get_if<state::SetGpuUp>(&e)) node = g->node;
@@ -56,6 +60,7 @@ Status Scheduler::ApplyChecked(const state::Event& e) {
   Status s = state_.Apply(e);
   if (s.ok() && use_index_search_ && node.valid()) index_search_.NodeChanged(state_, node);
   if (s.ok() && use_group_cache_ && node.valid()) group_cache_.NodeChanged(node);
+  if (s.ok() && use_class_cache_ && node.valid()) class_cache_.NodeChanged(node);
   if (s.ok() && options_.check_indexes) s = state_.CheckIndexes();
   return s;
 }
@@ -261,6 +266,21 @@ Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const Task
   };
   const auto& scorers = framework_->score();
   std::optional<NodeId> found;
+  // The caches keep why each node fails, so a task that fits nowhere gets the
+  // scan's counts without a scan.
+  bool counted = false;
+  auto counts_from = [&](std::span<const int32_t> rejects) {
+    std::copy(rejects.begin(), rejects.end(), reject_count_.begin());
+    counted = true;
+  };
+  if (use_class_cache_) {
+    found = class_cache_.Find(ctx, req, *scorers.front().first, filters);
+    if (found) {
+      ++placement_counts_.class_cache;
+      return Chosen(ctx, req, *found);
+    }
+    counts_from(class_cache_.rejects());
+  }
   // A score plugin that bounds its scores promises what the cache needs.
   if (use_group_cache_ && !group_cache_.Holds(req) && repeats >= kGroupCacheMinRepeats &&
       scorers.front().first->ScoreBound(ctx, req, framework::NodeTier{}))
@@ -271,19 +291,21 @@ Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const Task
       ++placement_counts_.group_cache;
       return Chosen(ctx, req, *found);
     }
+    counts_from(group_cache_.rejects());
   }
-  if (use_index_search_) found = index_search_.Find(ctx, req, *scorers.front().first, filters, type_cpu_max_);
+  if (use_index_search_ && !counted)
+    found = index_search_.Find(ctx, req, *scorers.front().first, filters, type_cpu_max_);
   if (found) {
     ++placement_counts_.index_search;
     return Chosen(ctx, req, *found);
   }
   candidates_.clear();
-  if (!options_.full_scan)
+  if (!options_.full_scan && !counted)
     for (auto* c : framework_->candidates()) c->Candidates(ctx, req, candidates_);
   if (!candidates_.empty()) {
     for (NodeId n : candidates_) run_filters(n);
   }
-  if (feasible_.empty()) {
+  if (feasible_.empty() && !counted) {
     ++placement_counts_.full_scan;
     std::fill(reject_count_.begin(), reject_count_.end(), 0);
     const int32_t num = cluster_.num_nodes();

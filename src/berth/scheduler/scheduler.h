@@ -26,6 +26,7 @@
 #include "berth/framework/registry.h"
 #include "berth/job/job.h"
 #include "berth/job/lifecycle.h"
+#include "berth/scheduler/class_score_cache.h"
 #include "berth/scheduler/decision_log.h"
 #include "berth/scheduler/group_score_cache.h"
 #include "berth/scheduler/index_search.h"
@@ -172,12 +173,15 @@ class Scheduler {
   Rng& rng() { return rng_; }
   // How placements chose their node so far: from the state's indexes
   // (index_search.h), from the scores kept for a group of identical tasks
-  // (group_score_cache.h), or by filtering and scoring every node (a
-  // candidate plugin's short list counts as none).
+  // (group_score_cache.h), from the scores a node-local plugin's task class
+  // keeps (class_score_cache.h), or by filtering and scoring every node (a
+  // candidate plugin's short list counts as none; so does a task the caches
+  // show fits nowhere).
   struct PlacementCounts {
     int64_t index_search = 0;
     int64_t full_scan = 0;
     int64_t group_cache = 0;
+    int64_t class_cache = 0;
   };
   const PlacementCounts& placement_counts() const { return placement_counts_; }
 
@@ -283,6 +287,9 @@ class Scheduler {
   // The group score cache, when this profile allows it (see group_score_cache.h).
   bool use_group_cache_ = false;
   GroupScoreCache group_cache_;
+  // The class score cache, for a node-local score (see class_score_cache.h).
+  bool use_class_cache_ = false;
+  ClassScoreCache class_cache_;
   std::vector<MilliCpu> type_cpu_max_;
   PlacementCounts placement_counts_;
 

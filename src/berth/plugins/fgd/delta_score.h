@@ -78,6 +78,9 @@ class DeltaScorePlugin : public framework::ScorePlugin {
   int64_t Score(const framework::CycleContext& ctx, const framework::TaskRequest& req, NodeId n) const override {
     return Evaluate(ctx.state, req, n).score;
   }
+  // The score is a function of the node's state and the task's shape (the
+  // measure is fixed when the plugin is built), with no normalization.
+  bool NodeLocal() const override { return true; }
   // A share takes the GPU that won inside its score.
   std::optional<uint64_t> SelectGpus(const framework::CycleContext& ctx, const framework::TaskRequest& req,
                                      NodeId n) const override;

@@ -6,7 +6,8 @@
 //          0 otherwise (only other tags);
 //   score = 25 * (8000 - gpu_free) / 8000 (integer division) + base,
 // so fuller nodes win within a band. No normalization; a share takes the
-// default GPU.
+// default GPU. The score reads only the node (NodeLocal), so the scheduler
+// keeps it per node and task class.
 #include "berth/plugins/builtin.h"
 #include "berth/plugins/score/score_util.h"
 
@@ -24,6 +25,8 @@ class GpuClustering final : public framework::ScorePlugin {
  public:
   static constexpr std::string_view kName = "gpuclustering";
   std::string_view Name() const override { return kName; }
+  // The node's tasks and free GPUs decide; no normalization.
+  bool NodeLocal() const override { return true; }
   int64_t Score(const framework::CycleContext& ctx, const framework::TaskRequest& req, NodeId n) const override {
     const int32_t tag = Tag(req.gpus, req.milli_per_gpu);
     if (tag == 0) return 0;
