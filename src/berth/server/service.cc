@@ -411,6 +411,7 @@ ApiResult Service::CancelJob(int64_t id) {
     ReleaseKey(e);
     MarkView(e);
     dirty_ = true;
+    ++metrics_.jobs_cancelled;
     log_.Info("job_cancelled", {{"job", id}});
     auto promise = std::make_shared<std::promise<Status>>();
     Out o{ApiResult{200, {{"id", id}, {"state", "cancelled"}}}, promise->get_future().share()};
@@ -458,6 +459,8 @@ void Service::SchedulePass() {
     e.placements = rec->placements;
     e.started_at = rec->start_time;
     ++e.generation;
+    if (e.generation == 1 && e.started_at >= e.accepted_at)
+      metrics_.admission_wait.Observe(UsToSeconds(e.started_at - e.accepted_at));
     pending_.erase(e.id);
     running_.insert(e.id);
     MarkView(e);
@@ -500,6 +503,7 @@ void Service::SchedulePass() {
     e.end_reason = sched_->Find(JobId(id))->last_verdict.reason;
     ReleaseKey(e);
     MarkView(e);
+    ++metrics_.jobs_failed;
     log_.Info("job_failed", {{"job", id}, {"reason", e.end_reason}});
     if (!e.extender) AppendRecord({store::RecordKind::kJobFinished, id, 0, "", EncodeEnd(e.state, e.end_reason)});
   }
