@@ -27,6 +27,8 @@ void AddConvertCommand(CLI::App& app, std::function<int()>& run);
 void AddServeCommand(CLI::App& app, std::function<int()>& run);
 // Adds the HTTP clients of `serve`: `submit`, `status`, `cancel`, `queues`, `nodes`.
 void AddClientCommands(CLI::App& app, std::function<int()>& run);
+// `berth queues import` under the queues command (queue_import_cmd.cc).
+void AddQueueImportCommand(CLI::App& queues, std::function<int()>& run);
 // Adds `version`, `--version`, `help [COMMAND]` and `policies`.
 void AddInfoCommands(CLI::App& app, std::function<int()>& run);
 
