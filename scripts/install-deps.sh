@@ -13,6 +13,7 @@ PACKAGES=(
   etcd-server etcd-client   # the replicated store's tests start local etcd members
   clang-14 libclang-rt-14-dev   # libFuzzer, ASan and UBSan for scripts/fuzz.sh
   dpkg-dev help2man systemd     # the .deb (CPack, dpkg-shlibdeps), its man pages, systemd-analyze verify of its unit
+  prometheus                    # promtool check metrics on /metrics (the daemon itself is not started)
 )
 
 missing=()

@@ -70,7 +70,7 @@ print(json.dumps({
     'heartbeat_gap_max_s': a.get('berth_heartbeat_gap_max_seconds'), 'nodes_up': int(a.get('berth_nodes_up', 0)),
     'running': int(sum(v for k, v in a.items() if k.startswith('berth_queue_running_jobs'))),
     'pending': int(sum(v for k, v in a.items() if k.startswith('berth_queue_pending_jobs'))),
-    'decisions': int(d('berth_decisions_total')), 'finished': int(d('berth_jobs_finished_total')),
+    'decisions': int(d('berth_decisions_total')), 'finished': int(d('berth_jobs_finished_total{outcome="succeeded"}')),
     'trickle': json.load(open(trickle)), 'readers': json.load(open(readers))}))
 PY
 }

@@ -534,7 +534,9 @@ void AddClientCommands(CLI::App& app, std::function<int()>& run) {
     auto f = std::make_shared<ClientFlags>();
     CLI::App* cmd = app.add_subcommand("queues", "Show queues: guarantee, limit, usage and borrowing in GPUs, jobs");
     AddClientFlags(cmd, *f);
-    cmd->callback([f, &run] {
+    AddQueueImportCommand(*cmd, run);
+    cmd->callback([f, cmd, &run] {
+      if (cmd->got_subcommand("import")) return;  // `berth queues import ...` set run itself
       run = [f] {
         if (int code = CheckServer(*f, "queues")) return code;
         return Queues(*f);

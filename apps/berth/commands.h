@@ -29,6 +29,8 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run);
 void AddClientCommands(CLI::App& app, std::function<int()>& run);
 // Adds `agent` (the node agent) and the hidden `agent-supervise`.
 void AddAgentCommands(CLI::App& app, std::function<int()>& run);
+// `berth queues import` under the queues command (queue_import_cmd.cc).
+void AddQueueImportCommand(CLI::App& queues, std::function<int()>& run);
 // Adds `version`, `--version`, `help [COMMAND]` and `policies`.
 void AddInfoCommands(CLI::App& app, std::function<int()>& run);
 

@@ -28,6 +28,7 @@
 #include "commands.h"
 #include "install_paths.h"
 #include "serve_federation.h"
+#include "version_info.h"
 #include "serve_kube.h"
 
 namespace berth::apps {
@@ -168,6 +169,8 @@ int Serve(const ServeFlags& f) {
   // Block the stop signals in every thread; the main thread waits for them.
   sigset_t stop_signals = BlockStopSignals();
   server::Logger log;
+  log.set_format(f.k.log_format);
+  log.set_level(f.k.log_level);
   auto fail = [&](const std::string& what, const Status& s) { return StartupFailed(log, what, s); };
   auto listen = server::ParseListen(f.listen);
   if (!listen.ok()) return fail("listen", listen.status());
@@ -227,6 +230,9 @@ int Serve(const ServeFlags& f) {
     return ServeFederation(f.fed, http, store, f.limits, log, stop_signals);
   }
   server::Metrics metrics;
+  metrics.build_version = BERTH_VERSION;
+  metrics.build_commit = BERTH_GIT_COMMIT;
+  metrics.build_type = BERTH_BUILD_TYPE;
   Ending ending;
   const bool replicated = f.store.rfind("etcd:", 0) == 0;
   store::StoreOptions so;
@@ -531,6 +537,16 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--kube-qps", flags->k.kube_qps, "API server requests per second (client-go's QPS)")
       ->capture_default_str();
   cmd->add_option("--kube-burst", flags->k.kube_burst, "API server request burst")->capture_default_str();
+  cmd->add_option("--log-format", flags->k.log_format, "log lines: json (one object a line: ts, level, msg, event, "
+                  "fields) or text")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, server::LogFormat>{
+          {"json", server::LogFormat::kJson}, {"text", server::LogFormat::kText}}))
+      ->default_str("json");
+  cmd->add_option("--log-level", flags->k.log_level, "drop log lines below: debug, info, warn, error")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, server::LogLevel>{
+          {"debug", server::LogLevel::kDebug}, {"info", server::LogLevel::kInfo},
+          {"warn", server::LogLevel::kWarn}, {"error", server::LogLevel::kError}}))
+      ->default_str("info");
   flags->k.catalog = ShippedFile("data/accelerators.yaml");
   cmd->add_option("--catalog", flags->k.catalog,
                   "accelerator catalog: maps nvidia.com/gpu.product to GPU types (--kube) and feeds the "

@@ -16,6 +16,7 @@
 #include "berth/server/http_server.h"
 #include "berth/tenancy/queue_yaml.h"
 #include "serve_kube.h"
+#include "version_info.h"
 
 namespace berth::apps {
 
@@ -48,6 +49,8 @@ int StartupFailed(server::Logger& log, const std::string& what, const Status& s)
 int ServeKube(const KubeServeFlags& f) {
   sigset_t stop_signals = BlockStopSignals();
   server::Logger log;
+  log.set_format(f.log_format);
+  log.set_level(f.log_level);
   auto fail = [&](const std::string& what, const Status& s) { return StartupFailed(log, what, s); };
   auto listen = server::ParseListen(f.listen);
   if (!listen.ok()) return fail("listen", listen.status());
@@ -91,6 +94,9 @@ int ServeKube(const KubeServeFlags& f) {
   kube::ClientOptions eo = co;
   kube::KubeClient event_client(event_cfg, eo);
   server::Metrics metrics;
+  metrics.build_version = BERTH_VERSION;
+  metrics.build_commit = BERTH_GIT_COMMIT;
+  metrics.build_type = BERTH_BUILD_TYPE;
   std::atomic<bool> leading{!f.leader_elect};
   if (f.leader_elect) opts.leading = &leading;
   kube::KubeScheduler sched(client, event_client, opts, log, metrics);

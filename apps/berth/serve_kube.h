@@ -30,6 +30,8 @@ struct KubeServeFlags {
   std::string lease_namespace;  // "" = the kubeconfig's namespace
   std::string lease_name = "berth-scheduler";
   std::string lease_identity;  // "" = the host name (a pod's name): a restarted replica takes its Lease back at once
+  server::LogFormat log_format = server::LogFormat::kJson;
+  server::LogLevel log_level = server::LogLevel::kInfo;
 };
 
 // LABEL=LEVEL options (repeatable --topology-label) as label -> level pairs.

@@ -29,6 +29,7 @@ struct Request {
   Params params;        // the query, decoded
   std::string body;
   std::smatch matches;  // the route pattern's captures, on path
+  std::string route;    // the pattern of the route that answered ("" when the server answered itself)
   std::string remote_addr;
   int remote_port = 0;
   // TLS: whether the connection is encrypted, and the subject of the client

@@ -695,6 +695,7 @@ void Server::Dispatch(Request& req, Response& res) const {
     }
   }
   if (route) {
+    req.route = route->pattern;
     try {
       route->handler(req, res);
       if (res.status < 0) res.status = 200;

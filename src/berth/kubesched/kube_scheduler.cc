@@ -351,6 +351,11 @@ std::string KubeScheduler::MetricsText() {
   });
   std::string hist;
   metrics_.pass_latency.Render("berth_scheduling_pass_seconds", "Wall time of one scheduling pass.", hist);
+  hist += "# HELP berth_build_info The version, git commit and build type of this berth (value 1).\n"
+          "# TYPE berth_build_info gauge\nberth_build_info{version=\"" + server::PromLabel(metrics_.build_version) +
+          "\",commit=\"" + server::PromLabel(metrics_.build_commit) + "\",build_type=\"" +
+          server::PromLabel(metrics_.build_type) + "\"} 1\n";
+  server::RenderProcessMetrics(hist);
   return out + hist;
 }
 

@@ -339,11 +339,19 @@ void HttpServer::Routes() {
   });
   s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     ++metrics_.http_requests;
+    static constexpr const char* kMethods[] = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"};
+    std::string method = "other";
+    for (const char* m : kMethods)
+      if (req.method == m) method = m;
+    metrics_.http_by_route.Add({method, HandlerLabel(req.route), std::to_string(res.status)});
     if (res.status >= 400) {
       ++metrics_.http_errors;
       // A standby's readyz is 503 by design: probes would flood the log.
       if (res.status >= 500 && req.path != "/readyz")
         log_.Warn("http_error", {{"method", req.method}, {"path", req.path}, {"status", res.status}, {"body", res.body}});
+      else if (res.status < 500)  // 4xx: with --log-level debug (a scan of unknown paths must not flood the log)
+        log_.Debug("http_client_error", {{"method", method}, {"path", req.path}, {"status", res.status},
+                                         {"client", req.remote_addr}});
     }
   });
 }

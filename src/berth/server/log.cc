@@ -1,6 +1,7 @@
 // Logger: a timestamped JSON line per event.
 #include "berth/server/log.h"
 
+#include <cctype>
 #include <chrono>
 #include <ctime>
 
@@ -38,8 +39,70 @@ nlohmann::json CutValue(const nlohmann::json& v) {
 
 }  // namespace
 
-void Logger::Write(const char* level, const std::string& event, nlohmann::json fields) {
-  if (quiet_ && level[0] == 'i') return;
+bool ParseLogLevel(const std::string& text, LogLevel* level) {
+  if (text == "debug") *level = LogLevel::kDebug;
+  else if (text == "info") *level = LogLevel::kInfo;
+  else if (text == "warn" || text == "warning") *level = LogLevel::kWarn;
+  else if (text == "error") *level = LogLevel::kError;
+  else return false;
+  return true;
+}
+
+bool ParseLogFormat(const std::string& text, LogFormat* format) {
+  if (text == "json") *format = LogFormat::kJson;
+  else if (text == "text") *format = LogFormat::kText;
+  else return false;
+  return true;
+}
+
+namespace {
+
+const char* LevelName(LogLevel l) {
+  switch (l) {
+    case LogLevel::kDebug: return "debug";
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kWarn: return "warn";
+    case LogLevel::kError: return "error";
+  }
+  return "info";
+}
+
+// The event as words: "job_started" -> "job started".
+std::string Message(const std::string& event) {
+  std::string m = CutUtf8(event, 256);
+  for (char& c : m)
+    if (c == '_') c = ' ';
+  return m;
+}
+
+// The line: ts, level, msg and event first, then the fields in name order.
+nlohmann::ordered_json Ordered(const char* ts, LogLevel level, const std::string& event, const nlohmann::json& fields) {
+  nlohmann::ordered_json line = nlohmann::ordered_json::object();
+  line["ts"] = ts;
+  line["level"] = LevelName(level);
+  line["msg"] = Message(event);
+  line["event"] = event;
+  for (const auto& [k, v] : fields.items())
+    if (k != "ts" && k != "level" && k != "msg" && k != "event") line[k] = v;
+  return line;
+}
+
+std::string Text(const nlohmann::ordered_json& line) {
+  std::string level = line["level"].get<std::string>();
+  for (char& c : level) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  level.resize(5, ' ');
+  std::string out = line["ts"].get<std::string>() + " " + level + " " + line["msg"].get<std::string>() + " ";
+  for (const auto& [k, v] : line.items()) {
+    if (k == "ts" || k == "level" || k == "msg") continue;
+    out += " " + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  return out;
+}
+
+}  // namespace
+
+void Logger::Write(LogLevel level, const std::string& event, nlohmann::json fields) {
+  if (level < level_) return;
   const auto now = std::chrono::system_clock::now();
   const std::time_t secs = std::chrono::system_clock::to_time_t(now);
   const int millis =
@@ -49,17 +112,13 @@ void Logger::Write(const char* level, const std::string& event, nlohmann::json f
   char ts[40];
   std::snprintf(ts, sizeof ts, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                 tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
-  nlohmann::json line = nlohmann::json::object();
-  line["ts"] = ts;
-  line["level"] = level;
-  line["event"] = event;
-  if (fields.is_object())
-    for (auto& [k, v] : fields.items()) line[k] = std::move(v);
-  std::string text = Dump(line);
+  if (!fields.is_object()) fields = nlohmann::json::object();
+  nlohmann::ordered_json line = Ordered(ts, level, event, fields);
+  std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (text.size() > kMaxLineBytes) {
     // Cut every large field; the line says so, and how long each array was.
     nlohmann::json cut = nlohmann::json::object();
-    for (auto& [k, v] : line.items()) {
+    for (auto& [k, v] : fields.items()) {
       if (Dump(v).size() <= kMaxFieldBytes) {
         cut[k] = std::move(v);
         continue;
@@ -68,10 +127,14 @@ void Logger::Write(const char* level, const std::string& event, nlohmann::json f
       cut[k] = CutValue(v);
     }
     cut["truncated"] = true;
-    text = Dump(cut);
-    if (text.size() > kMaxLineBytes) text = Dump({{"ts", ts}, {"level", level}, {"event", CutUtf8(event, 256)},
-                                                   {"truncated", true}});
+    line = Ordered(ts, level, CutUtf8(event, 256), cut);
+    text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (text.size() > kMaxLineBytes) {
+      line = Ordered(ts, level, CutUtf8(event, 256), {{"truncated", true}});
+      text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
   }
+  if (format_ == LogFormat::kText) text = Text(line);
   text += "\n";
   std::lock_guard<std::mutex> lock(mu_);
   std::fwrite(text.data(), 1, text.size(), out_);

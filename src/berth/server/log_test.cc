@@ -50,5 +50,37 @@ TEST(LoggerTest, LargeFieldsAreCut) {
   EXPECT_LE(j["name"].get<std::string>().size(), Logger::kMaxFieldBytes);
 }
 
+TEST(LoggerTest, TsLevelMsgEventFirstThenFields) {
+  const std::string line = Capture([](Logger& l) { l.Info("job_started", {{"job", 7}, {"a", 1}}); });
+  EXPECT_EQ(line.rfind("{\"ts\":", 0), 0u) << line;
+  const size_t level = line.find("\"level\":\"info\""), msg = line.find("\"msg\":\"job started\"");
+  const size_t event = line.find("\"event\":\"job_started\""), a = line.find("\"a\":1");
+  ASSERT_NE(msg, std::string::npos) << line;
+  EXPECT_LT(level, msg);
+  EXPECT_LT(msg, event);
+  EXPECT_LT(event, a);
+}
+
+TEST(LoggerTest, LevelsAndTextFormat) {
+  const std::string out = Capture([](Logger& l) {
+    l.set_level(LogLevel::kWarn);
+    l.Info("dropped", {});
+    l.Warn("kept", {{"n", 1}});
+    l.set_format(LogFormat::kText);
+    l.set_level(LogLevel::kDebug);
+    l.Debug("node_down", {{"node", "n-1"}, {"gpus", 8}});
+  });
+  EXPECT_EQ(out.find("dropped"), std::string::npos);
+  EXPECT_NE(out.find("\"event\":\"kept\""), std::string::npos);
+  EXPECT_NE(out.find("DEBUG node down  event=node_down gpus=8 node=n-1"), std::string::npos) << out;
+  LogLevel lv;
+  LogFormat fmt;
+  EXPECT_TRUE(ParseLogLevel("warning", &lv));
+  EXPECT_EQ(lv, LogLevel::kWarn);
+  EXPECT_FALSE(ParseLogLevel("loud", &lv));
+  EXPECT_TRUE(ParseLogFormat("text", &fmt));
+  EXPECT_FALSE(ParseLogFormat("xml", &fmt));
+}
+
 }  // namespace
 }  // namespace berth::server

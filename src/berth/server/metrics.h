@@ -7,8 +7,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace berth::server {
@@ -31,13 +33,30 @@ class Histogram {
   uint64_t count_ = 0;
 };
 
+// A counter with labels, e.g. HTTP requests by method, handler and code; the
+// label values must come from small sets (route patterns, not paths).
+class LabeledCounter {
+ public:
+  explicit LabeledCounter(std::vector<std::string> label_names) : names_(std::move(label_names)) {}
+  void Add(const std::vector<std::string>& values, uint64_t n = 1);
+  uint64_t Get(const std::vector<std::string>& values) const;
+  void Render(const std::string& name, const std::string& help, std::string& out) const;
+
+ private:
+  std::vector<std::string> names_;
+  mutable std::mutex mu_;
+  std::map<std::vector<std::string>, uint64_t> counts_;
+};
+
 struct Metrics {
   Metrics();
   std::atomic<uint64_t> jobs_submitted{0};     // accepted (durable), not counting duplicates
   std::atomic<uint64_t> jobs_duplicate{0};     // retried submissions answered with the first id
   std::atomic<uint64_t> jobs_rejected{0};      // 4xx on submission
   std::atomic<uint64_t> decisions{0};          // jobs placed
-  std::atomic<uint64_t> jobs_finished{0};
+  std::atomic<uint64_t> jobs_finished{0};       // succeeded
+  std::atomic<uint64_t> jobs_failed{0};
+  std::atomic<uint64_t> jobs_cancelled{0};
   std::atomic<uint64_t> jobs_requeued{0};
   std::atomic<uint64_t> preemptions{0};        // jobs evicted for others by the scheduler
   std::atomic<uint64_t> scheduling_passes{0};
@@ -55,7 +74,19 @@ struct Metrics {
   Histogram commit_latency;    // seconds: store batch arrival to durable
   Histogram commit_batch;      // records per store commit
   Histogram submit_latency;    // seconds: POST /v1/jobs received to answered
+  Histogram admission_wait;    // seconds: a job's submission to its (first) start
+  LabeledCounter http_by_route{{"method", "handler", "code"}};
+  // berth_build_info's labels (set once at start).
+  std::string build_version = "unknown", build_commit = "unknown", build_type = "unknown";
 };
+
+// The handler label of a route pattern: capture groups become "{}"
+// ("/v1/jobs/([^/]+)/why" -> "/v1/jobs/{}/why"); "" (no route) -> "none".
+std::string HandlerLabel(const std::string& route_pattern);
+
+// The standard process_* metrics of this process (Linux /proc): CPU seconds,
+// resident and virtual memory, open and maximum file descriptors, start time.
+void RenderProcessMetrics(std::string& out);
 
 // Escapes a label value for the exposition format.
 std::string PromLabel(const std::string& value);

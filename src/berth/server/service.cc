@@ -430,6 +430,7 @@ std::shared_future<Status> Service::CancelEntryOnLoop(JobEntry& e, const std::st
   ReleaseKey(e);
   MarkView(e);
   dirty_ = true;
+  ++metrics_.jobs_cancelled;
   log_.Info("job_cancelled", {{"job", id}});
   auto promise = std::make_shared<std::promise<Status>>();
   std::shared_future<Status> durable = promise->get_future().share();
@@ -500,6 +501,8 @@ void Service::SchedulePass() {
     e.placements = rec->placements;
     e.started_at = rec->start_time;
     ++e.generation;
+    if (e.generation == 1 && e.started_at >= e.accepted_at)
+      metrics_.admission_wait.Observe(UsToSeconds(e.started_at - e.accepted_at));
     pending_.erase(e.id);
     running_.insert(e.id);
     MarkView(e);
@@ -542,6 +545,7 @@ void Service::SchedulePass() {
     e.end_reason = sched_->Find(JobId(id))->last_verdict.reason;
     ReleaseKey(e);
     MarkView(e);
+    ++metrics_.jobs_failed;
     log_.Info("job_failed", {{"job", id}, {"reason", e.end_reason}});
     if (!e.extender) AppendRecord({store::RecordKind::kJobFinished, id, 0, "", EncodeEnd(e.state, e.end_reason)});
   }
@@ -602,7 +606,7 @@ void Service::OnJobDone(int64_t id, int32_t generation) {
   e.placements.clear();
   ReleaseKey(e);
   MarkView(e);
-  ++metrics_.jobs_finished;
+  ++(fails ? metrics_.jobs_failed : metrics_.jobs_finished);
   dirty_ = true;
   log_.Info(fails ? "job_failed" : "job_succeeded", {{"job", id}});
   AppendRecord({store::RecordKind::kJobFinished, id, e.finished_at, "", EncodeEnd(e.state, e.end_reason)});

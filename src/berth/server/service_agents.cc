@@ -257,7 +257,7 @@ void Service::EndJob(JobEntry& e, JobState state, const std::string& reason) {
   e.launched = false;
   ReleaseKey(e);
   MarkView(e);
-  ++metrics_.jobs_finished;
+  ++(state == JobState::kSucceeded ? metrics_.jobs_finished : metrics_.jobs_failed);
   dirty_ = true;
   if (state == JobState::kSucceeded) {
     log_.Info("job_succeeded", {{"job", e.id}});

@@ -70,7 +70,7 @@ TEST(ServiceExtenderTest, LonePodRecreatedUnderItsNameIsANewJob) {
   json old = h.service().GetJob(old_id).body;
   EXPECT_EQ(old["state"], "succeeded");
   EXPECT_NE(old["reason"].get<std::string>().find("replaced"), std::string::npos) << old.dump();
-  EXPECT_NE(h.service().MetricsText().find("berth_gpus_allocated{type=\"H100\"} 32"), std::string::npos);
+  EXPECT_NE(h.service().MetricsText().find("berth_gpus_allocated{gpu_type=\"H100\"} 32"), std::string::npos);
   // The same uid again is a retry of the same job.
   EXPECT_EQ(Passed(Filter(h, WithUid(PodDoc("single-0", "", 8), "uid-single-0-b"))), Passed(again));
   EXPECT_EQ(JobNamed(h, "ml/pod:single-0")["id"], now["id"]);
@@ -114,7 +114,7 @@ TEST(ServiceExtenderTest, BoundGroupsNeverExpireUnboundOnesDo) {
   EXPECT_EQ(bound["state"], "running") << bound.dump();
   EXPECT_TRUE(bound["extender"]["bound"].get<bool>());
   EXPECT_EQ(h.service().GetJob(unbound).body["reason"], "extender reservation expired unbound");
-  EXPECT_NE(h.service().MetricsText().find("berth_gpus_allocated{type=\"H100\"} 16"), std::string::npos);
+  EXPECT_NE(h.service().MetricsText().find("berth_gpus_allocated{gpu_type=\"H100\"} 16"), std::string::npos);
 }
 
 TEST(ServiceExtenderTest, PodGoneReleasesTheGroupAndRetriesWaitingGangs) {

@@ -316,8 +316,18 @@ std::string Service::MetricsText() {
   counter("berth_jobs_submitted_total", "Jobs accepted and made durable.", metrics_.jobs_submitted);
   counter("berth_jobs_duplicate_total", "Retried submissions answered with the first id.", metrics_.jobs_duplicate);
   counter("berth_jobs_rejected_total", "Submissions refused as invalid (4xx).", metrics_.jobs_rejected);
-  counter("berth_decisions_total", "Jobs placed by the scheduler (rate() gives decisions/s).", metrics_.decisions);
-  counter("berth_jobs_finished_total", "Jobs that ran to completion.", metrics_.jobs_finished);
+  out += "# HELP berth_build_info The version, git commit and build type of this berth (value 1).\n"
+         "# TYPE berth_build_info gauge\nberth_build_info{version=\"" + PromLabel(metrics_.build_version) +
+         "\",commit=\"" + PromLabel(metrics_.build_commit) + "\",build_type=\"" + PromLabel(metrics_.build_type) +
+         "\"} 1\n";
+  counter("berth_decisions_total", "Jobs placed by the scheduler (rate() gives decisions/s; the same as berth_jobs_placed_total).",
+          metrics_.decisions);
+  counter("berth_jobs_placed_total", "Job placements made by the scheduler (a requeued job counts again).", metrics_.decisions);
+  out += "# HELP berth_jobs_finished_total Jobs that ended, by outcome (succeeded, failed, cancelled).\n"
+         "# TYPE berth_jobs_finished_total counter\n";
+  for (auto [outcome, n] : {std::pair{"succeeded", metrics_.jobs_finished.load()},
+                            {"failed", metrics_.jobs_failed.load()}, {"cancelled", metrics_.jobs_cancelled.load()}})
+    out += std::string("berth_jobs_finished_total{outcome=\"") + outcome + "\"} " + std::to_string(n) + "\n";
   counter("berth_jobs_requeued_total", "Running jobs sent back to the queue (node failures, preemption).", metrics_.jobs_requeued);
   counter("berth_preemptions_total", "Running jobs evicted by preemption for another job.", metrics_.preemptions);
   counter("berth_scheduling_passes_total", "Scheduling passes over the pending queue.", metrics_.scheduling_passes);
@@ -331,7 +341,8 @@ std::string Service::MetricsText() {
   counter("berth_store_commits_total", "Store transactions committed.", metrics_.store_commits);
   counter("berth_store_records_total", "Records made durable.", metrics_.store_records);
   counter("berth_store_errors_total", "Store appends that failed.", metrics_.store_errors);
-  counter("berth_http_requests_total", "HTTP requests served.", metrics_.http_requests);
+  metrics_.http_by_route.Render("berth_http_requests_total",
+                                "HTTP requests answered, by method, handler (the route's pattern) and status code.", out);
   counter("berth_http_errors_total", "HTTP requests answered 4xx or 5xx.", metrics_.http_errors);
   metrics_.decision_latency.Render("berth_decision_latency_seconds",
                                    "Wall time of a scheduling pass that placed at least one job.", out);
@@ -339,6 +350,9 @@ std::string Service::MetricsText() {
   metrics_.commit_latency.Render("berth_store_commit_seconds", "Store batch arrival to durable (group commit).", out);
   metrics_.commit_batch.Render("berth_store_commit_records", "Records per store commit.", out);
   metrics_.submit_latency.Render("berth_submit_seconds", "POST /v1/jobs received to answered.", out);
+  metrics_.admission_wait.Render("berth_admission_wait_seconds",
+                                 "From a job's acceptance to its first start (queueing delay).", out);
+  RenderProcessMetrics(out);
   out += "# HELP berth_heartbeat_gap_max_seconds Longest gap between two heartbeats of one node so far.\n"
          "# TYPE berth_heartbeat_gap_max_seconds gauge\nberth_heartbeat_gap_max_seconds " +
          std::to_string(UsToSeconds(beat_gap_max_.load(std::memory_order_relaxed))) + "\n";
@@ -372,12 +386,12 @@ std::string Service::MetricsText() {
     g += "# HELP berth_gpus_allocated GPUs allocated to running tasks, per GPU type.\n"
          "# TYPE berth_gpus_allocated gauge\n";
     for (size_t t = 0; t < milli.size(); ++t)
-      g += "berth_gpus_allocated{type=\"" + PromLabel(cl.gpu_types()[t].name) + "\"} " +
+      g += "berth_gpus_allocated{gpu_type=\"" + PromLabel(cl.gpu_types()[t].name) + "\"} " +
            FormatGpus(milli[t]) + "\n";
-    g += "# HELP berth_gpus_total GPUs in the cluster, per GPU type.\n# TYPE berth_gpus_total gauge\n";
+    g += "# HELP berth_gpus_capacity GPUs in the cluster, per GPU type.\n# TYPE berth_gpus_capacity gauge\n";
     for (size_t t = 0; t < total.size(); ++t)
-      g += "berth_gpus_total{type=\"" + PromLabel(cl.gpu_types()[t].name) + "\"} " + std::to_string(total[t]) +
-           "\n";
+      g += "berth_gpus_capacity{gpu_type=\"" + PromLabel(cl.gpu_types()[t].name) + "\"} " +
+           std::to_string(total[t]) + "\n";
     g += "# HELP berth_nodes_up Nodes the scheduler may use.\n# TYPE berth_nodes_up gauge\nberth_nodes_up " +
          std::to_string(nodes_up) + "\n";
     g += "# HELP berth_nodes_quarantined Nodes kept out after repeated failures.\n"

@@ -40,7 +40,7 @@ TEST(ServiceTest, SubmitPlacesAndExplainsWaiting) {
   EXPECT_EQ(h.service().GetJob(999).code, 404);
   const std::string m = h.service().MetricsText();
   EXPECT_NE(m.find("berth_queue_pending_jobs{queue=\"research\"} 1"), std::string::npos);
-  EXPECT_NE(m.find("berth_gpus_allocated{type=\"H100\"} 24"), std::string::npos);
+  EXPECT_NE(m.find("berth_gpus_allocated{gpu_type=\"H100\"} 24"), std::string::npos);
   EXPECT_NE(m.find("berth_decision_latency_seconds_count 1"), std::string::npos);
 }
 

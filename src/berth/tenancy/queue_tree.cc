@@ -2,6 +2,7 @@
 #include "berth/tenancy/queue_tree.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace berth::tenancy {
 namespace {
@@ -35,6 +36,34 @@ int32_t QueueTree::AddNode(QueueNode node) {
   return index;
 }
 
+// A GPU product name as Kubernetes labels carry it ("NVIDIA-H100-80GB-HBM3")
+// to the one cluster GPU type among its words ("H100"); "" when none or several.
+std::string GpuTypeOfProductName(const std::string& product, const cluster::Cluster& cluster) {
+  std::string found;
+  std::string word;
+  auto lower = [](std::string v) {
+    for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return v;
+  };
+  std::vector<std::string> words;
+  for (char c : product + "-") {
+    if (c == '-' || c == '_' || c == ' ' || c == '.') {
+      if (!word.empty()) words.push_back(lower(word));
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  for (const auto& t : cluster.gpu_types()) {
+    const std::string name = lower(t.name);
+    if (std::find(words.begin(), words.end(), name) == words.end()) continue;
+    if (!found.empty()) return "";
+    found = t.name;
+  }
+  return found;
+}
+
+
 StatusOr<QueueTree> QueueTree::Create(const std::vector<QueueSpec>& specs, const cluster::Cluster& cluster) {
   QueueTree tree(static_cast<int32_t>(cluster.gpu_types().size()));
   tree.auto_leaves_ = false;
@@ -54,6 +83,10 @@ StatusOr<QueueTree> QueueTree::Create(const std::vector<QueueSpec>& specs, const
       int32_t d = tree.all_types_dim();
       if (type != "*") {
         std::optional<GpuTypeId> t = cluster.FindGpuType(type);
+        if (!t) {
+          const std::string resolved = GpuTypeOfProductName(type, cluster);
+          if (!resolved.empty()) t = cluster.FindGpuType(resolved);
+        }
         if (!t) return InvalidArgument("queue '" + s.name + "': quota for GPU type '" + type + "', which the cluster lacks");
         d = t->value();
       }

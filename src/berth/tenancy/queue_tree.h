@@ -54,6 +54,11 @@ struct QueueSpec {
   std::vector<std::string> tenants;  // tenants charged to this (leaf) queue
 };
 
+// A GPU product name as Kubernetes labels carry it ("NVIDIA-H100-80GB-HBM3")
+// to the one cluster GPU type among its words ("H100"); "" when none or
+// several. Quota keys that name no cluster type resolve through it.
+std::string GpuTypeOfProductName(const std::string& product, const cluster::Cluster& cluster);
+
 // One queue as resolved against a cluster.
 struct QueueNode {
   std::string name;

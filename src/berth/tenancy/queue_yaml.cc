@@ -3,6 +3,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -10,6 +12,7 @@
 #include <sstream>
 
 #include "berth/common/csv.h"
+#include "berth/tenancy/import/queue_import.h"
 
 namespace berth::tenancy {
 namespace {
@@ -209,12 +212,31 @@ StatusOr<QueueFile> ReadQueueFile(const std::string& path) {
   if (!in) return NotFound(path + ": cannot open queue file");
   std::ostringstream text;
   text << in.rdbuf();
+  // Kueue, Volcano or KAI objects: imported by their apiVersion (docs/queues.md).
+  if (IsKubernetesObjects(text.str())) {
+    BERTH_ASSIGN_OR_RETURN(ImportedQueues imported, ImportQueues(text.str(), path));
+    return std::move(imported.file);
+  }
   return ParseQueueYaml(text.str(), path);
 }
 
-StatusOr<QueueTree> BuildQueueTree(const QueueFile& file, std::string_view source_name,
+StatusOr<QueueTree> BuildQueueTree(const QueueFile& given, std::string_view source_name,
                                    const cluster::Cluster& cluster) {
   const std::string name(source_name);
+  // GPU product names (Kubernetes labels, imported flavors) resolve to the cluster's type among their words.
+  QueueFile file = given;
+  for (auto& q : file.queues) {
+    std::map<std::string, Quota> quotas;
+    for (auto& [type, quota] : q.quotas) {
+      std::string t = type;
+      if (t != "*" && !cluster.FindGpuType(t)) {
+        const std::string resolved = GpuTypeOfProductName(t, cluster);
+        if (!resolved.empty() && !q.quotas.count(resolved)) t = resolved;
+      }
+      quotas.emplace(t, quota);
+    }
+    q.quotas = std::move(quotas);
+  }
   // GPU types first: they have a line of their own.
   for (size_t i = 0; i < file.queues.size(); ++i) {
     for (const auto& [type, q] : file.queues[i].quotas) {

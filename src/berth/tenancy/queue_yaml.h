@@ -52,6 +52,8 @@ struct QueueFile {
 // Parses the text (`source_name` is used in errors). Checks syntax, keys,
 // quantities, duplicate names and that parents are defined.
 StatusOr<QueueFile> ParseQueueYaml(std::string_view text, std::string_view source_name);
+// A file of Kubernetes objects (Kueue, Volcano or KAI queues, by apiVersion)
+// is imported (import/queue_import.h).
 StatusOr<QueueFile> ReadQueueFile(const std::string& path);
 // The tree of a parsed file against a cluster: GPU type names must be known to
 // it. Errors name the file and the queue's line.
