@@ -46,6 +46,11 @@ Status ValidateJob(const JobSpec& job) {
       if (r == a) return InvalidArgument(who + ": region '" + r + "' is both in regions and avoid_regions");
   if (job.work_steps == 0 || job.work_steps < -1)
     return InvalidArgument(who + ": work_steps: must be positive (or -1: unknown)");
+  if (job.service) {
+    BERTH_RETURN_IF_ERROR(ValidateService(*job.service, who));
+    if (job.groups.size() != 1 || job.groups[0].count != 1 || job.groups[0].min_count > 1)
+      return InvalidArgument(who + ": groups: a service has one task group of count 1 (the shape of a replica)");
+  }
   for (const auto& g : job.groups) {
     const std::string where = who + " group '" + g.name + "': ";
     if (g.count <= 0) return InvalidArgument(where + "count: must be positive");

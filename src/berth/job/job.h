@@ -18,6 +18,7 @@
 #include "berth/common/ids.h"
 #include "berth/common/quantity.h"
 #include "berth/common/status.h"
+#include "berth/job/service_spec.h"
 
 namespace berth::cluster { class Cluster; }
 
@@ -77,6 +78,10 @@ struct JobSpec {
   bool span_regions = false;
   TimeUs deadline = -1;
   int64_t budget_cents = -1;
+  // Services (service_spec.h): set for a job of kind `service`; a replica job
+  // the workload layer made carries a copy and the service's id in `replica_of`.
+  std::optional<ServiceSpec> service;
+  JobId replica_of;
 
   int32_t num_tasks() const;
   int64_t total_gpus() const;            // whole-GPU equivalents rounded up per task

@@ -205,6 +205,14 @@ void HttpServer::Routes() {
     if (!authorized(req, res)) return;
     with_id(req, res, [this](int64_t id) { return service_.CancelJob(id); });
   });
+  s.Post(R"(/v1/services/([^/]+)/load)", [this, authorized, with_id](const httplib::Request& req, httplib::Response& res) {
+    if (!authorized(req, res)) return;
+    with_id(req, res, [this, &req](int64_t id) { return service_.ReportServiceLoad(id, req.body); });
+  });
+  s.Get(R"(/v1/services/([^/]+))", [this, with_id, loaded](const httplib::Request& req, httplib::Response& res) {
+    if (!loaded(res)) return;
+    with_id(req, res, [this](int64_t id) { return service_.GetService(id); });
+  });
   s.Get("/v1/queues", [this, loaded](const httplib::Request&, httplib::Response& res) {
     if (loaded(res)) Send(res, service_.Queues());
   }, http::RunOn::kHeavy);

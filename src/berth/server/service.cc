@@ -9,6 +9,7 @@
 #include "berth/plugins/builtin.h"
 #include "berth/server/job_json.h"
 #include "berth/server/records.h"
+#include "berth/workload/profile.h"
 
 namespace berth::server {
 
@@ -76,6 +77,7 @@ Status Service::Start() {
       if (std::none_of(point->begin(), point->end(), [](const auto& r) { return r.name == "quota"; }))
         point->push_back(framework::PluginRef{"quota"});
   }
+  profile = workload::WithServicePlugins(std::move(profile));  // replicas spread (a no-op for batch jobs)
   framework::PluginContext context;
   context.cluster = &cluster_;  // no workload known in advance in the service
   BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw,
@@ -87,6 +89,10 @@ Status Service::Start() {
   so.preemption_grace = options_.preemption_grace;
   so.restore_cost = options_.restore_cost;
   sched_ = std::make_unique<scheduler::Scheduler>(cluster_, std::move(fw), std::move(so), clock_);
+  workload::ControllerOptions co;
+  co.new_id = [this] { return JobId(next_id_++); };
+  BERTH_RETURN_IF_ERROR(co.Validate());
+  services_ = std::make_unique<workload::ServiceController>(std::move(co));
   phase_ = Phase::kAcquiring;
   BERTH_ASSIGN_OR_RETURN(fence_, store_.Acquire());
   phase_ = Phase::kLoading;
@@ -179,6 +185,7 @@ void Service::Loop() {
     // or longer for one very large job), and the pass's decisions after it.
     PublishAndAnswer();
     hurry = false;
+    if (ready_) ServicesTick();
     if (dirty_ && ready_) {
       SchedulePass();
       hurry = sched_->last_pass_split();
@@ -366,6 +373,7 @@ void Service::OnAccepted(int64_t id, const Status& s) {
   e.durable = true;
   MarkView(e);
   ++metrics_.jobs_submitted;
+  if (e.spec.service) return ServiceAccepted(e);
   Status sub = sched_->Submit(e.spec);
   if (!sub.ok()) {
     e.state = JobState::kFailed;
@@ -396,7 +404,10 @@ ApiResult Service::CancelJob(int64_t id) {
     if (job::IsTerminal(e.state))
       return {ApiResult::Error(409, "job " + std::to_string(id) + " already " + job::JobStateName(e.state)), {}};
     if (!e.durable) return {ApiResult::Error(409, "job " + std::to_string(id) + " is not accepted yet; retry"), {}};
-    if (e.unfit.empty()) {  // an unfit job was never given to the scheduler
+    if (e.spec.service) {  // the controller stops its replicas at its next turn
+      Status s = services_->Remove(JobId(id));
+      if (!s.ok()) return {ApiResult::Error(500, s.message()), {}};
+    } else if (e.unfit.empty()) {  // an unfit job was never given to the scheduler
       Status s = sched_->Finish(JobId(id), JobState::kCancelled);
       if (!s.ok()) return {ApiResult::Error(500, s.message()), {}};
     }
@@ -414,7 +425,7 @@ ApiResult Service::CancelJob(int64_t id) {
     log_.Info("job_cancelled", {{"job", id}});
     auto promise = std::make_shared<std::promise<Status>>();
     Out o{ApiResult{200, {{"id", id}, {"state", "cancelled"}}}, promise->get_future().share()};
-    if (e.extender) {
+    if (e.extender || e.replica) {
       promise->set_value(Status::Ok());
     } else {
       AppendRecord({store::RecordKind::kJobFinished, id, 0, "", EncodeEnd(e.state, e.end_reason)},
@@ -465,6 +476,10 @@ void Service::SchedulePass() {
     for (const auto& p : e.placements) nodes.push_back(cluster_.node(p.alloc.node).name);
     log_.Info("job_started", {{"job", e.id}, {"nodes", nodes}, {"gpus", e.spec.total_gpus()}});
     if (e.extender) continue;  // Kubernetes runs it; nothing to persist or launch
+    if (e.replica) {  // a replica runs on the agents until its service stops it; not persisted
+      LaunchOnAgents(e);
+      continue;
+    }
     const int64_t id = e.id;
     const int32_t gen = e.generation;
     AppendRecord({store::RecordKind::kJobStarted, id, e.started_at, "", EncodePlacements(cluster_, e.placements)},
@@ -501,7 +516,8 @@ void Service::SchedulePass() {
     ReleaseKey(e);
     MarkView(e);
     log_.Info("job_failed", {{"job", id}, {"reason", e.end_reason}});
-    if (!e.extender) AppendRecord({store::RecordKind::kJobFinished, id, 0, "", EncodeEnd(e.state, e.end_reason)});
+    if (!e.extender && !e.replica)
+      AppendRecord({store::RecordKind::kJobFinished, id, 0, "", EncodeEnd(e.state, e.end_reason)});
   }
 }
 
@@ -653,7 +669,7 @@ void Service::Requeued(JobEntry& e, const std::string& reason) {
   MarkView(e);
   ++metrics_.jobs_requeued;
   log_.Warn("job_requeued", {{"job", e.id}, {"reason", reason}});
-  if (!e.extender) AppendRecord({store::RecordKind::kJobRequeued, e.id, 0, "", EncodeEnd(JobState::kPending, reason)});
+  if (!e.extender && !e.replica) AppendRecord({store::RecordKind::kJobRequeued, e.id, 0, "", EncodeEnd(JobState::kPending, reason)});
 }
 
 }  // namespace berth::server
