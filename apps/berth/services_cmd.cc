@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -96,6 +97,9 @@ int RunServicesSimulate(const ServiceSimFlags& flags, const sim::SimulateOptions
   }
   std::fputs(text.c_str(), stdout);
   if (!json.empty()) {
+    const std::filesystem::path parent = std::filesystem::path(json).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
     std::ofstream out(json);
     out << doc;
     if (!out) return Fail(json + ": cannot write");
