@@ -22,6 +22,7 @@
 #include "commands.h"
 #include "federation_cmd.h"
 #include "install_paths.h"
+#include "services_cmd.h"
 #include "progress.h"
 #include "simulate_failure_flags.h"
 
@@ -46,6 +47,7 @@ struct Flags {
   bool quiet = false;
   bool progress = false;
   FederationFlags federation;  // --federation and its flags (federation_cmd.h)
+  ServiceSimFlags services;    // --services and --autoscale (services_cmd.h)
   FailureFlags failures;
 };
 
@@ -139,6 +141,10 @@ int Run(Flags& f) {
     return 1;
   }
   f.sim.load_cluster = *loader;
+  if (!f.services.services.empty()) {
+    f.services.rate_scale = f.federation.rate_scale;
+    return RunServicesSimulate(f.services, f.sim, f.json);
+  }
   f.sim.record_placements = !f.placements.empty();
   std::optional<ProgressBar> bar;
   if (ShouldShowProgress(f.progress, f.quiet)) {
@@ -205,7 +211,7 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
                   "clusters; --policy then names dispatch policies (global, multikueue, karmada-weights, "
                   "round-robin, least-loaded, data-local, global-cost, cheapest, fastest)");
   cmd->add_option("--rate-scale", flags->federation.rate_scale,
-                  "Federation: arrival rate multiplier (gaps between submissions divided by it)")
+                  "Federation and --services: arrival rate multiplier (gaps between submissions divided by it)")
       ->default_val(1);
   cmd->add_option("--member-policy", flags->federation.member_policy,
                   "Federation: the scheduling policy of every member cluster")
@@ -217,6 +223,11 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
                   "Federation: give every job without a deadline one of F x its trace duration (0 = none)")
       ->default_val(0);
   AddTopologyLabelOption(cmd, &flags->topology_labels);
+  cmd->add_option("--services", flags->services.services,
+                  "Services file (YAML, docs/services.md): services with autoscaling beside the trace's batch jobs");
+  cmd->add_option("--autoscale", flags->services.autoscale,
+                  "With --services: scaling modes to compare, comma-separated (static, reactive, predictive)")
+      ->default_val("static,reactive,predictive");
   cmd->add_option("--trace", flags->sim.trace, "Trace file (required unless --workload is given)");
   cmd->add_option("--trace-format", flags->sim.trace_format, "openb|philly|gavel|tiresias|native (default: guess)");
   cmd->add_option("--mode", flags->sim.mode, "fgd (one-shot FGD protocol) or replay (default: fgd for openb)");

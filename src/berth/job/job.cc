@@ -83,6 +83,11 @@ Status ValidateJob(const JobSpec& job) {
   for (const auto& [name, value] : job.env)
     if (!IsEnvName(name))
       return InvalidArgument(who + ": env: '" + name + "' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
+  if (job.service) {
+    BERTH_RETURN_IF_ERROR(ValidateService(*job.service, who));
+    if (job.groups.size() != 1 || job.groups[0].count != 1 || job.groups[0].min_count > 1)
+      return InvalidArgument(who + ": groups: a service has one task group of count 1 (the shape of a replica)");
+  }
   for (const auto& g : job.groups) {
     const std::string where = who + " group '" + g.name + "': ";
     if (g.count <= 0) return InvalidArgument(where + "count: must be positive");

@@ -19,6 +19,7 @@
 #include "berth/common/ids.h"
 #include "berth/common/quantity.h"
 #include "berth/common/status.h"
+#include "berth/job/service_spec.h"
 
 namespace berth::cluster { class Cluster; }
 
@@ -94,6 +95,10 @@ struct JobSpec {
   Launcher launcher = Launcher::kNone;
   std::vector<std::string> command;
   std::map<std::string, std::string> env;
+  // Services (service_spec.h): set for a job of kind `service`; a replica job
+  // the workload layer made carries a copy and the service's id in `replica_of`.
+  std::optional<ServiceSpec> service;
+  JobId replica_of;
 
   int32_t num_tasks() const;
   int64_t total_gpus() const;            // whole-GPU equivalents rounded up per task

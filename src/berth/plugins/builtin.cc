@@ -18,6 +18,7 @@ Status RegisterBuiltinPlugins(framework::PluginRegistry& r) {
   BERTH_RETURN_IF_ERROR(RegisterQuotaPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterPreemptionPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterBackfillPlugins(r));
+  BERTH_RETURN_IF_ERROR(RegisterSpreadPlugins(r));
   return Status::Ok();
 }
 

@@ -23,6 +23,8 @@ Status RegisterFragPlugins(framework::PluginRegistry& registry);
 Status RegisterQuotaPlugins(framework::PluginRegistry& registry);
 Status RegisterPreemptionPlugins(framework::PluginRegistry& registry);
 Status RegisterBackfillPlugins(framework::PluginRegistry& registry);
+Status RegisterSpreadPlugins(framework::PluginRegistry& registry);
+Status RegisterServicePolicies(framework::PolicyRegistry& registry);
 Status RegisterTenancyPolicies(framework::PolicyRegistry& registry);
 Status RegisterPreemptionPolicies(framework::PolicyRegistry& registry);  // plugins/preempt/register.cc
 

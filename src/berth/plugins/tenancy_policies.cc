@@ -67,6 +67,7 @@ Status RegisterTenancyPolicies(framework::PolicyRegistry& r) {
                                    "fairshare plus a reservation for the blocked head job and backfill behind it"));
   BERTH_RETURN_IF_ERROR(RegisterPreemptionPolicies(r));
   BERTH_RETURN_IF_ERROR(RegisterBackfillPolicies(r));
+  BERTH_RETURN_IF_ERROR(RegisterServicePolicies(r));
   return Status::Ok();
 }
 

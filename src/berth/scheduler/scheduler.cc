@@ -45,7 +45,12 @@ Scheduler::Scheduler(const cluster::Cluster& cluster, std::unique_ptr<framework:
   use_class_cache_ = one_score && framework_->filter().size() == 1 && framework_->score().front().first->NodeLocal();
   use_index_search_ = one_score && !use_class_cache_;
   if (use_index_search_) index_search_.Reset(state_, type_cpu_max_);
-  use_group_cache_ = use_index_search_ && framework_->filter().size() == 1;
+  // The spread filter passes every node for jobs that are not service
+  // replicas, and a replica is a one-task job, never a cached group: it does
+  // not change the decisions the cache makes.
+  size_t group_filters = 0;
+  for (const auto* f : framework_->filter()) group_filters += f->Name() != "spread";
+  use_group_cache_ = use_index_search_ && group_filters == 1;
 }
 
 Status Scheduler::ApplyChecked(const state::Event& e) {

@@ -7,6 +7,7 @@
 
 #include "berth/common/identifier.h"
 #include "berth/json/json_parse.h"
+#include "berth/json/service_fields.h"
 
 namespace berth::server {
 namespace {
@@ -195,8 +196,11 @@ StatusOr<JobSubmission> ParseJobJson(const json& v, JobSource source) {
   JobSubmission out;
   job::JobSpec& j = out.spec;
   bool has_name = false, has_groups = false;
+  berth::json::ServiceFields service;
   for (const auto& [key, val] : v.items()) {
-    if (key == "name") {
+    if (berth::json::ServiceFields::Handles(key)) {
+      BERTH_RETURN_IF_ERROR(service.Parse(key, val));
+    } else if (key == "name") {
       BERTH_RETURN_IF_ERROR(GetString(key, val, j.name));
       has_name = true;
     } else if (key == "tenant") {
@@ -274,6 +278,7 @@ StatusOr<JobSubmission> ParseJobJson(const json& v, JobSource source) {
   for (const auto& g : j.groups) tasks += g.count;
   if (tasks > kMaxTasksHard)
     return InvalidArgument("groups: more than " + std::to_string(kMaxTasksHard) + " tasks in one job");
+  BERTH_RETURN_IF_ERROR(service.Finish(j));
   BERTH_RETURN_IF_ERROR(job::ValidateJob(j));
   return out;
 }
@@ -381,6 +386,7 @@ json JobToJson(const job::JobSpec& s) {
     groups.push_back(std::move(o));
   }
   j["groups"] = std::move(groups);
+  berth::json::ServiceToJson(s, j);
   return j;
 }
 

@@ -12,6 +12,7 @@
 #include "berth/server/job_json.h"
 #include "berth/server/records.h"
 #include "berth/server/workflow_json.h"
+#include "berth/workload/profile.h"
 
 namespace berth::server {
 
@@ -83,12 +84,17 @@ Status Service::Start() {
       if (std::none_of(point->begin(), point->end(), [](const auto& r) { return r.name == "quota"; }))
         point->push_back(framework::PluginRef{"quota"});
   }
+  profile = workload::WithServicePlugins(std::move(profile));  // replicas spread (a no-op for batch jobs)
   profile_ = std::move(profile);
   if (options_.agent_nodes && cluster_->num_nodes() > 0)
     return InvalidArgument("with node agents the cluster is the registered nodes: start with an empty one");
   if (!options_.agent_nodes) {
     BERTH_ASSIGN_OR_RETURN(sched_, NewScheduler(*cluster_));
   }
+  workload::ControllerOptions co;
+  co.new_id = [this] { return JobId(next_id_++); };
+  BERTH_RETURN_IF_ERROR(co.Validate());
+  services_ = std::make_unique<workload::ServiceController>(std::move(co));
   phase_ = Phase::kAcquiring;
   BERTH_ASSIGN_OR_RETURN(fence_, store_.Acquire());
   phase_ = Phase::kLoading;
@@ -183,6 +189,7 @@ void Service::Loop() {
     // or longer for one very large job), and the pass's decisions after it.
     PublishAndAnswer();
     hurry = false;
+    if (ready_ && sched_) ServicesTick();
     if (dirty_ && ready_ && sched_) {
       SchedulePass();
       hurry = sched_->last_pass_split();
@@ -379,6 +386,7 @@ void Service::OnAccepted(int64_t id, const Status& s) {
   e.durable = true;
   MarkView(e);
   ++metrics_.jobs_submitted;
+  if (e.spec.service) return ServiceAccepted(e);
   if (options_.agent_nodes) {
     if (Status fits = Feasible(e.spec); !fits.ok()) {
       e.unfit = "waiting for node agents that can hold it: " + fits.message();
@@ -412,7 +420,7 @@ void Service::OnAccepted(int64_t id, const Status& s) {
 
 std::shared_future<Status> Service::CancelEntryOnLoop(JobEntry& e, const std::string& reason) {
   const int64_t id = e.id;
-  if (e.unfit.empty()) {  // an unfit job was never given to the scheduler
+  if (e.unfit.empty() && !e.spec.service) {  // an unfit job (or a service) was never given to the scheduler
     Status s = sched_->Finish(JobId(id), JobState::kCancelled);
     if (!s.ok()) {
       log_.Error("cancel_failed", {{"job", id}, {"error", s.message()}});
@@ -434,7 +442,7 @@ std::shared_future<Status> Service::CancelEntryOnLoop(JobEntry& e, const std::st
   log_.Info("job_cancelled", {{"job", id}});
   auto promise = std::make_shared<std::promise<Status>>();
   std::shared_future<Status> durable = promise->get_future().share();
-  if (e.extender) {
+  if (e.extender || e.replica) {  // replicas are not persisted
     promise->set_value(Status::Ok());
   } else {
     AppendRecord({store::RecordKind::kJobFinished, id, 0, "", EncodeEnd(e.state, e.end_reason)},
@@ -460,6 +468,10 @@ ApiResult Service::CancelJob(int64_t id) {
     if (job::IsTerminal(e.state))
       return {ApiResult::Error(409, "job " + std::to_string(id) + " already " + job::JobStateName(e.state)), {}};
     if (!e.durable) return {ApiResult::Error(409, "job " + std::to_string(id) + " is not accepted yet; retry"), {}};
+    if (e.spec.service) {  // the controller stops its replicas at its next turn
+      Status s = services_->Remove(JobId(id));
+      if (!s.ok()) return {ApiResult::Error(500, s.message()), {}};
+    }
     Out o{ApiResult{200, {{"id", id}, {"state", "cancelled"}}}, CancelEntryOnLoop(e, "cancelled by request")};
     if (!o.durable.valid())
       return {ApiResult::Error(500, "job " + std::to_string(id) + ": the scheduler refused the cancel (see the log)"), {}};
@@ -510,6 +522,10 @@ void Service::SchedulePass() {
     for (const auto& p : e.placements) nodes.push_back(cluster_->node(p.alloc.node).name);
     log_.Info("job_started", {{"job", e.id}, {"nodes", nodes}, {"gpus", e.spec.total_gpus()}});
     if (e.extender) continue;  // Kubernetes runs it; nothing to persist or launch
+    if (e.replica) {  // a replica runs on the agents until its service stops it; not persisted
+      LaunchOnAgents(e);
+      continue;
+    }
     const int64_t id = e.id;
     const int32_t gen = e.generation;
     AppendRecord({store::RecordKind::kJobStarted, id, e.started_at, "", EncodePlacements(*cluster_, e.placements)},
@@ -547,7 +563,8 @@ void Service::SchedulePass() {
     MarkView(e);
     ++metrics_.jobs_failed;
     log_.Info("job_failed", {{"job", id}, {"reason", e.end_reason}});
-    if (!e.extender) AppendRecord({store::RecordKind::kJobFinished, id, 0, "", EncodeEnd(e.state, e.end_reason)});
+    if (!e.extender && !e.replica)
+      AppendRecord({store::RecordKind::kJobFinished, id, 0, "", EncodeEnd(e.state, e.end_reason)});
   }
 }
 
@@ -721,7 +738,7 @@ void Service::Requeued(JobEntry& e, const std::string& reason) {
   MarkView(e);
   ++metrics_.jobs_requeued;
   log_.Warn("job_requeued", {{"job", e.id}, {"reason", reason}});
-  if (!e.extender) AppendRecord({store::RecordKind::kJobRequeued, e.id, 0, "", EncodeEnd(JobState::kPending, reason)});
+  if (!e.extender && !e.replica) AppendRecord({store::RecordKind::kJobRequeued, e.id, 0, "", EncodeEnd(JobState::kPending, reason)});
 }
 
 }  // namespace berth::server

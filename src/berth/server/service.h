@@ -64,6 +64,7 @@
 #include "berth/store/store.h"
 #include "berth/workload/launch.h"
 #include "berth/workload/workflow.h"
+#include "berth/workload/service_controller.h"
 
 namespace berth::server {
 
@@ -206,6 +207,13 @@ class Service final : private VirtualNodes::Sink {
   // "was_quarantined": false when it was not.
   ApiResult Unquarantine(const std::string& name, const std::string& who);
 
+  // --- services (kind: service; docs/service.md, "Services") ---
+  // A load report for service `id`: the body {"requests_per_s": R}; the
+  // autoscaler in the scheduling loop reads the latest. 404: no such service.
+  ApiResult ReportServiceLoad(int64_t id, const std::string& body);
+  // The service's replicas as the controller sees them (desired, running, ...).
+  ApiResult GetService(int64_t id);
+
   // --- the Kubernetes scheduler extender (bodies are the k8s JSON) ---
   ApiResult ExtenderFilter(const std::string& body);
   ApiResult ExtenderPrioritize(const std::string& body);
@@ -255,6 +263,7 @@ class Service final : private VirtualNodes::Sink {
     std::vector<framework::TaskPlacement> placements;
     std::string end_reason;
     bool extender = false;    // created by the Kubernetes extender (not persisted)
+    bool replica = false;     // a replica of a service (kind: service), made by the controller (not persisted)
     // Set at recovery when the job cannot run on this cluster (changed since
     // it was accepted): the job stays pending outside the scheduler.
     std::string unfit;
@@ -345,6 +354,10 @@ class Service final : private VirtualNodes::Sink {
   // On the scheduling thread.
   Status Recover();
   void SchedulePass();
+  // The service controller's turn: replicas to start (submitted as jobs) and
+  // to stop, from the autoscaler and rolling updates.
+  void ServicesTick();
+  void ServiceAccepted(JobEntry& e);
   void OnAccepted(int64_t id, const Status& s);
   void OnStartDurable(int64_t id, int32_t generation, const Status& s);
   void OnJobDone(int64_t id, int32_t generation);
@@ -398,6 +411,7 @@ class Service final : private VirtualNodes::Sink {
   framework::PluginRegistry plugins_;
   std::unique_ptr<scheduler::Scheduler> sched_;  // agents mode: null until a node registered
   std::optional<framework::Profile> profile_;     // the policy's, for NewScheduler
+  std::unique_ptr<workload::ServiceController> services_;  // on the scheduling thread
   std::unique_ptr<VirtualNodes> vnodes_;
   store::Fence fence_;
   std::atomic<bool> ready_{false};

@@ -167,6 +167,11 @@ Status Service::Recover() {
       ++unfit;
       continue;
     }
+    if (e.spec.service) {  // the controller starts its replicas again
+      ServiceAccepted(e);
+      ++running;
+      continue;
+    }
     Status s = sched_->Submit(e.spec);
     if (!s.ok()) {
       e.state = JobState::kFailed;

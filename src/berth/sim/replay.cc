@@ -188,6 +188,10 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
   const size_t n = trace.jobs.size();
   if (n == 0) return InvalidArgument("replay: the trace has no jobs");
   if (n > static_cast<size_t>(INT32_MAX)) return InvalidArgument("replay: too many jobs");
+  for (const auto& j : trace.jobs)
+    if (j.service)
+      return InvalidArgument("replay: job '" + j.name +
+                             "' is a service (kind: service): run it with --services FILE (docs/services.md)");
 
   // Job ids (the trace's, or the trace index when unset) and their lookup.
   std::vector<JobId> ids(n);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "berth/json/json_parse.h"
+#include "berth/json/service_fields.h"
 #include "berth/sim/readers/reader_util.h"
 #include "berth/sim/readers/readers.h"
 
@@ -150,8 +151,12 @@ LineResult ParseGroup(const Place& p, const std::string& where, const json& v, j
 LineResult ParseJob(const Place& p, const json& v, job::JobSpec& j) {
   if (!v.is_object()) return Bad(kBadJson, p.Error("expected one JSON object per line, found " + Shown(v)));
   bool has_name = false, has_groups = false;
+  berth::json::ServiceFields service;
   for (const auto& [key, val] : v.items()) {
-    if (key == "name") {
+    if (berth::json::ServiceFields::Handles(key)) {
+      Status s = service.Parse(key, val);
+      if (!s.ok()) return Bad(kBadValue, p.Error(s.message()));
+    } else if (key == "name") {
       BERTH_RETURN_BAD(GetString(p, key, val, j.name));
       has_name = true;
     } else if (key == "tenant") {
@@ -232,6 +237,7 @@ LineResult ParseJob(const Place& p, const json& v, job::JobSpec& j) {
   if (!has_name) return Bad(kMissingKey, p.Error("missing key 'name'"));
   if (j.name.empty()) return Bad(kBadValue, p.Error("name: empty"));
   if (!has_groups) return Bad(kMissingKey, p.Error("missing key 'groups'"));
+  if (Status s = service.Finish(j); !s.ok()) return Bad(kInvalidJob, p.Error(s.message()));
   Status valid = job::ValidateJob(j);
   if (!valid.ok()) return Bad(kInvalidJob, p.Error(valid.message()));
   return {};

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "berth/json/service_fields.h"
+
 namespace berth::sim {
 namespace {
 
@@ -76,6 +78,7 @@ StatusOr<std::string> NativeJobLine(const job::JobSpec& j) {
   ordered_json groups = ordered_json::array();
   for (const auto& g : j.groups) groups.push_back(GroupJson(g));
   o["groups"] = std::move(groups);
+  berth::json::ServiceToJson(j, o);
   try {
     return o.dump();
   } catch (const nlohmann::json::exception& e) {

@@ -1,0 +1,79 @@
+// The spread filter plugin.
+#include "berth/plugins/spread/spread.h"
+
+#include <memory>
+
+#include "berth/plugins/builtin.h"
+
+namespace berth::plugins {
+
+int32_t SpreadPlugin::ReplicasOn(const state::ClusterState& state, JobId service, JobId self, NodeId n) const {
+  int32_t k = 0;
+  for (const TaskKey& t : state.tasks_on(n)) {
+    if (t.job == self) {
+      ++k;
+      continue;
+    }
+    auto it = service_of_.find(t.job);
+    if (it != service_of_.end() && it->second == service) ++k;
+  }
+  return k;
+}
+
+bool SpreadPlugin::Filter(const framework::CycleContext& ctx, const framework::TaskRequest&, NodeId node) const {
+  const job::JobSpec& j = ctx.job;
+  if (!j.service || (j.service->max_per_node <= 0 && j.service->max_per_leaf <= 0)) return true;
+  const JobId service = j.replica_of.valid() ? j.replica_of : j.id;
+  if (j.service->max_per_node > 0 && ReplicasOn(ctx.state, service, j.id, node) >= j.service->max_per_node)
+    return false;
+  if (j.service->max_per_leaf > 0) {
+    const cluster::Cluster& c = ctx.state.cluster();
+    const DomainId leaf = c.node(node).domain[static_cast<int>(cluster::Level::kLeaf)];
+    if (!leaf.valid()) return true;
+    const cluster::Domain& d = c.domain(leaf);
+    int32_t in_leaf = 0;
+    for (int32_t n = d.begin.value(); n < d.end.value(); ++n) {
+      in_leaf += ReplicasOn(ctx.state, service, j.id, NodeId(n));
+      if (in_leaf >= j.service->max_per_leaf) return false;
+    }
+  }
+  return true;
+}
+
+void SpreadPlugin::OnStart(const job::JobSpec& job) {
+  if (job.replica_of.valid()) service_of_[job.id] = job.replica_of;
+}
+
+void SpreadPlugin::OnFinish(const job::JobSpec& job) { service_of_.erase(job.id); }
+
+Status RegisterSpreadPlugins(framework::PluginRegistry& r) {
+  return r.Register(std::string(SpreadPlugin::kName),
+                    [](const framework::PluginArgs& args) -> StatusOr<std::unique_ptr<framework::Plugin>> {
+                      if (!args.empty()) return InvalidArgument("plugin 'spread': takes no args");
+                      return std::unique_ptr<framework::Plugin>(std::make_unique<SpreadPlugin>());
+                    });
+}
+
+}  // namespace berth::plugins
+
+namespace berth::plugins {
+
+// `services`: priority order (replicas outrank batch: workload/service_controller.h),
+// the fit and spread filters, berth-frag placement (shares pack onto partly
+// used GPUs, whole GPUs stay free for training), topology-aware gangs, and
+// Berth's least-lost-work preemption inside one domain for reclaim.
+Status RegisterServicePolicies(framework::PolicyRegistry& r) {
+  framework::Profile p;
+  p.queue_sort = "priority";
+  p.admit = {framework::PluginRef{"spread"}};
+  p.filter = {framework::PluginRef{"fit"}, framework::PluginRef{"spread"}};
+  p.score = {framework::PluginRef{"berth-frag"}};
+  p.plan = {framework::PluginRef{"topology"}};
+  p.permit = {framework::PluginRef{"gang"}};
+  p.post_filter = {framework::PluginRef{"preempt"}};
+  return r.Register("services", std::move(p),
+                    "services beside batch: priority order, replica spread, berth-frag packing, least-lost-work "
+                    "preemption (needs the workload up front, like berth-frag)");
+}
+
+}  // namespace berth::plugins

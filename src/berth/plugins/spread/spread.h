@@ -1,0 +1,43 @@
+// The spread filter: replicas of one service spread over failure domains. A
+// node passes for a replica of service S when, counting S's replicas already
+// placed (started jobs whose replica_of is S, and the tasks of this job placed
+// earlier in the cycle), the node holds fewer than S's max_per_node and the
+// node's leaf fewer than max_per_leaf (job::ServiceSpec; 0: no limit). Jobs
+// that are not replicas, or whose service sets no limit, pass everywhere.
+//
+// The plugin is a filter and an admit plugin: it learns which running job is a
+// replica of which service from OnStart/OnFinish (so placements adopted at a
+// restart count too) and counts the tasks on a node through the state's
+// per-node task lists. Profile: filter {"spread"}, admit {"spread"}
+// (workload::WithServicePlugins adds both).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <unordered_map>
+
+#include "berth/framework/plugin.h"
+
+namespace berth::plugins {
+
+class SpreadPlugin final : public framework::FilterPlugin, public framework::AdmitPlugin {
+ public:
+  static constexpr std::string_view kName = "spread";
+  std::string_view Name() const override { return kName; }
+  std::string_view FailReason() const override { return "service spread limit (replicas per node or leaf)"; }
+
+  bool Filter(const framework::CycleContext& ctx, const framework::TaskRequest& req, NodeId node) const override;
+  framework::Verdict Admit(const job::JobSpec&, const state::ClusterState&, TimeUs) override {
+    return framework::Verdict::Success();
+  }
+  void OnStart(const job::JobSpec& job) override;
+  void OnFinish(const job::JobSpec& job) override;
+
+  // Replicas of `service` on node n, in the state (tests, the controller).
+  int32_t ReplicasOn(const state::ClusterState& state, JobId service, JobId self, NodeId n) const;
+
+ private:
+  std::unordered_map<JobId, JobId> service_of_;  // running replica job -> its service; looked up only
+};
+
+}  // namespace berth::plugins
