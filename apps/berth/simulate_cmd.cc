@@ -192,7 +192,7 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
       ->default_val(0);
   AddTopologyLabelOption(cmd, &flags->topology_labels);
   cmd->add_option("--trace", flags->sim.trace, "Trace file (required unless --workload is given)");
-  cmd->add_option("--trace-format", flags->sim.trace_format, "openb|philly|gavel|tiresias|native (default: guess)");
+  cmd->add_option("--trace-format", flags->sim.trace_format, "openb|philly|gavel|tiresias|pollux|native (default: guess)");
   cmd->add_option("--mode", flags->sim.mode, "fgd (one-shot FGD protocol) or replay (default: fgd for openb)");
   cmd->add_option("--comm-fraction", flags->sim.comm_fraction,
                   "Replay: communication share of a step; gangs spanning nodes run longer by the bandwidth they lose "

@@ -23,6 +23,8 @@ Status RegisterFragPlugins(framework::PluginRegistry& registry);
 Status RegisterQuotaPlugins(framework::PluginRegistry& registry);
 Status RegisterPreemptionPlugins(framework::PluginRegistry& registry);
 Status RegisterBackfillPlugins(framework::PluginRegistry& registry);
+Status RegisterGoodputPlugins(framework::PluginRegistry& registry);  // plugins/goodput
+Status RegisterGoodputPolicy(framework::PolicyRegistry& registry);
 Status RegisterTenancyPolicies(framework::PolicyRegistry& registry);
 Status RegisterPreemptionPolicies(framework::PolicyRegistry& registry);  // plugins/preempt/register.cc
 
