@@ -10,6 +10,8 @@
 namespace berth::elastic {
 namespace {
 
+constexpr double kMaxNoiseRatio = 1e9;
+
 Status ReadPlacements(const std::string& path, std::vector<StepSample>& out) {
   BERTH_ASSIGN_OR_RETURN(CsvFile f, CsvFile::Open(path));
   while (f.Next()) {
@@ -66,10 +68,12 @@ Status ReadValidation(const std::string& path, int32_t batch, NoiseCurve& out) {
     BERTH_RETURN_IF_ERROR(f.GetDouble("progress", progress));
     BERTH_RETURN_IF_ERROR(f.GetDouble("grad_sqr", sqr));
     BERTH_RETURN_IF_ERROR(f.GetDouble("grad_var", var));
-    if (sqr <= 0 || var < 0) return f.Error("grad_sqr must be positive and grad_var not negative");
+    if (sqr < 0 || var < 0) return f.Error("grad_sqr and grad_var must not be negative");
     if (!out.progress.empty() && progress <= out.progress.back()) return f.Error("progress: not increasing");
     out.progress.push_back(progress);
-    out.phi.push_back(var / sqr);  // times M0 once M0 is known
+    // A vanishing gradient (grad_sqr 0, late in training) is all noise:
+    // large batches lose nothing. The cap keeps the arithmetic finite.
+    out.phi.push_back(sqr > 0 ? std::min(var / sqr, kMaxNoiseRatio) : kMaxNoiseRatio);  // times M0 once M0 is known
   }
   if (out.progress.empty()) return InvalidArgument(path + ": no data lines");
   return Status::Ok();

@@ -8,6 +8,17 @@
 #include <vector>
 
 namespace berth::elastic {
+namespace {
+
+// The next point of the grid of step h after p (strictly), capped at end. A
+// point reached by rounding may sit a hair below its grid value: step past it.
+double NextGridPoint(double p, double h, double end) {
+  double q = (std::floor(p / h) + 1) * h;
+  if (q <= p * (1 + 1e-12)) q += h;
+  return std::min(end, q);
+}
+
+}  // namespace
 
 GoodputModel::GoodputModel(AppProfile app, ThroughputFit fit) : app_(std::move(app)), fit_(fit) {}
 
@@ -66,7 +77,7 @@ double GoodputModel::SecondsToFinish(double progress, int32_t gpus, int32_t node
   const double h = Step();
   double secs = 0;
   for (double p = progress; p < end;) {
-    const double q = std::min(end, (std::floor(p / h) + 1) * h);
+    const double q = NextGridPoint(p, h, end);
     secs += (q - p) / Goodput(gpus, nodes, batch, 0.5 * (p + q));
     p = q;
   }
@@ -78,7 +89,7 @@ double GoodputModel::ProgressAfter(double progress, int32_t gpus, int32_t nodes,
   const double h = Step();
   double p = progress;
   while (p < end && seconds > 0) {
-    const double q = std::min(end, (std::floor(p / h) + 1) * h);
+    const double q = NextGridPoint(p, h, end);
     const double g = Goodput(gpus, nodes, batch, 0.5 * (p + q));
     if (g <= 0) return p;
     const double need = (q - p) / g;
