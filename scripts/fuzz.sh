@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET="${1:-20}"
 BUILD=build/fuzz
-TARGETS=(fuzz_job_json fuzz_extender_json fuzz_cluster_yaml fuzz_queue_yaml)
+TARGETS=(fuzz_job_json fuzz_extender_json fuzz_cluster_yaml fuzz_queue_yaml fuzz_http_request)
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(pwd)}"
 if [ ! -f "$BUILD/build.ninja" ]; then
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -12,6 +12,7 @@ PACKAGES=(
   libssl-dev openssl   # TLS for berth serve (src/berth/http); openssl makes the tests' certificates
   etcd-server etcd-client   # the replicated store's tests start local etcd members
   clang-14 libclang-rt-14-dev   # libFuzzer, ASan and UBSan for scripts/fuzz.sh
+  dpkg-dev help2man systemd     # the .deb (CPack, dpkg-shlibdeps), its man pages, systemd-analyze verify of its unit
 )
 
 missing=()

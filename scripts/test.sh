@@ -10,3 +10,7 @@ ctest --preset release -j "$(nproc)" --timeout 600
 # Coverage-guided fuzzing of the parsers of untrusted input (clang, ASan,
 # UBSan; its own build dir): 15 s per target, failing on any crash.
 scripts/fuzz.sh 15
+# The Debian package: built with CPack, installed, run from /usr/bin (version,
+# a simulation from an empty directory, the service as its systemd unit starts
+# it, systemd-analyze verify), then purged.
+scripts/package-test.sh

@@ -29,6 +29,7 @@ struct ClientFlags {
   std::string server = "http://127.0.0.1:7450";
   std::string token_file;
   std::string ca_cert;
+  std::string client_cert, client_key;  // a client certificate for servers that require one
   bool json_out = false;
 };
 
@@ -40,6 +41,11 @@ void AddClientFlags(CLI::App* cmd, ClientFlags& f) {
       ->envname("BERTH_TOKEN_FILE");
   cmd->add_option("--ca-cert", f.ca_cert, "CA certificate (PEM) that an https:// server's certificate is checked against (or set BERTH_CA_CERT)")
       ->envname("BERTH_CA_CERT");
+  cmd->add_option("--client-cert", f.client_cert,
+                  "client certificate (PEM) for a server that asks for one (or set BERTH_CLIENT_CERT)")
+      ->envname("BERTH_CLIENT_CERT");
+  cmd->add_option("--client-key", f.client_key, "the client certificate's private key (PEM; or set BERTH_CLIENT_KEY)")
+      ->envname("BERTH_CLIENT_KEY");
   cmd->add_flag("--json", f.json_out, "print the server's JSON");
 }
 
@@ -53,6 +59,10 @@ int CheckServer(ClientFlags& f, const char* command) {
     return kExitUsage;
   }
   f.server = *url;
+  if (f.client_cert.empty() != f.client_key.empty()) {
+    std::cerr << "berth " << command << ": --client-cert and --client-key go together\n";
+    return kExitUsage;
+  }
   return 0;
 }
 
@@ -65,7 +75,7 @@ struct Reply {
 };
 
 Reply Request(const ClientFlags& f, const std::string& method, const std::string& path, const std::string& body = "") {
-  httplib::Client cli(f.server);
+  httplib::Client cli(f.server, f.client_cert, f.client_key);
   cli.set_connection_timeout(5, 0);
   cli.set_read_timeout(60, 0);
   cli.set_tcp_nodelay(true);

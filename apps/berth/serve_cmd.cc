@@ -26,6 +26,7 @@
 #include "berth/store/store.h"
 #include "berth/tenancy/queue_yaml.h"
 #include "commands.h"
+#include "install_paths.h"
 #include "serve_kube.h"
 
 namespace berth::apps {
@@ -41,7 +42,8 @@ struct ServeFlags {
   std::string store = "sqlite:./berth-data/berth.db";
   std::string cluster;
   std::string token_file;
-  std::string tls_cert, tls_key, tls_client_ca;  // TLS for the API (http/tls.h)
+  std::string tls_cert, tls_key, tls_client_ca;
+  bool tls_require_client_cert = false;  // every connection must present a verified client certificate  // TLS for the API (http/tls.h)
   bool extender_anonymous = false;               // extender verbs without credentials (loopback only)
   int max_connections_per_client = 64;
   std::string policy = "topology";
@@ -157,6 +159,9 @@ int Serve(const ServeFlags& f) {
   http.tls_cert_file = f.tls_cert;
   http.tls_key_file = f.tls_key;
   http.tls_client_ca_file = f.tls_client_ca;
+  if (f.tls_require_client_cert && f.tls_client_ca.empty())
+    return fail("tls", InvalidArgument("--tls-require-client-cert needs --tls-client-ca (the CA client certificates are verified against)"));
+  http.tls_require_client_cert = f.tls_require_client_cert;
   if (f.max_connections_per_client < 1)
     return fail("listen", InvalidArgument("--max-connections-per-client: expected a positive integer"));
   http.max_connections_per_client = f.max_connections_per_client;
@@ -245,7 +250,7 @@ int Serve(const ServeFlags& f) {
     http_server.Start();
     log.Info("listening", {{"host", http.host}, {"port", http_server.port()}, {"cluster", cluster->Summary()},
                            {"demo_cluster", demo}, {"auth", !http.token.empty()},
-                           {"tls", !http.tls_cert_file.empty()}, {"client_ca", !http.tls_client_ca_file.empty()},
+                           {"tls", !http.tls_cert_file.empty()}, {"client_ca", !http.tls_client_ca_file.empty()}, {"client_cert_required", http.tls_require_client_cert},
                            {"role", "standby"}});
     log.Info("campaigning", {{"store", (*store)->Describe()}});
     starter = std::thread([&] {
@@ -262,7 +267,7 @@ int Serve(const ServeFlags& f) {
     http_server.Start();
     log.Info("listening", {{"host", http.host}, {"port", http_server.port()}, {"cluster", cluster->Summary()},
                            {"demo_cluster", demo}, {"auth", !http.token.empty()},
-                           {"tls", !http.tls_cert_file.empty()}, {"client_ca", !http.tls_client_ca_file.empty()}});
+                           {"tls", !http.tls_cert_file.empty()}, {"client_ca", !http.tls_client_ca_file.empty()}, {"client_cert_required", http.tls_require_client_cert}});
   }
 
   // Wait for a stop signal, the loss of the term, or a failed start.
@@ -330,6 +335,9 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--tls-key", flags->tls_key, "serve HTTPS: the certificate's private key (PEM)");
   cmd->add_option("--tls-client-ca", flags->tls_client_ca,
                   "CA (PEM) that client certificates are verified against; a verified one authorizes the extender verbs");
+  cmd->add_flag("--tls-require-client-cert", flags->tls_require_client_cert,
+                "refuse every connection without a client certificate that verifies against --tls-client-ca "
+                "(mutual TLS for all clients, not only the extender)");
   cmd->add_flag("--extender-allow-anonymous", flags->extender_anonymous,
                 "the extender verbs without a client certificate or token; refused unless --listen is loopback");
   cmd->add_option("--max-connections-per-client", flags->max_connections_per_client,
@@ -399,6 +407,7 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--kube-qps", flags->k.kube_qps, "API server requests per second (client-go's QPS)")
       ->capture_default_str();
   cmd->add_option("--kube-burst", flags->k.kube_burst, "API server request burst")->capture_default_str();
+  flags->k.catalog = ShippedFile("data/accelerators.yaml");
   cmd->add_option("--catalog", flags->k.catalog,
                   "accelerator catalog: maps nvidia.com/gpu.product to GPU types (--kube) and feeds the "
                   "hetero-speed/hetero-cost model")

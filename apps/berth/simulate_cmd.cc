@@ -1,7 +1,10 @@
 // `berth simulate`: replay a trace through the scheduling core under one or
 // more policies; print a summary, write JSON / HTML / placement files.
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -18,6 +21,7 @@
 #include "cluster_flags.h"
 #include "commands.h"
 #include "federation_cmd.h"
+#include "install_paths.h"
 #include "progress.h"
 #include "simulate_failure_flags.h"
 
@@ -89,8 +93,30 @@ Status ParsePreemptionFlags(Flags& f) {
   return Status::Ok();
 }
 
+// An output file's folder is made (and checked writable) before the run, so a
+// bad path fails at once, not after the whole simulation.
+Status PrepareOutput(const std::string& path, const char* flag) {
+  if (path.empty() || path == "-") return Status::Ok();
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!dir.empty() && !std::filesystem::is_directory(dir, ec)) {
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return InvalidArgument(std::string(flag) + " " + path + ": cannot create the folder " + dir.string() + ": " + ec.message());
+  }
+  if (::access(dir.empty() ? "." : dir.c_str(), W_OK) != 0)
+    return InvalidArgument(std::string(flag) + " " + path + ": the folder " + (dir.empty() ? std::string(".") : dir.string()) + " is not writable");
+  if (std::filesystem::is_directory(path, ec)) return InvalidArgument(std::string(flag) + " " + path + ": is a folder");
+  return Status::Ok();
+}
+
 int Run(Flags& f) {
   f.sim.policies = SplitComma(f.policies);
+  for (auto [path, flag] : {std::pair{&f.json, "--json"}, {&f.report, "--report"}, {&f.placements, "--placements"}}) {
+    if (Status s = PrepareOutput(*path, flag); !s.ok()) {
+      std::cerr << "berth simulate: " << s.message() << "\n";
+      return 1;
+    }
+  }
   if (Status s = ParsePreemptionFlags(f); !s.ok() || !(s = ParseFailureFlags(f.failures, f.sim)).ok()) {
     std::cerr << "berth simulate: " << s.message() << "\n";
     return 1;
@@ -256,8 +282,8 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_flag("--static", flags->sim.static_trace, "gavel: every job arrives at t=0 (makespan runs)");
   cmd->add_flag("--priorities", flags->sim.priorities, "gavel: priority weights (5 with prob. 0.2)");
   cmd->add_option("--throughputs", flags->sim.throughputs, "gavel: measured throughput table (Gavel JSON)")
-      ->default_val("../shared/data/gavel/simulation_throughputs.json");
-  cmd->add_option("--catalog", flags->sim.catalog, "Accelerator catalog YAML")->default_val("data/accelerators.yaml");
+      ->default_val(SharedDataFile("gavel/simulation_throughputs.json"));
+  cmd->add_option("--catalog", flags->sim.catalog, "Accelerator catalog YAML")->default_val(ShippedFile("data/accelerators.yaml"));
   cmd->add_option("--reference-type", flags->sim.reference_type, "Reference accelerator of normalized units")
       ->default_val("H100");
   cmd->add_option("--round", flags->sim.round_s, "gavel: scheduling round, seconds")->default_val(360);

@@ -8,6 +8,7 @@
 #include "berth/hetero/catalog.h"
 #include "berth/hetero/throughput.h"
 #include "commands.h"
+#include "install_paths.h"
 
 namespace berth::apps {
 namespace {
@@ -69,9 +70,9 @@ int RunFit(const FitFlags& f) {
 void AddThroughputFitCommand(CLI::App& app, std::function<int()>& run) {
   auto flags = std::make_shared<FitFlags>();
   CLI::App* cmd = app.add_subcommand("throughput-fit", "Fit the spec-based throughput model; report held-out error");
-  cmd->add_option("--catalog", flags->catalog, "Accelerator catalog YAML")->default_val("data/accelerators.yaml");
+  cmd->add_option("--catalog", flags->catalog, "Accelerator catalog YAML")->default_val(ShippedFile("data/accelerators.yaml"));
   cmd->add_option("--throughputs", flags->throughputs, "Measured throughputs (Gavel JSON)")
-      ->default_val("../shared/data/gavel/simulation_throughputs.json");
+      ->default_val(SharedDataFile("gavel/simulation_throughputs.json"));
   cmd->add_option("--reference-type", flags->reference, "Reference type of normalized units")->default_val("H100");
   cmd->add_flag("--rows", flags->rows, "Print every held-out point");
   cmd->callback([flags, &run] { run = [flags] { return RunFit(*flags); }; });

@@ -6,6 +6,8 @@ accepted at the start intact:
   - a chunked upload over the body limit: 413 while the client still sends
     (nothing buffered beyond the limit: the daemon's peak RSS stays bounded);
   - a negative, malformed or huge Content-Length: 400/413 at once;
+  - a 1 MiB body to routes that take none (DELETE, GET, admin, no route):
+    413 before it is read; a 200 KiB submission: accepted;
   - a 100 KB header: 431;  the auth scheme in lower case: accepted;
   - wrong methods: 405 with Allow;  the extender verbs without credentials: 401;
   - the per-client connection limit: 429 past it, other clients unaffected;
@@ -13,7 +15,10 @@ accepted at the start intact:
     made with openssl): the extender verbs with a verified client certificate
     pass, without one 401; a handshake with a certificate from another CA is
     refused; plain HTTP and a stalled handshake on the TLS port do not stop it
-    serving; `berth status --server https://... --ca-cert` works;
+    serving; `berth status --server https://... --ca-cert` works; with
+    --tls-require-client-cert every connection without a verified
+    certificate is refused at the handshake and the CLI works with
+    --client-cert/--client-key;
   - --extender-allow-anonymous with a non-loopback --listen: refused at start;
   - slowloris: --slowloris connections (default 256, from 127.0.0.2...)
     sending a header line every 2 s for --duration seconds while /healthz is
@@ -38,7 +43,7 @@ import threading
 import time
 
 LIVENESS_S = 8.0  # a request not answered in this long is a failure (the old server waited 10 s)
-TOKEN = "hostile-token"
+from daemon import TOKEN, ServeDaemon  # noqa: E402  (beside this script)
 failures = []
 
 
@@ -48,43 +53,8 @@ def check(cond, what):
         failures.append(what)
 
 
-class Daemon:
-    def __init__(self, binary, work, extra=()):
-        self.work = work
-        self.log = open(os.path.join(work, "serve.log"), "w+")
-        tok = os.path.join(work, "token")
-        with open(tok, "w") as f:
-            f.write(TOKEN + "\n")
-        self.proc = subprocess.Popen(
-            [binary, "serve", "--listen", "127.0.0.1:0", "--store", "sqlite:" + os.path.join(work, "berth.db"),
-             "--cluster", "4x8:H100/leaf=2", "--token-file", tok] + list(extra),
-            stdout=self.log, stderr=subprocess.STDOUT)
-        self.port = None
-        deadline = time.time() + 30
-        while time.time() < deadline and self.port is None:
-            time.sleep(0.1)
-            with open(self.log.name) as f:
-                m = re.search(r'"event":"listening"[^}]*"port":(\d+)', f.read())
-                if m:
-                    self.port = int(m.group(1))
-        if self.port is None:
-            raise SystemExit("berth serve did not start:\n" + open(self.log.name).read())
-
-    def rss_peak_kb(self):
-        with open("/proc/%d/status" % self.proc.pid) as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-        return 0
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+class Daemon(ServeDaemon):
+    pass
 
 
 def request(port, method, path, body=None, headers=None, source="127.0.0.1"):
@@ -209,6 +179,18 @@ def case_content_length(d, limit):
     return times
 
 
+def case_route_limits(d):
+    """Routes that take no body read at most 64 KiB of one (POST /v1/jobs takes 16 MiB)."""
+    big = str(1 << 20).encode()
+    for head in (b"DELETE /v1/jobs/1", b"GET /v1/jobs/1", b"POST /v1/admin/nodes/node-0/unquarantine",
+                 b"POST /no/such/route"):
+        st, dt = raw(d.port, head + b" HTTP/1.1\r\nHost: x\r\nContent-Length: " + big + b"\r\n\r\n")
+        check(st == 413, "%s with a 1 MiB body: 413 before it is read (%d)" % (head.decode(), st))
+    body = b'{"name": "padded",' + b" " * (200 << 10) + b'"groups": [{"count": 1, "gpus": 1}]}'
+    st, _, text = request(d.port, "POST", "/v1/jobs", body, auth())
+    check(st == 201, "POST /v1/jobs with a 200 KiB body: accepted (%d %s)" % (st, text[:200]))
+
+
 def case_header(d):
     st, _ = raw(d.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (100 << 10) + b"\r\n\r\n")
     check(st == 431, "100 KB header: 431 (%d)" % st)
@@ -319,6 +301,39 @@ def case_tls(binary, work):
         check(d.proc.poll() is None, "TLS: the daemon still runs")
     finally:
         d.stop()
+    # Client certificates required for every connection (mutual TLS).
+    tw = os.path.join(work, "mtls-daemon")
+    os.makedirs(tw)
+    d = Daemon(binary, tw, ["--tls-cert", f("server.crt"), "--tls-key", f("server.key"),
+                            "--tls-client-ca", f("ca.crt"), "--tls-require-client-cert"])
+    try:
+        env = dict(os.environ, BERTH_SERVER="https://127.0.0.1:%d" % d.port, BERTH_CA_CERT=f("ca.crt"))
+        out = subprocess.run([binary, "nodes", "--client-cert", f("client.crt"), "--client-key", f("client.key")],
+                             env=env, capture_output=True, text=True, timeout=30)
+        check(out.returncode == 0 and "node-0" in out.stdout,
+              "mTLS: berth nodes with --client-cert/--client-key works (%d %s)" % (out.returncode, out.stderr.strip()))
+        out = subprocess.run([binary, "nodes"], env=env, capture_output=True, text=True, timeout=30)
+        check(out.returncode != 0, "mTLS: berth nodes without a client certificate is refused")
+        for cert in (None, "stranger"):
+            ctx = ssl.create_default_context(cafile=f("ca.crt"))
+            if cert:
+                ctx.load_cert_chain(f(cert + ".crt"), f(cert + ".key"))
+            try:
+                c = http.client.HTTPSConnection("127.0.0.1", d.port, timeout=LIVENESS_S, context=ctx)
+                c.request("GET", "/healthz")
+                st = c.getresponse().status
+                c.close()
+            except (ssl.SSLError, OSError):
+                st = -1
+            check(st == -1, "mTLS: /healthz with %s is refused at the handshake (%d)" % (cert or "no certificate", st))
+        out = subprocess.run([binary, "serve", "--listen", "127.0.0.1:0", "--tls-cert", f("server.crt"), "--tls-key",
+                              f("server.key"), "--tls-require-client-cert", "--store",
+                              "sqlite:" + os.path.join(work, "mtls-noca.db")], capture_output=True, text=True, timeout=30)
+        check(out.returncode != 0 and "--tls-client-ca" in out.stdout + out.stderr,
+              "--tls-require-client-cert without --tls-client-ca is refused at start (%d)" % out.returncode)
+        check(d.proc.poll() is None, "mTLS: the daemon still runs")
+    finally:
+        d.stop()
 
 
 def case_anonymous_flag(binary, work):
@@ -411,6 +426,7 @@ def main():
         inv = Invariant(d)
         for name, fn in [("chunked", lambda: case_chunked(d, limit)),
                          ("content-length", lambda: case_content_length(d, limit)),
+                         ("route-limits", lambda: case_route_limits(d)),
                          ("header", lambda: case_header(d)), ("bearer", lambda: case_bearer(d)),
                          ("405", lambda: case_405(d)), ("extender", lambda: case_extender(d)),
                          ("client-limit", lambda: case_client_limit(d)),

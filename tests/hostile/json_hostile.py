@@ -24,32 +24,13 @@ import time
 import urllib.error
 import urllib.request
 
-TOKEN = "hostile-test-token"
+from daemon import TOKEN, ServeDaemon  # noqa: E402  (beside this script)
 
 
-class Daemon:
+class Daemon(ServeDaemon):
     def __init__(self, berth, work):
-        self.log_path = os.path.join(work, "serve.log")
-        token_file = os.path.join(work, "token")
-        with open(token_file, "w") as f:
-            f.write(TOKEN + "\n")
-        self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(
-            [berth, "serve", "--listen", "127.0.0.1:0", "--store", "sqlite:" + os.path.join(work, "berth.db"),
-             "--cluster", "4x8:H100/leaf=2", "--virtual-nodes", "--token-file", token_file],
-            stdout=subprocess.DEVNULL, stderr=self.log)
-        self.port = None
+        super().__init__(berth, work, ["--virtual-nodes"])
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and self.port is None:
-            if self.proc.poll() is not None:
-                raise SystemExit("FAIL: berth serve exited at start:\n" + open(self.log_path).read())
-            m = re.search(r'"event":"listening"[^}]*"port":(\d+)', open(self.log_path).read())
-            if m:
-                self.port = int(m.group(1))
-            else:
-                time.sleep(0.05)
-        if self.port is None:
-            raise SystemExit("FAIL: berth serve did not listen:\n" + open(self.log_path).read())
         while time.monotonic() < deadline:
             if self.request("GET", "/readyz")[0] == 200:
                 return
@@ -97,16 +78,6 @@ class Daemon:
         if not m:
             return None, "no answer"
         return int(m.group(1)), answer.split(b"\r\n\r\n", 1)[-1].decode("utf-8", "replace")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
 
 
 def pod(name="p", gpus="1", priority=0, group=None, containers=None):

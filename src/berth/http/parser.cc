@@ -92,6 +92,7 @@ void RequestParser::Reset() {
   error_status_ = 0;
   error_message_.clear();
   req_ = Request();
+  body_limit_ = limits_.max_body_bytes;
 }
 
 void RequestParser::Fail(int status, std::string message) {
@@ -109,7 +110,7 @@ size_t RequestParser::Feed(const char* data, size_t n) {
       const size_t take = static_cast<size_t>(std::min<uint64_t>(remaining_, n - i));
       // Chunked bodies grow by doubling, but never past the limit's capacity.
       if (req_.body.capacity() < req_.body.size() + take)
-        req_.body.reserve(std::min(std::max(req_.body.capacity() * 2, req_.body.size() + take), limits_.max_body_bytes));
+        req_.body.reserve(std::min(std::max(req_.body.capacity() * 2, req_.body.size() + take), body_limit_));
       req_.body.append(data + i, take);
       remaining_ -= take;
       i += take;
@@ -247,6 +248,8 @@ void RequestParser::OnHeaderLine(const std::string& line) {
 }
 
 void RequestParser::OnHeadersDone() {
+  body_limit_ = limits_.max_body_bytes;
+  if (body_limit_fn_) body_limit_ = std::min(body_limit_, body_limit_fn_(req_));
   // Connection: close / keep-alive.
   for (auto [it, end] = req_.headers.equal_range("Connection"); it != end; ++it) {
     const std::string v = Lower(it->second);
@@ -277,10 +280,11 @@ void RequestParser::OnHeadersDone() {
     }
     size_t digits = first.find_first_not_of('0');
     const std::string sig = digits == std::string::npos ? "0" : first.substr(digits);
-    if (sig.size() > 18) return Fail(413, "Content-Length " + Shown(first) + " over the limit of " + std::to_string(limits_.max_body_bytes) + " bytes");
+    if (sig.size() > 18) return Fail(413, "Content-Length " + Shown(first) + " over the limit of " + std::to_string(body_limit_) + " bytes");
     remaining_ = std::stoull(sig);
-    if (remaining_ > limits_.max_body_bytes)
-      return Fail(413, "Content-Length " + sig + " over the limit of " + std::to_string(limits_.max_body_bytes) + " bytes");
+    if (remaining_ > body_limit_)
+      return Fail(413, "Content-Length " + sig + " over the limit of " + std::to_string(body_limit_) + " bytes" +
+                           (body_limit_ < limits_.max_body_bytes ? " for " + req_.method + " " + req_.path : ""));
     phase_ = remaining_ > 0 ? kBody : kDone;
     if (remaining_ > 0) req_.body.reserve(static_cast<size_t>(remaining_));
   } else {
@@ -299,7 +303,7 @@ void RequestParser::OnChunkSize(const std::string& line) {
   uint64_t v = 0;
   size_t i = 0;
   while (i < size.size() && size[i] == '0') ++i;
-  if (size.size() - i > 15) return Fail(413, "chunk size " + Shown(size) + " over the body limit of " + std::to_string(limits_.max_body_bytes) + " bytes");
+  if (size.size() - i > 15) return Fail(413, "chunk size " + Shown(size) + " over the body limit of " + std::to_string(body_limit_) + " bytes");
   for (; i < size.size(); ++i) {
     int h = HexValue(size[i]);
     if (h < 0) return Fail(400, "malformed chunk size '" + Shown(size) + "': expected hex digits");
@@ -310,8 +314,8 @@ void RequestParser::OnChunkSize(const std::string& line) {
     header_bytes_ = 0;
     return;
   }
-  if (req_.body.size() + v > limits_.max_body_bytes)
-    return Fail(413, "chunked body over the limit of " + std::to_string(limits_.max_body_bytes) + " bytes");
+  if (req_.body.size() + v > body_limit_)
+    return Fail(413, "chunked body over the limit of " + std::to_string(body_limit_) + " bytes");
   remaining_ = v;
   phase_ = kChunkData;
 }

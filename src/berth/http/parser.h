@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "berth/http/message.h"
@@ -27,9 +28,14 @@ struct ParserLimits {
   size_t max_body_bytes = 1 << 20;     // 413 beyond, whatever the transfer encoding
 };
 
+// The body limit of one request, decided from its request line and headers
+// (per route); at most ParserLimits::max_body_bytes whatever it answers.
+using BodyLimit = std::function<size_t(const Request&)>;
+
 class RequestParser {
  public:
-  explicit RequestParser(ParserLimits limits) : limits_(limits) {}
+  explicit RequestParser(ParserLimits limits, BodyLimit body_limit = nullptr)
+      : limits_(limits), body_limit_fn_(std::move(body_limit)), body_limit_(limits.max_body_bytes) {}
 
   // Consumes bytes of one request; returns how many were used (all of them
   // until the request is complete or has failed).
@@ -59,6 +65,8 @@ class RequestParser {
   void OnChunkSize(const std::string& line);
 
   ParserLimits limits_;
+  BodyLimit body_limit_fn_;
+  size_t body_limit_;  // of the request being read
   Phase phase_ = kRequestLine;
   bool started_ = false;
   std::string line_;

@@ -97,6 +97,31 @@ TEST(ParserTest, BodyLimitForChunkedBeforeBuffering) {
   EXPECT_EQ(Parse("POST /x HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n").error_status(), 400);
 }
 
+TEST(ParserTest, BodyLimitPerRequestFromItsHead) {
+  ParserLimits limits;
+  limits.max_body_bytes = 100;
+  // /small takes 10 bytes; anything else the parser's own limit (never more).
+  BodyLimit per_route = [](const Request& r) { return r.path == "/small" ? size_t{10} : size_t{1} << 30; };
+  RequestParser p(limits, per_route);
+  std::string req = "POST /small HTTP/1.1\r\nContent-Length: 11\r\n\r\n";
+  p.Feed(req.data(), req.size());
+  ASSERT_TRUE(p.failed());
+  EXPECT_EQ(p.error_status(), 413);
+  EXPECT_NE(p.error_message().find("over the limit of 10 bytes for POST /small"), std::string::npos) << p.error_message();
+  p.Reset();
+  req = "POST /small HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n6\r\n";
+  p.Feed(req.data(), req.size());
+  EXPECT_EQ(p.error_status(), 413);
+  p.Reset();
+  req = "POST /big HTTP/1.1\r\nContent-Length: 100\r\n\r\n" + std::string(100, 'a');
+  p.Feed(req.data(), req.size());
+  EXPECT_TRUE(p.done());
+  p.Reset();
+  req = "POST /big HTTP/1.1\r\nContent-Length: 101\r\n\r\n";
+  p.Feed(req.data(), req.size());
+  EXPECT_EQ(p.error_status(), 413);  // the per-route answer never raises the parser's limit
+}
+
 TEST(ParserTest, HeaderLimitsBeforeTheLineEnds) {
   // 431 as soon as the header block passes the limit, without its newline.
   auto big = Parse("GET / HTTP/1.1\r\nX-Big: " + std::string(2000, 'a'));

@@ -9,6 +9,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -86,7 +87,12 @@ class Server::Loop {
     pools_[1].max_queued = s_.options_.max_heavy_queued;
     for (int i = 0; i < std::max(1, s_.options_.workers); ++i) workers_.emplace_back([this] { Work(pools_[0]); });
     for (int i = 0; i < std::max(1, s_.options_.heavy_workers); ++i)
-      workers_.emplace_back([this] { Work(pools_[1]); });
+      workers_.emplace_back([this] {
+        // Large reads yield the CPU to the scheduling loop and the other
+        // workers (Linux: the nice value is per thread).
+        if (s_.options_.heavy_nice > 0) (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), s_.options_.heavy_nice);
+        Work(pools_[1]);
+      });
     io_ = std::thread([this] { Run(); });
   }
 
@@ -116,7 +122,7 @@ class Server::Loop {
   enum class State { kHandshake, kReading, kHandling, kWriting, kDraining };
 
   struct Conn {
-    explicit Conn(const ParserLimits& l) : parser(l) {}
+    Conn(const ParserLimits& l, BodyLimit body_limit) : parser(l, std::move(body_limit)) {}
     uint64_t id = 0;
     int fd = -1;
     SSL* ssl = nullptr;
@@ -233,7 +239,7 @@ class Server::Loop {
       }
       int yes = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
-      auto c = std::make_unique<Conn>(s_.options_.limits);
+      auto c = std::make_unique<Conn>(s_.options_.limits, [this](const Request& r) { return s_.BodyLimitFor(r); });
       c->id = next_id_++;
       c->fd = fd;
       c->ip = ip;
@@ -652,22 +658,31 @@ Server::~Server() {
   if (listen_fd_ >= 0) ::close(listen_fd_);
 }
 
-Server& Server::Add(const char* method, const std::string& pattern, Handler h, RunOn where) {
-  routes_.push_back(Route{method, pattern, std::regex(pattern), std::move(h), where});
+Server& Server::Add(const char* method, const std::string& pattern, Handler h, RunOn where, size_t max_body) {
+  routes_.push_back(Route{method, pattern, std::regex(pattern), std::move(h), where, max_body});
   return *this;
 }
-Server& Server::Get(const std::string& p, Handler h, RunOn w) { return Add("GET", p, std::move(h), w); }
-Server& Server::Post(const std::string& p, Handler h, RunOn w) { return Add("POST", p, std::move(h), w); }
-Server& Server::Put(const std::string& p, Handler h, RunOn w) { return Add("PUT", p, std::move(h), w); }
-Server& Server::Patch(const std::string& p, Handler h, RunOn w) { return Add("PATCH", p, std::move(h), w); }
-Server& Server::Delete(const std::string& p, Handler h, RunOn w) { return Add("DELETE", p, std::move(h), w); }
-Server& Server::Options(const std::string& p, Handler h, RunOn w) { return Add("OPTIONS", p, std::move(h), w); }
+Server& Server::Get(const std::string& p, Handler h, RunOn w, size_t b) { return Add("GET", p, std::move(h), w, b); }
+Server& Server::Post(const std::string& p, Handler h, RunOn w, size_t b) { return Add("POST", p, std::move(h), w, b); }
+Server& Server::Put(const std::string& p, Handler h, RunOn w, size_t b) { return Add("PUT", p, std::move(h), w, b); }
+Server& Server::Patch(const std::string& p, Handler h, RunOn w, size_t b) { return Add("PATCH", p, std::move(h), w, b); }
+Server& Server::Delete(const std::string& p, Handler h, RunOn w, size_t b) { return Add("DELETE", p, std::move(h), w, b); }
+Server& Server::Options(const std::string& p, Handler h, RunOn w, size_t b) { return Add("OPTIONS", p, std::move(h), w, b); }
 
 RunOn Server::WhereRuns(const Request& req) const {
   const std::string method = req.method == "HEAD" ? "GET" : req.method;
   for (const Route& r : routes_)
     if (r.method == method && std::regex_match(req.path, r.re)) return r.where;
   return RunOn::kOnLoop;  // 404, 405 and OPTIONS answers are made here, cheaply
+}
+
+size_t Server::BodyLimitFor(const Request& req) const {
+  const std::string method = req.method == "HEAD" ? "GET" : req.method;
+  const bool carries_body = method == "POST" || method == "PUT" || method == "PATCH";
+  for (const Route& r : routes_)
+    if (r.method == method && std::regex_match(req.path, r.re))
+      return r.max_body > 0 ? r.max_body : carries_body ? options_.limits.max_body_bytes : options_.small_body_bytes;
+  return options_.small_body_bytes;  // 404 and 405 answers read no large body
 }
 
 void Server::Dispatch(Request& req, Response& res) const {

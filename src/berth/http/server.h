@@ -47,13 +47,17 @@ struct ServerOptions {
   // a flood of them never holds the workers that writes and small reads use.
   int heavy_workers = 2;
   size_t max_heavy_queued = 256;       // heavy requests waiting; 503 beyond
+  int heavy_nice = 10;                 // the heavy pool's threads run at this nice value (0: unchanged)
   int max_connections = 4096;          // in total; 503 beyond
   int max_connections_per_client = 64; // per client IP address; 429 beyond
   std::chrono::milliseconds header_timeout{10'000};
   std::chrono::milliseconds body_timeout{30'000};
   std::chrono::milliseconds write_timeout{30'000};
   std::chrono::milliseconds idle_timeout{60'000};
-  ParserLimits limits;
+  ParserLimits limits;  // limits.max_body_bytes: the largest body of any route
+  // Bodies of requests that carry none by design (GET, HEAD, DELETE, OPTIONS)
+  // and of paths with no route; a route may set its own limit (Route::max_body).
+  size_t small_body_bytes = 64 << 10;
   bool tls = false;
   TlsOptions tls_options;
 };
@@ -85,13 +89,15 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Routes; register them all before Start().
-  Server& Get(const std::string& pattern, Handler h, RunOn where = RunOn::kWorker);
-  Server& Post(const std::string& pattern, Handler h, RunOn where = RunOn::kWorker);
-  Server& Put(const std::string& pattern, Handler h, RunOn where = RunOn::kWorker);
-  Server& Patch(const std::string& pattern, Handler h, RunOn where = RunOn::kWorker);
-  Server& Delete(const std::string& pattern, Handler h, RunOn where = RunOn::kWorker);
-  Server& Options(const std::string& pattern, Handler h, RunOn where = RunOn::kWorker);
+  // Routes; register them all before Start(). max_body: the route's body
+  // limit (0: limits.max_body_bytes for POST, PUT and PATCH, small_body_bytes
+  // for the others).
+  Server& Get(const std::string& pattern, Handler h, RunOn where = RunOn::kWorker, size_t max_body = 0);
+  Server& Post(const std::string& pattern, Handler h, RunOn where = RunOn::kWorker, size_t max_body = 0);
+  Server& Put(const std::string& pattern, Handler h, RunOn where = RunOn::kWorker, size_t max_body = 0);
+  Server& Patch(const std::string& pattern, Handler h, RunOn where = RunOn::kWorker, size_t max_body = 0);
+  Server& Delete(const std::string& pattern, Handler h, RunOn where = RunOn::kWorker, size_t max_body = 0);
+  Server& Options(const std::string& pattern, Handler h, RunOn where = RunOn::kWorker, size_t max_body = 0);
   // Called for every answer of status >= 400 whose body is empty (res.error
   // says why when the server made the answer), after handlers and for errors
   // found before any handler ran (framing, limits, deadlines, no route).
@@ -117,6 +123,8 @@ class Server {
   // makes itself: 404, 405, OPTIONS).
   RunOn WhereRuns(const Request& req) const;
   bool RunsOnLoop(const Request& req) const { return WhereRuns(req) == RunOn::kOnLoop; }
+  // The body limit of a request, from its method and path (read before its body).
+  size_t BodyLimitFor(const Request& req) const;
 
  private:
   struct Route {
@@ -125,9 +133,10 @@ class Server {
     std::regex re;
     Handler handler;
     RunOn where;
+    size_t max_body;  // 0: by method
   };
   class Loop;
-  Server& Add(const char* method, const std::string& pattern, Handler h, RunOn where);
+  Server& Add(const char* method, const std::string& pattern, Handler h, RunOn where, size_t max_body);
   void Finish(const Request& req, Response& res) const;
 
   ServerOptions options_;

@@ -179,6 +179,21 @@ TEST_F(ServerTest, LimitsAnsweredWhileReading) {
   EXPECT_EQ(handled_.load(), 1);
 }
 
+TEST_F(ServerTest, BodyLimitsPerRoute) {
+  ServerOptions o;
+  o.limits.max_body_bytes = 10'000;
+  o.small_body_bytes = 100;
+  Serve(o);
+  // POST routes take the large limit; GET, DELETE and unknown paths the small one.
+  const std::string body(5'000, 'b');
+  EXPECT_EQ(Status(Roundtrip("POST /echo HTTP/1.1\r\nContent-Length: 5000\r\n\r\n" + body)), 200);
+  EXPECT_EQ(Status(Roundtrip("GET /items/1 HTTP/1.1\r\nContent-Length: 101\r\n\r\n")), 413);
+  EXPECT_EQ(Status(Roundtrip("DELETE /items/1 HTTP/1.1\r\nContent-Length: 5000\r\n\r\n")), 413);
+  EXPECT_EQ(Status(Roundtrip("POST /nothing HTTP/1.1\r\nContent-Length: 5000\r\n\r\n")), 413);
+  EXPECT_EQ(Status(Roundtrip("GET /items/1 HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello")), 200);
+  EXPECT_EQ(handled_.load(), 1);
+}
+
 TEST_F(ServerTest, SlowHeadersGet408AndNeverHoldAWorker) {
   ServerOptions o;
   o.workers = 1;
@@ -301,6 +316,14 @@ TEST_F(ServerTest, TlsWithClientCertificates) {
   EXPECT_NE(anonymous.find("anonymous"), std::string::npos) << anonymous;
   // Plain HTTP on the TLS port is not answered as HTTP.
   EXPECT_EQ(Status(Roundtrip("GET /peer HTTP/1.1\r\n\r\n")), 0);
+
+  // Client certificates required: a client without one is refused at the handshake.
+  server_->Stop();
+  o.tls_options.require_client_cert = true;
+  Serve(o);
+  const std::string with_cert = fetch(true);
+  EXPECT_EQ(Status(with_cert), 200) << with_cert;
+  EXPECT_EQ(fetch(false), "");
   std::filesystem::remove_all(dir);
 }
 

@@ -128,6 +128,7 @@ HttpServer::HttpServer(Service& service, Metrics& metrics, Logger& log, HttpOpti
     o.tls_options.cert_file = options_.tls_cert_file;
     o.tls_options.key_file = options_.tls_key_file;
     o.tls_options.client_ca_file = options_.tls_client_ca_file;
+    o.tls_options.require_client_cert = options_.tls_require_client_cert;
   }
   server_ = std::make_unique<http::Server>(o);
   Routes();
@@ -223,7 +224,7 @@ void HttpServer::Routes() {
   });
   s.Post(R"(/v1/admin/nodes/([^/]+)/unquarantine)", [this, admin, who](const httplib::Request& req, httplib::Response& res) {
     if (admin(req, res)) Send(res, service_.Unquarantine(req.matches[1], who(req)));
-  });
+  }, http::RunOn::kWorker, 4 << 10);  // takes no body
   // On the I/O thread: answers while every worker is busy.
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { Send(res, {200, {{"status", "ok"}}}); },
         http::RunOn::kOnLoop);

@@ -11,7 +11,8 @@
 //          only with HttpOptions::extender_anonymous (loopback deployments)
 // Bodies over HttpOptions::max_body_bytes (16 MiB: kube-scheduler's whole
 // NodeLists) answer 413 whatever the transfer encoding, before they are read
-// whole; header blocks over max_header_bytes 431.
+// whole; routes that take no body (GET, DELETE, unknown paths) read at most
+// 64 KiB, the admin actions 4 KiB; header blocks over max_header_bytes 431.
 // Another method on an API path answers 405 with an Allow header (OPTIONS:
 // 204 with Allow). The auth scheme is case-insensitive ("bearer TOKEN").
 // Errors are JSON {"error": "..."} with a 4xx/5xx status; a handler that
@@ -48,6 +49,7 @@ struct HttpOptions {
   std::string tls_cert_file;
   std::string tls_key_file;
   std::string tls_client_ca_file;
+  bool tls_require_client_cert = false;  // refuse connections without a verified client certificate
   // The extender verbs without credentials (only for a loopback listener).
   bool extender_anonymous = false;
 };

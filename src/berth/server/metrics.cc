@@ -1,6 +1,9 @@
 // Histogram and label escaping.
 #include "berth/server/metrics.h"
 
+#include <cmath>
+#include <cstdlib>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -8,6 +11,17 @@ namespace berth::server {
 namespace {
 std::vector<double> LatencyBounds() {
   return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+}
+// Scheduling passes: exponential buckets (factor sqrt 2) from 1 us to about
+// 16 s, fine enough to tell a 2x change in a quantile apart.
+std::vector<double> PassBounds() {
+  std::vector<double> b;
+  for (int k = 0; k < 48; ++k) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", 1e-6 * std::pow(2.0, k / 2.0));  // 1e-06, 1.41e-06, 2e-06, ...
+    b.push_back(std::strtod(buf, nullptr));
+  }
+  return b;
 }
 std::string Num(double v) {
   char buf[32];
@@ -59,7 +73,7 @@ void Histogram::Render(const std::string& name, const std::string& help, std::st
 
 Metrics::Metrics()
     : decision_latency(LatencyBounds()),
-      pass_latency(LatencyBounds()),
+      pass_latency(PassBounds()),
       commit_latency(LatencyBounds()),
       commit_batch({1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096}),
       submit_latency(LatencyBounds()) {}
