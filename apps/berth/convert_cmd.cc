@@ -47,7 +47,7 @@ void AddConvertCommand(CLI::App& app, std::function<int()>& run) {
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("convert", "Write a trace in Berth's native JSON-lines format");
   cmd->add_option("--trace", flags->trace, "Trace file")->required();
-  cmd->add_option("--trace-format", flags->format, "openb|philly|gavel|tiresias|native (default: guess)");
+  cmd->add_option("--trace-format", flags->format, "openb|philly|gavel|tiresias|pollux|native (default: guess)");
   cmd->add_option("--out", flags->out, "Output file (.jsonl)")->required();
   cmd->add_flag("--skip-bad-lines", flags->read.skip_bad_lines, "Skip malformed trace lines (counted) instead of stopping");
   cmd->add_option("--max-jobs", flags->read.max_jobs, "Read at most this many jobs");

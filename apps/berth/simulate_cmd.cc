@@ -229,7 +229,7 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
                   "With --services: scaling modes to compare, comma-separated (static, reactive, predictive)")
       ->default_val("static,reactive,predictive");
   cmd->add_option("--trace", flags->sim.trace, "Trace file (required unless --workload is given)");
-  cmd->add_option("--trace-format", flags->sim.trace_format, "openb|philly|gavel|tiresias|native (default: guess)");
+  cmd->add_option("--trace-format", flags->sim.trace_format, "openb|philly|gavel|tiresias|pollux|native (default: guess)");
   cmd->add_option("--mode", flags->sim.mode, "fgd (one-shot FGD protocol) or replay (default: fgd for openb)");
   cmd->add_option("--comm-fraction", flags->sim.comm_fraction,
                   "Replay: communication share of a step; gangs spanning nodes run longer by the bandwidth they lose "

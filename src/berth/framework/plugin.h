@@ -24,6 +24,10 @@
 //   PostFilter a job could not be placed: propose victims (preemption): whole
 //              running jobs whose eviction lets it fit now.
 //   Bind       the placement is final: tell the outside world.
+//   Resize     (periodic, elastic jobs) every RoundInterval() the driver
+//              asks for the size (and batch) of every elastic job, pending
+//              or running; it applies the answer through the scheduler's
+//              Resize / SetPendingSize / Preempt and then runs a pass.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +41,10 @@
 #include "berth/framework/cycle.h"
 #include "berth/framework/verdict.h"
 #include "berth/state/events.h"
+
+namespace berth::elastic {
+class GoodputCatalog;
+}
 
 namespace berth::framework {
 
@@ -153,6 +161,10 @@ struct PreemptionPlan {
   std::vector<JobId> victims;
   std::string reason;      // e.g. "priority 10 > 0: 2 jobs in leaf l3, 12.5 GPU-h lost"
   double lost_gpu_seconds = 0;  // GPUs x time since their last checkpoint, summed
+  // Elastic victims may give up workers (down to their minimum) instead of
+  // being evicted, as far as that lets the job fit (Berth's victim searches
+  // say yes; order-based policies modelled on a paper evict whole jobs).
+  bool shrink_elastic = false;
 };
 
 // The job that could not be placed, with the scheduler around it.
@@ -176,6 +188,41 @@ class BindPlugin : public virtual Plugin {
   virtual Status Bind(const job::JobSpec& job, std::span<const TaskPlacement> placements) = 0;
 };
 
+// An elastic job as a resize plugin sees it at a round.
+struct ElasticJob {
+  const job::JobSpec* spec = nullptr;  // its current size is spec->groups[0].count when running
+  bool running = false;
+  int32_t workers = 0;   // held now (0 when pending)
+  int32_t nodes = 0;     // distinct nodes it holds
+  int32_t batch = 0;     // its global batch size now
+  double progress = 0;   // work done, in the driver's units (goodput models: base-batch iterations)
+  TimeUs submit_time = 0;
+  int32_t resizes = 0;   // changes of allocation so far
+};
+
+// What a round decides for one job: `workers` (0 = hold no GPUs: stop it or
+// leave it pending) and the batch to run with (0 = keep).
+struct SizeTarget {
+  JobId job;
+  int32_t workers = 0;
+  int32_t batch = 0;
+};
+
+struct ResizeContext {
+  const SchedulerView& view;
+  std::span<const ElasticJob> jobs;  // by job id
+  int64_t total_gpus = 0;            // whole GPUs of up nodes
+  int32_t gpus_per_node = 0;         // the widest node
+};
+
+class ResizePlugin : public virtual Plugin {
+ public:
+  virtual TimeUs RoundInterval() const = 0;
+  // One target per job of ctx.jobs that should change or start; jobs not
+  // named keep what they have. Deterministic.
+  virtual std::vector<SizeTarget> Round(const ResizeContext& ctx) = 0;
+};
+
 // Configuration of one plugin instance ("weight" is read by the framework for
 // score plugins; the rest is the plugin's).
 using PluginArgs = std::map<std::string, std::string>;
@@ -191,6 +238,8 @@ using PluginArgs = std::map<std::string, std::string>;
 struct PluginContext {
   const cluster::Cluster* cluster = nullptr;
   std::span<const job::JobSpec> workload;
+  // Goodput models of the workload's applications (pollux traces), or null.
+  const elastic::GoodputCatalog* goodput = nullptr;
 };
 
 }  // namespace berth::framework

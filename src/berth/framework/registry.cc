@@ -125,6 +125,7 @@ StatusOr<std::unique_ptr<Framework>> Framework::Create(const Profile& profile, c
   BERTH_RETURN_IF_ERROR(fill(profile.permit, fw->permit_, "permit"));
   BERTH_RETURN_IF_ERROR(fill(profile.post_filter, fw->post_filter_, "post-filter"));
   BERTH_RETURN_IF_ERROR(fill(profile.bind, fw->bind_, "bind"));
+  BERTH_RETURN_IF_ERROR(fill(profile.resize, fw->resize_, "resize"));
   for (const auto& ref : profile.score) {
     BERTH_ASSIGN_OR_RETURN(Plugin* p, get(ref));
     BERTH_ASSIGN_OR_RETURN(ScorePlugin* s, As<ScorePlugin>(p, "score"));

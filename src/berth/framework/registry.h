@@ -37,6 +37,9 @@ struct Profile {
   std::vector<PluginRef> permit;
   std::vector<PluginRef> post_filter;
   std::vector<PluginRef> bind;
+  // Periodic sizing of elastic jobs (ResizePlugin), run by the driver every
+  // RoundInterval() (the simulator's replay; docs/adr/0016).
+  std::vector<PluginRef> resize;
   // Loop behaviour: stop a pass at the first pending job that does not fit
   // (strict FIFO), or go on to the next (greedy, the default).
   bool head_of_line_blocking = false;
@@ -96,6 +99,7 @@ class Framework {
   const std::vector<PermitPlugin*>& permit() const { return permit_; }
   const std::vector<PostFilterPlugin*>& post_filter() const { return post_filter_; }
   const std::vector<BindPlugin*>& bind() const { return bind_; }
+  const std::vector<ResizePlugin*>& resize() const { return resize_; }
   // The instance of a named plugin in this profile, or nullptr.
   Plugin* Find(std::string_view name) const;
 
@@ -113,6 +117,7 @@ class Framework {
   std::vector<PermitPlugin*> permit_;
   std::vector<PostFilterPlugin*> post_filter_;
   std::vector<BindPlugin*> bind_;
+  std::vector<ResizePlugin*> resize_;
 };
 
 }  // namespace berth::framework

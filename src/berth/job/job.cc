@@ -1,6 +1,8 @@
 // Job helpers and validation.
 #include "berth/job/job.h"
 
+#include <algorithm>
+
 #include "berth/cluster/cluster.h"
 
 namespace berth::job {
@@ -52,6 +54,7 @@ int64_t JobSpec::total_milli_gpu() const {
 }
 
 std::pair<int32_t, int32_t> JobSpec::TaskPosition(int32_t task_index) const {
+  if (elastic() && task_index >= 0 && task_index < std::max(max_workers, groups.front().count)) return {0, task_index};
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     if (task_index < groups[gi].count) return {static_cast<int32_t>(gi), task_index};
     task_index -= groups[gi].count;
@@ -87,6 +90,25 @@ Status ValidateJob(const JobSpec& job) {
     BERTH_RETURN_IF_ERROR(ValidateService(*job.service, who));
     if (job.groups.size() != 1 || job.groups[0].count != 1 || job.groups[0].min_count > 1)
       return InvalidArgument(who + ": groups: a service has one task group of count 1 (the shape of a replica)");
+  }
+  if (job.batch_size == 0 || job.batch_size < -1) return InvalidArgument(who + ": batch_size: must be positive (or -1: unknown)");
+  if (job.resize_cost < -1) return InvalidArgument(who + ": resize_cost: negative (-1 means none given)");
+  if (job.min_workers == 0 || job.min_workers < -1) return InvalidArgument(who + ": min_workers: must be positive (or -1)");
+  if (job.max_workers == 0 || job.max_workers < -1) return InvalidArgument(who + ": max_workers: must be positive (or -1: not elastic)");
+  if (!job.elastic() && (job.min_workers > 0 || job.resize_cost >= 0))
+    return InvalidArgument(who + ": min_workers / resize_cost: need max_workers (an elastic job)");
+  if (job.elastic()) {
+    if (job.groups.size() != 1) return InvalidArgument(who + ": max_workers: an elastic job has exactly one task group");
+    const auto& g = job.groups.front();
+    if (g.count > job.max_workers)
+      return InvalidArgument(who + ": max_workers: " + std::to_string(job.max_workers) + " is below the group's count " +
+                             std::to_string(g.count));
+    if (job.elastic_min() > g.count)
+      return InvalidArgument(who + ": min_workers: " + std::to_string(job.elastic_min()) + " is above the group's count " +
+                             std::to_string(g.count));
+    if (g.gpus < 1 || g.milli_per_gpu != kMilliPerGpu)
+      return InvalidArgument(who + ": max_workers: elastic workers need whole GPUs");
+    if (g.block_tasks > 0) return InvalidArgument(who + ": max_workers: elastic jobs take no block_tasks");
   }
   for (const auto& g : job.groups) {
     const std::string where = who + " group '" + g.name + "': ";

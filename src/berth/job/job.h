@@ -99,6 +99,21 @@ struct JobSpec {
   // the workload layer made carries a copy and the service's id in `replica_of`.
   std::optional<ServiceSpec> service;
   JobId replica_of;
+  // Elastic training (docs/adr/0016): with max_workers > 0 the job's one task
+  // group may run with anything from min_workers to max_workers tasks; it
+  // starts with `count` (its current size, which the scheduler changes when
+  // it resizes the job), may be shrunk instead of evicted, and grown when
+  // capacity frees. Each resize costs `resize_cost` (re-shard and restart)
+  // without progress (-1: none given, 0 s). batch_size: the global batch size
+  // of a training job (-1: unknown), which goodput-driven policies retune.
+  int32_t min_workers = -1;
+  int32_t max_workers = -1;
+  TimeUs resize_cost = -1;
+  int32_t batch_size = -1;
+
+  bool elastic() const { return max_workers > 0; }
+  // The smallest size an elastic job may be shrunk to.
+  int32_t elastic_min() const { return min_workers > 0 ? min_workers : 1; }
 
   int32_t num_tasks() const;
   int64_t total_gpus() const;            // whole-GPU equivalents rounded up per task

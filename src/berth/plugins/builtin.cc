@@ -19,6 +19,7 @@ Status RegisterBuiltinPlugins(framework::PluginRegistry& r) {
   BERTH_RETURN_IF_ERROR(RegisterPreemptionPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterBackfillPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterSpreadPlugins(r));
+  BERTH_RETURN_IF_ERROR(RegisterGoodputPlugins(r));
   return Status::Ok();
 }
 
@@ -72,6 +73,7 @@ Status RegisterBuiltinPolicies(framework::PolicyRegistry& r) {
   binpack.candidates = {PluginRef{"binpack"}};
   BERTH_RETURN_IF_ERROR(r.Register("binpack", std::move(binpack),
                                    "fewest free GPUs left on the node, from the state's indexes (no full scan)"));
+  BERTH_RETURN_IF_ERROR(RegisterGoodputPolicy(r));
   return RegisterTenancyPolicies(r);
 }
 

@@ -25,6 +25,8 @@ Status RegisterPreemptionPlugins(framework::PluginRegistry& registry);
 Status RegisterBackfillPlugins(framework::PluginRegistry& registry);
 Status RegisterSpreadPlugins(framework::PluginRegistry& registry);
 Status RegisterServicePolicies(framework::PolicyRegistry& registry);
+Status RegisterGoodputPlugins(framework::PluginRegistry& registry);  // plugins/goodput
+Status RegisterGoodputPolicy(framework::PolicyRegistry& registry);
 Status RegisterTenancyPolicies(framework::PolicyRegistry& registry);
 Status RegisterPreemptionPolicies(framework::PolicyRegistry& registry);  // plugins/preempt/register.cc
 

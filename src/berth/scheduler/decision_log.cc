@@ -31,6 +31,11 @@ void DecisionLog::Finished(TimeUs t, JobId job, std::string_view state) {
   Line(std::to_string(t) + " finish " + std::to_string(job.value()) + " " + std::string(state));
 }
 
+void DecisionLog::Resized(TimeUs t, JobId job, int32_t from, int32_t to, std::string_view why) {
+  Line(std::to_string(t) + " resize " + std::to_string(job.value()) + " " + std::to_string(from) + " -> " +
+       std::to_string(to) + " : " + std::string(why));
+}
+
 void DecisionLog::Preempted(TimeUs t, JobId preemptor, std::span<const JobId> victims, std::string_view reason) {
   std::string line = std::to_string(t) + " preempt " + std::to_string(preemptor.value()) + " victims";
   for (JobId v : victims) line += " " + std::to_string(v.value());

@@ -27,6 +27,8 @@ class DecisionLog {
   void Failed(TimeUs t, JobId job, const framework::Verdict& v);
   void Finished(TimeUs t, JobId job, std::string_view state);
   void Preempted(TimeUs t, JobId preemptor, std::span<const JobId> victims, std::string_view reason);
+  // An elastic job changed size (from -> to workers); `why` says who asked.
+  void Resized(TimeUs t, JobId job, int32_t from, int32_t to, std::string_view why);
 
   uint64_t hash() const { return hash_.value(); }
   std::string HashHex() const { return hash_.Hex(); }

@@ -60,6 +60,11 @@ struct SchedulerOptions {
   // job resuming from a checkpoint spends `restore_cost` before working.
   TimeUs preemption_grace = 0;
   TimeUs restore_cost = 0;
+  // Elastic jobs shrink instead of being evicted (when the preemption plan
+  // allows it) and grow back when nothing is pending. Off: they run at the
+  // size they start with (the live service, whose bindings do not follow
+  // resizes yet).
+  bool elastic_resize = false;
 };
 
 struct JobRecord {
@@ -101,6 +106,13 @@ struct JobRecord {
   int32_t repairs = 0;
   double failure_lost_gpu_seconds = 0;
   double recovery_gpu_seconds = 0;
+  // Elastic jobs: resizes so far, and a counter bumped whenever the job's
+  // allocation changes (start, resize, eviction, end) for drivers that follow
+  // allocations (the simulator's progress model).
+  int32_t resizes = 0;
+  int64_t alloc_version = 0;
+  int32_t requested_tasks = 0;  // the size it grows back to after a shrink for another job
+  int32_t shrinks = 0;          // shrinks instead of an eviction
 };
 
 class Scheduler {
@@ -153,6 +165,17 @@ class Scheduler {
   // with `final_state` (a terminal state). Errors: not found, not running, no
   // placement for that task (nothing changes).
   Status ReleaseTask(JobId id, int32_t task_index, job::JobState final_state);
+  // Elastic jobs (JobSpec::elastic). Resize changes a running job to `tasks`
+  // workers (elastic_min()..max_workers): a shrink releases its highest-ranked
+  // tasks, a growth places the whole gang again at the new size through the
+  // profile's plan, filter and score plugins (so it lands consolidated), all
+  // through the state's Apply path. Either way the job's work restarts after
+  // its resize_cost. A growth that does not fit leaves the job as it was
+  // (FailedPrecondition, nothing changes). Errors: not found, not running,
+  // not elastic, size out of bounds.
+  Status Resize(JobId id, int32_t tasks, std::string_view why = "resize");
+  // Sets the size a pending elastic job will start with (exactly `tasks`).
+  Status SetPendingSize(JobId id, int32_t tasks);
   // Marks a node (un)schedulable.
   Status SetNodeUp(NodeId node, bool up);
   // Takes one GPU of a node out (or back); no task may hold it (state::SetGpuUp).
@@ -223,6 +246,18 @@ class Scheduler {
     return options_.speeds && type.valid() ? tenancy::ScaleMilli(milli, options_.speeds->PerMillion(rec.spec, type))
                                            : milli;
   }
+  // Shrinks a running elastic job to `tasks` by releasing its highest ranks.
+  Status ShrinkTo(int32_t index, int32_t tasks, std::string_view why);
+  Status ResizeIndex(int32_t index, int32_t tasks, std::string_view why, bool requested);
+  // Preemption of elastic victims: shrinks them worker by worker until the
+  // job fits (true: it was placed).
+  bool ShrinkForJob(int32_t index, std::span<const JobId> victims, std::vector<JobId>& evict);
+  // Elastic jobs shrunk for others grow back to their requested size when
+  // nothing is pending.
+  void GrowShrunk();
+  std::vector<int32_t> shrunk_;  // job indexes shrunk below their requested size
+  // Demand of a job from its spec (fast capacity checks).
+  void ComputeDemand(int32_t index);
   // Evicts a running job (whole gang); requeues it now or after the pass.
   Status Evict(int32_t index, JobId preemptor, bool defer_requeue);
   // Asks the post-filter plugins for victims; evicts them and places the job.

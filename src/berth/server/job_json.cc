@@ -229,6 +229,11 @@ StatusOr<JobSubmission> ParseJobJson(const json& v, JobSource source) {
       BERTH_RETURN_IF_ERROR(GetSeconds(key, val, true, j.checkpoint_interval));
     } else if (key == "restart_cost_s") {
       BERTH_RETURN_IF_ERROR(GetSeconds(key, val, false, j.restart_cost));
+    } else if (key == "resize_cost_s") {
+      BERTH_RETURN_IF_ERROR(GetSeconds(key, val, false, j.resize_cost));
+    } else if (key == "min_workers" || key == "max_workers" || key == "batch_size") {
+      BERTH_RETURN_IF_ERROR(GetIntAs(key, val, 1, INT32_MAX,
+                       key == "min_workers" ? j.min_workers : key == "max_workers" ? j.max_workers : j.batch_size));
     } else if (key == "work_steps") {
       BERTH_RETURN_IF_ERROR(GetInt(key, val, 1, kInt64Max, j.work_steps));
     } else if (key == "required_level" || key == "preferred_level") {
@@ -347,6 +352,10 @@ json JobToJson(const job::JobSpec& s) {
   if (s.dataset_mib != 0) j["dataset_mib"] = s.dataset_mib;
   if (s.checkpoint_interval > 0) j["checkpoint_interval_s"] = UsToSeconds(s.checkpoint_interval);
   if (s.restart_cost >= 0) j["restart_cost_s"] = UsToSeconds(s.restart_cost);
+  if (s.min_workers > 0) j["min_workers"] = s.min_workers;
+  if (s.max_workers > 0) j["max_workers"] = s.max_workers;
+  if (s.resize_cost >= 0) j["resize_cost_s"] = UsToSeconds(s.resize_cost);
+  if (s.batch_size > 0) j["batch_size"] = s.batch_size;
   if (s.work_steps > 0) j["work_steps"] = s.work_steps;
   if (s.required_level) j["required_level"] = cluster::LevelName(*s.required_level);
   if (s.preferred_level) j["preferred_level"] = cluster::LevelName(*s.preferred_level);

@@ -12,6 +12,7 @@
 #include "berth/common/hash.h"
 #include "berth/faults/generator.h"
 #include "berth/scheduler/scheduler.h"
+#include "berth/sim/elastic_progress.h"
 #include "berth/sim/event_queue.h"
 #include "berth/sim/tenant_figures.h"
 
@@ -209,6 +210,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
   framework::PluginContext context;  // plugins that learn from the workload (fgd) see the trace as read
   context.cluster = &cluster;
   context.workload = trace.jobs;
+  context.goodput = trace.goodput.get();
   auto make_scheduler = [&]() -> StatusOr<std::unique_ptr<scheduler::Scheduler>> {
     BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw,
                            framework::Framework::Create(profile, registry, context));
@@ -221,6 +223,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
     so.speeds = opts.speeds;
     so.preemption_grace = opts.preemption_grace;
     so.restore_cost = opts.restore_cost;
+    so.elastic_resize = true;
     return std::make_unique<scheduler::Scheduler>(cluster, std::move(fw), std::move(so), clock);
   };
   std::vector<int32_t> route(n, 0);
@@ -343,6 +346,66 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
     ++real_events;
   };
 
+  // Jobs whose runtime follows their allocation (elastic_progress.h), and
+  // the resize rounds of a policy that has them (framework ResizePlugin).
+  ProgressTracker tracker(trace, ids);
+  auto find_record = [&](int32_t i) -> const scheduler::JobRecord* {
+    return route[i] < 0 ? nullptr : parts[route[i]].sched->Find(ids[i]);
+  };
+  auto push_tracked = [&](int32_t i, TimeUs at) {
+    q.Push(at, EventKind::kCompletion, i, ++generation[i]);
+    ++real_events;
+  };
+  TimeUs round_interval = 0;
+  for (const Partition& p : parts)
+    for (const auto* rp : p.sched->framework().resize()) round_interval = std::max(round_interval, rp->RoundInterval());
+  int32_t gpus_per_node = 0;
+  for (const auto& nd : cluster.nodes()) gpus_per_node = std::max(gpus_per_node, nd.gpu_count);
+  auto run_rounds = [&](TimeUs t) -> Status {
+    for (size_t k = 0; k < parts.size(); ++k) {
+      scheduler::Scheduler& s = *parts[k].sched;
+      if (s.framework().resize().empty()) continue;
+      tracker.Sync(t, find_record, push_tracked);
+      const std::vector<framework::ElasticJob> jobs = tracker.ElasticJobs(t, find_record, route, static_cast<int32_t>(k));
+      const framework::SchedulerView view{s.state(), s.ledger(), s.running_jobs(), t, {}};
+      framework::ResizeContext ctx{view, jobs, parts[k].gpus, gpus_per_node};
+      for (auto* rp : s.framework().resize()) {
+        std::vector<framework::SizeTarget> targets = rp->Round(ctx);
+        // Shrinks and stops first, so that growths and starts find the room.
+        auto current = [&](JobId id) {
+          const scheduler::JobRecord* rec = s.Find(id);
+          return rec && rec->state == JobState::kRunning ? static_cast<int32_t>(rec->placements.size()) : 0;
+        };
+        for (const auto& tg : targets) {
+          const int32_t now_w = current(tg.job);
+          if (now_w == 0 || tg.workers >= now_w) continue;
+          if (tg.workers == 0) {
+            BERTH_RETURN_IF_ERROR(s.Preempt(tg.job));
+          } else {
+            BERTH_RETURN_IF_ERROR(s.Resize(tg.job, tg.workers, rp->Name()));
+          }
+        }
+        for (const auto& tg : targets) {
+          const scheduler::JobRecord* rec = s.Find(tg.job);
+          if (rec == nullptr) continue;
+          const int32_t i = index_of.find(tg.job)->second;
+          if (rec->state == JobState::kPending && tg.workers > 0) {
+            BERTH_RETURN_IF_ERROR(s.SetPendingSize(tg.job, tg.workers));
+          } else if (rec->state == JobState::kRunning && tg.workers > current(tg.job)) {
+            (void)s.Resize(tg.job, tg.workers, rp->Name());  // no room now: it keeps its size
+          }
+          if (tg.batch > 0) {
+            tracker.Sync(t, find_record, push_tracked);
+            tracker.SetBatch(i, tg.batch, t, find_record, push_tracked);
+          }
+        }
+      }
+      parts[k].touched = true;
+    }
+    return Status::Ok();
+  };
+  if (round_interval > 0 && real_events > 0) q.Push(start + round_interval, EventKind::kScheduleRound, 0);
+
   int64_t events_done = 0, next_progress = opts.progress_every;
   int64_t alloc_milli = 0;  // allocated now, all partitions
   double alloc_integral = 0;  // milli-GPU x us
@@ -358,12 +421,16 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
   // their time when jobs wait (capacity is coming back); faults alone never
   // keep it alive, so a run with the generator still ends.
   TimeUs alive_until = -1;
-  while (real_events > 0 || (!q.empty() && q.Top().time <= alive_until && pending_now() > 0)) {
+  // Rounds keep a run alive while jobs wait for them, up to a bound of idle
+  // rounds (nothing running) so that a job no round ever starts cannot stall it.
+  int32_t idle_rounds = 0;
+  auto rounds_pending = [&] { return round_interval > 0 && pending_now() > 0 && idle_rounds < 1000; };
+  while (real_events > 0 || (!q.empty() && q.Top().time <= alive_until && pending_now() > 0) || rounds_pending()) {
     const TimeUs t = q.Top().time;
     alloc_integral += static_cast<double>(alloc_milli) * static_cast<double>(t - now);
     now = t;
     clock.Set(t);
-    bool sample_due = false, real = false, faulted = false, ended = false;
+    bool sample_due = false, real = false, faulted = false, ended = false, round_due = false;
     while (!q.empty() && q.Top().time == t) {
       const SimEvent e = q.Pop();
       const auto i = static_cast<size_t>(e.subject);
@@ -388,7 +455,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
           Partition& p = parts[route[i]];
           const scheduler::JobRecord* rec = p.sched->Find(ids[i]);
           if (rec == nullptr || rec->state != JobState::kRunning) break;
-          used_gpu_time += static_cast<double>(trace.jobs[i].total_milli_gpu()) *
+          used_gpu_time += static_cast<double>(rec->spec.total_milli_gpu()) *
                            static_cast<double>(t - rec->start_time);
           const bool ok = !(has_workflows && wf.Fails(static_cast<int32_t>(i)));
           BERTH_RETURN_IF_ERROR(p.sched->Finish(ids[i], ok ? JobState::kSucceeded : JobState::kFailed));
@@ -433,16 +500,23 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
           real = true;
           ended = true;
           break;
-        case EventKind::kNodeUp:
         case EventKind::kScheduleRound:
+          round_due = true;
+          break;
+        case EventKind::kNodeUp:
           return Internal(std::string("replay: unexpected ") + EventKindName(e.kind) + " event");
       }
+    }
+    if (round_due) {
+      BERTH_RETURN_IF_ERROR(run_rounds(t));
+      if (real_events > 0 || pending_now() > 0) q.Push(t + round_interval, EventKind::kScheduleRound, 0);
     }
     for (Partition& p : parts) {
       if (!p.touched) continue;
       p.touched = false;
       for (JobId id : p.sched->Schedule()) {
         const int32_t i = index_of.find(id)->second;
+        if (tracker.Tracks(i)) continue;  // timed by the tracker below
         TimeUs d = trace.jobs[i].duration;
         if (d < 0) continue;  // never completes
         const scheduler::JobRecord* rec = p.sched->Find(id);
@@ -456,7 +530,13 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
         ++real_events;
       }
     }
-    if (real || faulted) {
+    if (tracker.active()) tracker.Sync(t, find_record, push_tracked);
+    if (round_due) {
+      size_t running = 0;
+      for (const auto& p : parts) running += p.sched->running_count();
+      idle_rounds = running == 0 ? idle_rounds + 1 : 0;
+    }
+    if (real || faulted || round_due) {
       if (real) end = t;
       alloc_milli = 0;
       for (const auto& p : parts) alloc_milli += p.sched->state().allocated_milli();

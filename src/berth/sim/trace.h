@@ -7,10 +7,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "berth/common/status.h"
+#include "berth/elastic/goodput.h"
 #include "berth/job/job.h"
 #include "berth/workload/workflow.h"
 
@@ -26,6 +28,9 @@ struct ReadOptions {
   std::string window_from;           // keep jobs submitted at or after this time
   std::string window_to;             // keep jobs submitted at or before this time; a bare date includes its whole day
   std::vector<std::string> tenants;  // keep only jobs of these tenants (Philly VCs); empty: all
+
+  // pollux: the folder of application profiles ("" = <trace folder>/../apps).
+  std::string apps_dir;
 
   bool has_filters() const { return !window_from.empty() || !window_to.empty() || !tenants.empty(); }
 };
@@ -57,6 +62,9 @@ struct Trace {
   // The wall-clock time that submit time 0 stands for, when the format has
   // one (philly: "2017-09-04 10:30:41"); "" otherwise.
   std::string time_origin;
+  // Goodput models of the trace's applications (pollux): jobs whose job_class
+  // names one run by progress (their duration is -1), not by duration.
+  std::shared_ptr<const elastic::GoodputCatalog> goodput;
 };
 
 // Handles one bad line under `opts`: returns the error when not skipping, OK

@@ -242,6 +242,7 @@ StatusOr<scheduler::Scheduler*> ScenarioRunner::Sched() {
   scheduler::SchedulerOptions o;
   o.seed = seed_;
   o.check_indexes = true;  // every Apply is verified against a recomputation
+  o.elastic_resize = true;  // as the simulator runs elastic jobs
   for (const SetupHook& hook : setup_hooks_) BERTH_RETURN_IF_ERROR(hook(*this, profile, o));
   BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw, framework::Framework::Create(profile, plugins_));
   sched_ = std::make_unique<scheduler::Scheduler>(*cluster_, std::move(fw), std::move(o), clock_);

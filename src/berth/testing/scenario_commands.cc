@@ -152,6 +152,13 @@ Status Submit(Runner& r, Args& a) {
       if (k == "level") spec.required_level = *level;
       else if (k == "prefer") spec.preferred_level = *level;
       else group().block_level = *level;
+    } else if (k == "min-workers" || k == "max-workers" || k == "batch") {
+      BERTH_ASSIGN_OR_RETURN(int64_t v, num(INT32_MIN, INT32_MAX));
+      (k == "min-workers" ? spec.min_workers : k == "max-workers" ? spec.max_workers : spec.batch_size) =
+          static_cast<int32_t>(v);
+    } else if (k == "resize-cost") {
+      BERTH_ASSIGN_OR_RETURN(TimeUs t, ParseScenarioTime(p.value));
+      spec.resize_cost = t;
     } else if (k == "block") {
       BERTH_ASSIGN_OR_RETURN(int64_t v, num(0, INT32_MAX));
       group().block_tasks = static_cast<int32_t>(v);
@@ -202,6 +209,16 @@ Status Preempt(Runner& r, Args& a) {
     BERTH_RETURN_IF_ERROR(s->Preempt(id));
   }
   return Status::Ok();
+}
+
+// resize JOB N: an elastic running job to N workers.
+Status Resize(Runner& r, Args& a) {
+  if (a.words().size() != 2) return InvalidArgument("usage: resize JOB N");
+  BERTH_ASSIGN_OR_RETURN(scheduler::Scheduler * s, r.Sched());
+  BERTH_ASSIGN_OR_RETURN(JobId id, r.JobByName(a.words()[0]));
+  int64_t n = 0;
+  if (!ParseInt64(a.words()[1], n).ok() || n <= 0 || n > INT32_MAX) return InvalidArgument("usage: resize JOB N");
+  return s->Resize(id, static_cast<int32_t>(n), "scenario");
 }
 
 Runner::Handler NodeUp(bool up) {
@@ -275,6 +292,7 @@ void RegisterScenarioCommands(ScenarioRunner& r) {
   r.AddCommand("schedule", Schedule);
   r.AddCommand("finish", Finish);
   r.AddCommand("preempt", Preempt);
+  r.AddCommand("resize", Resize);
   r.AddCommand("node-down", NodeUp(false));
   r.AddCommand("node-up", NodeUp(true));
   r.AddCommand("check-indexes", CheckIndexes);

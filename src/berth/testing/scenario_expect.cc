@@ -228,6 +228,28 @@ Status Nodes(Runner& r, Args& a) {
   return Compare(a.words()[0] + " spans nodes: count", static_cast<int64_t>(nodes.size()), want);
 }
 
+// expect workers JOB N [resizes=R] [shrinks=S]: the tasks an elastic job holds now.
+Status Workers(Runner& r, Args& a) {
+  if (a.words().size() != 2) return InvalidArgument("usage: expect workers JOB N [resizes=R] [shrinks=S]");
+  BERTH_ASSIGN_OR_RETURN(const JobRecord* rec, Record(r, a.words()[0]));
+  int64_t want = 0;
+  if (!ParseInt64(a.words()[1], want).ok()) return InvalidArgument("usage: expect workers JOB N");
+  BERTH_RETURN_IF_ERROR(Compare(a.words()[0] + " workers", static_cast<int64_t>(rec->placements.size()), want));
+  for (ScenarioArgs::Pair& p : a.pairs()) {
+    p.used = true;
+    int64_t v = 0;
+    if (!ParseInt64(p.value, v).ok()) return InvalidArgument(p.key + ": expected a count");
+    if (p.key == "resizes") {
+      BERTH_RETURN_IF_ERROR(Compare(a.words()[0] + " resizes", rec->resizes, v));
+    } else if (p.key == "shrinks") {
+      BERTH_RETURN_IF_ERROR(Compare(a.words()[0] + " shrinks", rec->shrinks, v));
+    } else {
+      return InvalidArgument("unknown argument '" + p.key + "'");
+    }
+  }
+  return Status::Ok();
+}
+
 // expect spans JOB LEVEL=N ...: the job's tasks touch N distinct domains of each level.
 Status Spans(Runner& r, Args& a) {
   if (a.words().size() != 1 || a.pairs().empty()) return InvalidArgument("usage: expect spans JOB leaf=N [spine=M]...");
@@ -261,6 +283,7 @@ void RegisterScenarioExpectations(ScenarioRunner& r) {
   r.AddExpectation("allocated-milli", AllocatedMilli);
   r.AddExpectation("jobs", Jobs);
   r.AddExpectation("nodes", Nodes);
+  r.AddExpectation("workers", Workers);
   r.AddExpectation("spans", Spans);
 }
 

@@ -96,6 +96,7 @@ class PreemptBase : public framework::PostFilterPlugin {
   }
   PreemptionPlan MakePlan(const PreemptContext& ctx, std::span<const int32_t> victims, const std::string& where) {
     PreemptionPlan plan;
+    plan.shrink_elastic = true;
     for (int32_t r : victims) {
       plan.victims.push_back(ctx.view.running[r].spec->id);
       plan.lost_gpu_seconds += ctx.view.running[r].LostGpuSeconds(ctx.view.now);

@@ -14,12 +14,13 @@ StatusOr<Trace> ReadTrace(const std::string& path, const std::string& format, co
   static const std::map<std::string, Entry> kReaders = {
       {"openb", {&ReadOpenbPods, false}}, {"philly", {&ReadPhilly, true}}, {"gavel", {&ReadGavel, false}},
       {"tiresias", {&ReadTiresias, false}}, {"native", {&ReadNative, false}},
+      {"pollux", {&ReadPollux, false}},
   };
   std::string fmt = format.empty() ? GuessTraceFormat(path) : format;
   if (fmt.empty()) return InvalidArgument(path + ": cannot tell the trace format; pass --trace-format");
   auto it = kReaders.find(fmt);
   if (it == kReaders.end())
-    return InvalidArgument("unknown trace format '" + fmt + "' (known: openb, philly, gavel, tiresias, native)");
+    return InvalidArgument("unknown trace format '" + fmt + "' (known: openb, philly, gavel, tiresias, pollux, native)");
   if (opts.has_filters() && !it->second.filters)
     return InvalidArgument("window and tenant filters apply to philly traces, not to " + fmt + " (" + path + ")");
   if (opts.max_jobs == 0 || opts.max_jobs < -1) return InvalidArgument("max jobs must be -1 (all) or positive");
@@ -33,6 +34,7 @@ std::string GuessTraceFormat(const std::string& path) {
   if (base.size() > 6 && base.substr(base.size() - 6) == ".trace") return "gavel";
   if (base.size() > 6 && base.substr(base.size() - 6) == ".jsonl") return "native";
   if (base.find("_job.csv") != std::string::npos) return "tiresias";
+  if (base.rfind("workload-", 0) == 0 && base.size() > 4 && base.substr(base.size() - 4) == ".csv") return "pollux";
   return "";
 }
 

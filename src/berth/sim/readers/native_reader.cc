@@ -181,6 +181,11 @@ LineResult ParseJob(const Place& p, const json& v, job::JobSpec& j) {
       BERTH_RETURN_BAD(GetSeconds(p, key, val, true, j.checkpoint_interval));
     } else if (key == "restart_cost_s") {
       BERTH_RETURN_BAD(GetSeconds(p, key, val, false, j.restart_cost));
+    } else if (key == "resize_cost_s") {
+      BERTH_RETURN_BAD(GetSeconds(p, key, val, false, j.resize_cost));
+    } else if (key == "min_workers" || key == "max_workers" || key == "batch_size") {
+      BERTH_RETURN_BAD(GetIntAs(p, key, val, 1, INT32_MAX,
+                       key == "min_workers" ? j.min_workers : key == "max_workers" ? j.max_workers : j.batch_size));
     } else if (key == "work_steps") {
       BERTH_RETURN_BAD(GetInt(p, key, val, 1, kInt64Max, j.work_steps));
     } else if (key == "required_level" || key == "preferred_level") {

@@ -60,6 +60,10 @@ StatusOr<std::string> NativeJobLine(const job::JobSpec& j) {
   if (j.dataset_mib) o["dataset_mib"] = j.dataset_mib;
   if (j.checkpoint_interval >= 0) o["checkpoint_interval_s"] = Seconds(j.checkpoint_interval);
   if (j.restart_cost >= 0) o["restart_cost_s"] = Seconds(j.restart_cost);
+  if (j.min_workers > 0) o["min_workers"] = j.min_workers;
+  if (j.max_workers > 0) o["max_workers"] = j.max_workers;
+  if (j.resize_cost >= 0) o["resize_cost_s"] = Seconds(j.resize_cost);
+  if (j.batch_size > 0) o["batch_size"] = j.batch_size;
   if (j.work_steps >= 0) o["work_steps"] = j.work_steps;
   if (j.required_level) o["required_level"] = cluster::LevelName(*j.required_level);
   if (j.preferred_level) o["preferred_level"] = cluster::LevelName(*j.preferred_level);

@@ -25,10 +25,16 @@ StatusOr<Trace> ReadGavel(const std::string& path, const ReadOptions& opts);
 // Tiresias simulator job CSV (job_id,num_gpu,submit_time,iterations,...).
 StatusOr<Trace> ReadTiresias(const std::string& path, const ReadOptions& opts);
 
+// Pollux's workload CSVs (name,time,application,num_replicas,batch_size):
+// elastic single-GPU-task jobs whose runtime follows the goodput model of
+// their application, read from ReadOptions::apps_dir (default: the folder
+// `apps` beside the trace's folder) into Trace::goodput.
+StatusOr<Trace> ReadPollux(const std::string& path, const ReadOptions& opts);
+
 // Berth's native JSON-lines format (see native_writer.h for writing it).
 StatusOr<Trace> ReadNative(const std::string& path, const ReadOptions& opts);
 
-// Reads `path` in the named format: openb, philly, gavel, tiresias, native
+// Reads `path` in the named format: openb, philly, gavel, tiresias, pollux, native
 // ("" = guess from the file name). Window and tenant filters are refused for
 // formats that cannot apply them.
 StatusOr<Trace> ReadTrace(const std::string& path, const std::string& format, const ReadOptions& opts);
