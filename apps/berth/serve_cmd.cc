@@ -198,7 +198,7 @@ int Serve(const ServeFlags& f) {
     log.Warn("writes_unauthenticated", {{"hint", "pass --token-file to require a bearer token for writes"}});
   }
   if (agents) {
-    auto token = ReadToken(f.node_token_file);
+    auto token = ReadToken(f.node_token_file, "--node-token-file");
     if (!token.ok()) return fail("node token", InvalidArgument(token.status().message() + " (--node-token-file)"));
     if (*token == http.token) return fail("node token", InvalidArgument("--node-token-file: the node token must differ from the user token"));
     http.node_token = *token;

@@ -264,6 +264,7 @@ void HttpServer::Routes() {
       return Send(res, ApiResult::Error(400, "expected ?name=&agent_id=&job=&generation=&task=&offset= (non-negative integers)"));
     Send(res, service_.AgentLogUpload(req.get_param_value("name"), req.get_param_value("agent_id"), *job,
                                       static_cast<int32_t>(*gen), static_cast<int32_t>(*task), *offset, req.body));
+  });
   s.Post(R"(/v1/services/([^/]+)/load)", [this, authorized, with_id](const httplib::Request& req, httplib::Response& res) {
     if (!authorized(req, res)) return;
     with_id(req, res, [this, &req](int64_t id) { return service_.ReportServiceLoad(id, req.body); });

@@ -20,7 +20,7 @@ const char* RecordKindName(RecordKind kind) {
   return "unknown";
 }
 
-bool IsValidRecordKind(int value) { return value >= 1 && value <= 7; }
+bool IsValidRecordKind(int value) { return value >= 1 && value <= 8; }
 
 MemoryStore::MemoryStore(std::shared_ptr<Data> data, StoreOptions options)
     : GroupCommitStore(std::move(options)), data_(std::move(data)) {
