@@ -28,23 +28,7 @@ std::optional<int64_t> ParseId(const std::string& s) {
 
 FedHttpServer::FedHttpServer(Dispatcher& dispatcher, server::Logger& log, server::HttpOptions options)
     : d_(dispatcher), log_(log), options_(std::move(options)) {
-  http::ServerOptions o;
-  o.host = options_.host;
-  o.port = options_.port;
-  o.workers = options_.threads;
-  o.max_connections = options_.max_connections;
-  o.max_connections_per_client = options_.max_connections_per_client;
-  o.header_timeout = std::chrono::milliseconds(options_.header_timeout_ms);
-  o.body_timeout = std::chrono::milliseconds(options_.body_timeout_ms);
-  o.limits.max_body_bytes = options_.max_body_bytes;
-  o.limits.max_header_bytes = options_.max_header_bytes;
-  if (!options_.tls_cert_file.empty() || !options_.tls_key_file.empty()) {
-    o.tls = true;
-    o.tls_options.cert_file = options_.tls_cert_file;
-    o.tls_options.key_file = options_.tls_key_file;
-    o.tls_options.client_ca_file = options_.tls_client_ca_file;
-  }
-  server_ = std::make_unique<http::Server>(o);
+  server_ = std::make_unique<http::Server>(server::ToServerOptions(options_));
   Routes();
 }
 

@@ -7,6 +7,7 @@
 
 #include "berth/common/identifier.h"
 #include "berth/json/json_parse.h"
+#include "berth/json/json_values.h"
 
 namespace berth::server {
 namespace {
@@ -15,7 +16,7 @@ using nlohmann::json;
 
 constexpr size_t kMaxText = 256;
 
-std::string Shown(const json& v) { return berth::json::Excerpt(v, 40); }
+using berth::json::Shown;
 
 Status GetName(const std::string& key, const json& v, std::string& out, bool allow_empty = false) {
   if (!v.is_string()) return InvalidArgument(key + ": expected a string, found " + Shown(v));
@@ -30,24 +31,8 @@ Status GetName(const std::string& key, const json& v, std::string& out, bool all
   return Status::Ok();
 }
 
-Status GetInt(const std::string& key, const json& v, int64_t lo, int64_t hi, int64_t& out) {
-  if (!v.is_number_integer()) return InvalidArgument(key + ": expected an integer, found " + Shown(v));
-  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
-    return InvalidArgument(key + ": " + Shown(v) + " is too large");
-  out = v.get<int64_t>();
-  if (out < lo || out > hi)
-    return InvalidArgument(key + ": " + std::to_string(out) + " is outside " + std::to_string(lo) + ".." +
-                           std::to_string(hi));
-  return Status::Ok();
-}
-
-template <typename T>
-Status GetIntAs(const std::string& key, const json& v, int64_t lo, int64_t hi, T& out) {
-  int64_t x = 0;
-  BERTH_RETURN_IF_ERROR(GetInt(key, v, lo, hi, x));
-  out = static_cast<T>(x);
-  return Status::Ok();
-}
+using berth::json::GetInt;
+using berth::json::GetIntAs;
 
 StatusOr<json> Object(const std::string& body) {
   BERTH_ASSIGN_OR_RETURN(json v, berth::json::ParseUntrusted(body));

@@ -110,27 +110,31 @@ StatusOr<std::pair<std::string, int>> ParseListen(const std::string& listen) {
   return std::pair{host, static_cast<int>(*p)};
 }
 
+http::ServerOptions ToServerOptions(const HttpOptions& options) {
+  http::ServerOptions o;
+  o.host = options.host;
+  o.port = options.port;
+  o.workers = options.threads;
+  o.max_connections = options.max_connections;
+  o.max_connections_per_client = options.max_connections_per_client;
+  o.header_timeout = std::chrono::milliseconds(options.header_timeout_ms);
+  o.body_timeout = std::chrono::milliseconds(options.body_timeout_ms);
+  o.limits.max_body_bytes = options.max_body_bytes;
+  o.limits.max_header_bytes = options.max_header_bytes;
+  if (!options.tls_cert_file.empty() || !options.tls_key_file.empty()) {
+    o.tls = true;
+    o.tls_options.cert_file = options.tls_cert_file;
+    o.tls_options.key_file = options.tls_key_file;
+    o.tls_options.client_ca_file = options.tls_client_ca_file;
+    o.tls_options.require_client_cert = options.tls_require_client_cert;
+  }
+  return o;
+}
+
 HttpServer::HttpServer(Service& service, Metrics& metrics, Logger& log, HttpOptions options)
     : service_(service), metrics_(metrics), log_(log), options_(std::move(options)),
       server_() {
-  http::ServerOptions o;
-  o.host = options_.host;
-  o.port = options_.port;
-  o.workers = options_.threads;
-  o.max_connections = options_.max_connections;
-  o.max_connections_per_client = options_.max_connections_per_client;
-  o.header_timeout = std::chrono::milliseconds(options_.header_timeout_ms);
-  o.body_timeout = std::chrono::milliseconds(options_.body_timeout_ms);
-  o.limits.max_body_bytes = options_.max_body_bytes;
-  o.limits.max_header_bytes = options_.max_header_bytes;
-  if (!options_.tls_cert_file.empty() || !options_.tls_key_file.empty()) {
-    o.tls = true;
-    o.tls_options.cert_file = options_.tls_cert_file;
-    o.tls_options.key_file = options_.tls_key_file;
-    o.tls_options.client_ca_file = options_.tls_client_ca_file;
-    o.tls_options.require_client_cert = options_.tls_require_client_cert;
-  }
-  server_ = std::make_unique<http::Server>(o);
+  server_ = std::make_unique<http::Server>(ToServerOptions(options_));
   Routes();
 }
 

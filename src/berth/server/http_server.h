@@ -32,7 +32,7 @@
 #include "berth/server/metrics.h"
 #include "berth/server/service.h"
 
-namespace berth::http { class Server; }
+namespace berth::http { class Server; struct ServerOptions; }
 
 namespace berth::server {
 
@@ -57,6 +57,10 @@ struct HttpOptions {
   // The extender verbs without credentials (only for a loopback listener).
   bool extender_anonymous = false;
 };
+
+// The event-driven server's options for these (listen address, workers,
+// limits, deadlines, TLS): one mapping for every server of the service.
+http::ServerOptions ToServerOptions(const HttpOptions& options);
 
 // Whether a listen host is a loopback address (127.0.0.0/8, ::1, localhost).
 bool IsLoopbackHost(const std::string& host);

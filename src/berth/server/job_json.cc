@@ -7,6 +7,7 @@
 
 #include "berth/common/identifier.h"
 #include "berth/json/json_parse.h"
+#include "berth/json/json_values.h"
 #include "berth/json/service_fields.h"
 
 namespace berth::server {
@@ -20,28 +21,12 @@ constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 constexpr double kMaxSeconds = 10.0 * 365 * 24 * 3600;
 
 // At most 40 characters of a value, without serializing it whole.
-std::string Shown(const json& v) { return berth::json::Excerpt(v, 40); }
+using berth::json::Shown;
 // A key as named in an error: itself, or a cut JSON string when long.
 std::string ShownKey(const std::string& key) { return key.size() <= 64 ? key : berth::json::ExcerptText(key, 60); }
 
-Status GetInt(const std::string& key, const json& v, int64_t lo, int64_t hi, int64_t& out) {
-  if (!v.is_number_integer()) return InvalidArgument(key + ": expected an integer, found " + Shown(v));
-  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(kInt64Max))
-    return InvalidArgument(key + ": " + Shown(v) + " is too large");
-  out = v.get<int64_t>();
-  if (out < lo || out > hi)
-    return InvalidArgument(key + ": " + std::to_string(out) + " is outside " + std::to_string(lo) + ".." +
-                           std::to_string(hi));
-  return Status::Ok();
-}
-
-template <typename T>
-Status GetIntAs(const std::string& key, const json& v, int64_t lo, int64_t hi, T& out) {
-  int64_t x = 0;
-  BERTH_RETURN_IF_ERROR(GetInt(key, v, lo, hi, x));
-  out = static_cast<T>(x);
-  return Status::Ok();
-}
+using berth::json::GetInt;
+using berth::json::GetIntAs;
 
 Status GetSeconds(const std::string& key, const json& v, bool positive, TimeUs& out) {
   if (!v.is_number()) return InvalidArgument(key + ": expected a number of seconds, found " + Shown(v));
