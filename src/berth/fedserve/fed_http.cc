@@ -12,17 +12,8 @@ using server::ApiResult;
 
 namespace {
 
-void Send(http::Response& res, const ApiResult& r) {
-  res.status = r.code;
-  res.set_content(r.body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n", "application/json");
-}
-
-std::optional<int64_t> ParseId(const std::string& s) {
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || v < 0) return std::nullopt;
-  return v;
-}
+void Send(http::Response& res, const ApiResult& r) { server::SendJson(res, r); }
+std::optional<int64_t> ParseId(const std::string& s) { return server::ParseIdSegment(s); }
 
 }  // namespace
 
@@ -96,25 +87,7 @@ void FedHttpServer::Routes() {
   s.Get("/metrics", [this](const http::Request&, http::Response& res) {
     res.set_content(d_.MetricsText(), "text/plain; version=0.0.4");
   });
-  s.set_error_handler([](const http::Request& req, http::Response& res) {
-    if (!res.body.empty()) return;
-    std::string msg = !res.error.empty()  ? res.error
-                      : res.status == 404 ? "no route " + req.method + " " + req.path
-                      : res.status == 413 ? "request body too large"
-                                          : "request failed";
-    Send(res, ApiResult::Error(res.status, msg));
-  });
-  s.set_exception_handler([this](const http::Request& req, http::Response& res, std::exception_ptr ep) {
-    std::string what = "unknown exception";
-    try {
-      if (ep) std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
-    log_.Error("handler_exception", {{"method", req.method}, {"path", req.path}, {"error", what}});
-    Send(res, ApiResult::Error(500, "internal error: " + what));
-  });
+  server::InstallJsonErrorHandlers(s, log_);
 }
 
 Status FedHttpServer::Bind() {

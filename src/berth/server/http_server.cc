@@ -24,17 +24,8 @@ using nlohmann::json;
 
 namespace {
 
-void Send(httplib::Response& res, const ApiResult& r) {
-  res.status = r.code;
-  res.set_content(r.body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n", "application/json");
-}
-
-std::optional<int64_t> ParseId(const std::string& s) {
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || v < 0) return std::nullopt;
-  return v;
-}
+void Send(httplib::Response& res, const ApiResult& r) { SendJson(res, r); }
+std::optional<int64_t> ParseId(const std::string& s) { return ParseIdSegment(s); }
 
 // The HTTP server's own counters, in Prometheus text.
 std::string HttpMetricsText(const http::ServerStats& st) {
@@ -108,6 +99,40 @@ StatusOr<std::pair<std::string, int>> ParseListen(const std::string& listen) {
   auto p = ParseId(port);
   if (host.empty() || !p || *p > 65535) return InvalidArgument("--listen '" + listen + "': expected HOST:PORT");
   return std::pair{host, static_cast<int>(*p)};
+}
+
+void SendJson(http::Response& res, const ApiResult& r) {
+  res.status = r.code;
+  res.set_content(r.body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n", "application/json");
+}
+
+std::optional<int64_t> ParseIdSegment(const std::string& s) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+void InstallJsonErrorHandlers(http::Server& s, Logger& log) {
+  s.set_error_handler([](const http::Request& req, http::Response& res) {
+    if (!res.body.empty()) return;  // a handler already answered
+    std::string msg = !res.error.empty()  ? res.error
+                      : res.status == 404 ? "no route " + req.method + " " + req.path
+                      : res.status == 413 ? "request body too large"
+                                          : "request failed";
+    SendJson(res, ApiResult::Error(res.status, msg));
+  });
+  s.set_exception_handler([&log](const http::Request& req, http::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown exception";
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    log.Error("handler_exception", {{"method", req.method}, {"path", req.path}, {"error", what}});
+    SendJson(res, ApiResult::Error(500, "internal error: " + what));
+  });
 }
 
 http::ServerOptions ToServerOptions(const HttpOptions& options) {
@@ -330,25 +355,7 @@ void HttpServer::Routes() {
   // Other methods on these paths answer 405 with Allow, OPTIONS 204: the
   // server does it from the routes.
 
-  s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;  // a handler already answered
-    std::string msg = !res.error.empty()  ? res.error
-                      : res.status == 404 ? "no route " + req.method + " " + req.path
-                      : res.status == 413 ? "request body too large"
-                                          : "request failed";
-    Send(res, ApiResult::Error(res.status, msg));
-  });
-  s.set_exception_handler([this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "unknown exception";
-    try {
-      if (ep) std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
-    log_.Error("handler_exception", {{"method", req.method}, {"path", req.path}, {"error", what}});
-    Send(res, ApiResult::Error(500, "internal error: " + what));
-  });
+  InstallJsonErrorHandlers(s, log_);
   s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     ++metrics_.http_requests;
     static constexpr const char* kMethods[] = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"};

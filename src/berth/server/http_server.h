@@ -25,6 +25,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "berth/common/status.h"
@@ -32,7 +33,7 @@
 #include "berth/server/metrics.h"
 #include "berth/server/service.h"
 
-namespace berth::http { class Server; struct ServerOptions; }
+namespace berth::http { class Server; struct ServerOptions; struct Response; }
 
 namespace berth::server {
 
@@ -61,6 +62,13 @@ struct HttpOptions {
 // The event-driven server's options for these (listen address, workers,
 // limits, deadlines, TLS): one mapping for every server of the service.
 http::ServerOptions ToServerOptions(const HttpOptions& options);
+
+// Shared by the service's and the federation dispatcher's servers: an
+// ApiResult as the JSON answer; a non-negative id from a path segment; the
+// JSON error answers (404, 413, ...) and a handler's exception as a logged 500.
+void SendJson(http::Response& res, const ApiResult& result);
+std::optional<int64_t> ParseIdSegment(const std::string& s);
+void InstallJsonErrorHandlers(http::Server& server, Logger& log);
 
 // Whether a listen host is a loopback address (127.0.0.0/8, ::1, localhost).
 bool IsLoopbackHost(const std::string& host);
