@@ -14,7 +14,11 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev   # libFuzzer, ASan and UBSan for scripts/fuzz.sh
   dpkg-dev help2man systemd     # the .deb (CPack, dpkg-shlibdeps), its man pages, systemd-analyze verify of its unit
   prometheus                    # promtool check metrics on /metrics (the daemon itself is not started)
+  chromium                      # the dashboard's browser test (tests/dashboard, playwright-core from npm)
 )
+# Node.js and npm for that test: Debian's packages unless a node is already
+# installed (NodeSource's nodejs carries its own npm and conflicts with Debian's).
+if ! command -v node > /dev/null; then PACKAGES+=(nodejs npm); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

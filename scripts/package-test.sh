@@ -7,8 +7,8 @@
 #   - `systemd-analyze verify` on the installed unit;
 #   - the service started the way the unit starts it (its ExecStart with
 #     /etc/berth/berth.env, the state in a folder standing for /var/lib/berth):
-#     /readyz answers, a job submitted through the installed CLI runs, SIGTERM
-#     stops it;
+#     /readyz answers, the dashboard is served at /, a job submitted through
+#     the installed CLI runs, SIGTERM stops it;
 #   - the package removed and purged again (the machine as it was).
 #   scripts/package-test.sh [DEB]
 set -euo pipefail
@@ -76,6 +76,10 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 export BERTH_SERVER="http://127.0.0.1:$PORT"
+# The dashboard is built into the binary: the page and its scripts answer.
+curl -fsS "$BERTH_SERVER/" | grep -q 'ui/app.js' || fail "the installed service does not serve the dashboard at /"
+curl -fsS -o /dev/null -w '%{content_type}' "$BERTH_SERVER/ui/app.js" | grep -q '^text/javascript' \
+  || fail "the dashboard's scripts are not served as JavaScript"
 echo '{"name":"packaged","duration_s":1,"groups":[{"count":1,"gpus":8}]}' | /usr/bin/berth submit - >/dev/null \
   || fail "berth submit to the installed service"
 /usr/bin/berth status | tee "$WORK/status.txt"

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <csignal>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -87,6 +88,7 @@ struct ServeFlags {
   server::AdmissionLimits limits;  // --max-tasks-per-job, ...
   FedServeFlags fed;               // --federation and the dispatcher's flags
   std::string launch_ports = "29500-30499";  // MIN-MAX of MASTER_PORT in launch specs
+  std::string reports;  // a folder of simulation reports the dashboard opens ("" = none)
 };
 
 // --launch-ports MIN-MAX; a malformed text gives a range Validate refuses.
@@ -220,6 +222,12 @@ int Serve(const ServeFlags& f) {
     return fail("extender", InvalidArgument("--extender-allow-anonymous is only for a loopback --listen (127.0.0.1, ::1); "
                                             "give kube-scheduler a client certificate (--tls-client-ca) instead"));
   http.extender_anonymous = f.extender_anonymous;
+  if (!f.reports.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(f.reports, ec))
+      return fail("reports", InvalidArgument("--reports '" + f.reports + "': not a folder"));
+    http.reports_dir = f.reports;
+  }
   if (f.extender_anonymous) log.Warn("extender_unauthenticated", {{"hint", "the extender verbs accept anyone on loopback"}});
 
   if (!f.fed.file.empty()) {
@@ -407,6 +415,8 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   auto flags = std::make_shared<ServeFlags>();
   CLI::App* cmd = app.add_subcommand("serve", "Run the scheduler as a service (HTTP API, durable store)");
   cmd->add_option("--listen", flags->listen, "HOST:PORT to listen on (port 0: any free port)")->capture_default_str();
+  cmd->add_option("--reports", flags->reports,
+                  "a folder of `berth simulate --json/--report` files the dashboard's Reports page lists and opens");
   cmd->add_option("--store", flags->store, "sqlite:PATH (embedded) or etcd:http://HOST:PORT,...")->capture_default_str();
   cmd->add_option("--cluster", flags->cluster, "cluster file (.yaml, .csv) or compact spec; default: a demo cluster " +
                                                    std::string(kDemoCluster) + " of virtual nodes");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "berth/http/server.h"
+#include "berth/server/dashboard.h"
 
 // The route handlers keep cpp-httplib's spelling (this file served on it
 // before): its Request and Response are Berth's own here.
@@ -308,6 +309,12 @@ void HttpServer::Routes() {
   s.Get("/v1/nodes", [this, loaded](const httplib::Request&, httplib::Response& res) {
     if (loaded(res)) Send(res, service_.Nodes());
   }, http::RunOn::kHeavy);
+  s.Get("/v1/topology", [this, loaded](const httplib::Request&, httplib::Response& res) {
+    if (loaded(res)) Send(res, service_.Topology());
+  }, http::RunOn::kHeavy);
+  // The web dashboard (docs/dashboard.md): open like the reads above.
+  InstallDashboard(s);
+  if (!options_.reports_dir.empty()) InstallReports(s, options_.reports_dir);
   // A federation dispatcher's poll (docs/federation.md, "The live service").
   s.Get("/v1/digest", [this, loaded](const httplib::Request&, httplib::Response& res) {
     if (loaded(res)) Send(res, service_.Digest());

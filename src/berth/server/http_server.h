@@ -6,6 +6,9 @@
 //   GET    /v1/jobs/{id}         one job;  GET /v1/jobs/{id}/why  its last verdict
 //   DELETE /v1/jobs/{id}         cancel (bearer token when configured)
 //   GET    /v1/queues, /v1/nodes, /healthz, /readyz, /metrics
+//   GET    /v1/topology          every node's allocation as columns, by spine and leaf (the dashboard's heat map)
+//   GET    /, /ui/PATH           the web dashboard (dashboard.h; open like the reads)
+//   GET    /v1/reports[/NAME]    simulation reports in HttpOptions::reports_dir (when set)
 //   GET    /v1/digest            the capacity digest a federation dispatcher polls
 //   GET    /v1/jobs/{id}/logs?task=N[&generation=G]   a task's log (text; bearer token when configured)
 //   POST   /v1/agent/{register,heartbeat,status,logs}   the node API (docs/agent.md): the node token
@@ -57,6 +60,8 @@ struct HttpOptions {
   bool tls_require_client_cert = false;  // refuse connections without a verified client certificate
   // The extender verbs without credentials (only for a loopback listener).
   bool extender_anonymous = false;
+  // Simulation reports the dashboard lists and opens (GET /v1/reports; "" = none).
+  std::string reports_dir;
 };
 
 // The event-driven server's options for these (listen address, workers,

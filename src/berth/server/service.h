@@ -193,6 +193,9 @@ class Service final : private VirtualNodes::Sink {
   ApiResult CancelJob(int64_t id);
   ApiResult Queues();
   ApiResult Nodes();
+  // Every node's allocation as columns, with the spine > leaf tree as node
+  // ranges (service_topology.cc; the dashboard's heat map).
+  ApiResult Topology();
   // The capacity digest a federation dispatcher reads (service_digest.cc).
   ApiResult Digest();
   std::string MetricsText();

@@ -298,7 +298,8 @@ ApiResult Service::Nodes() {
               {"up", nv.up},
               {"quarantined", nv.quarantined},
               {"failures", nv.failures},
-              {"leaf", cl.domain(node.domain[static_cast<int>(cluster::Level::kLeaf)]).name}};
+              {"leaf", cl.domain(node.domain[static_cast<int>(cluster::Level::kLeaf)]).name},
+              {"spine", cl.domain(node.domain[static_cast<int>(cluster::Level::kSpine)]).name}};
     if (options_.virtual_nodes)
       j["heartbeat_age_s"] = UsToSeconds(steady_now - beat_at_[i].load(std::memory_order_relaxed));
     if (auto b = beats.find(node.name); b != beats.end()) j["heartbeat_age_s"] = UsToSeconds(steady_now - b->second.second);
