@@ -1,5 +1,5 @@
 // The web dashboard end to end: `berth serve` on a 4,000-node virtual cluster
-// (4000x8:H100/leaf=32/spine=16) with a queue tree and ~1,200 jobs, one
+// (4000x8:H100/leaf=32/spine=16) with a queue tree and 2,100 jobs (a seeded third cancelled), one
 // left pending on its queue's limit; Debian's Chromium driven by
 // playwright-core checks every page against the JSON API and takes PNG
 // screenshots. Started by dashboard_e2e.sh:
@@ -102,10 +102,10 @@ async function waitFor(what, fn, seconds = 60) {
 function workload() {
   const jobs = [];
   const job = (name, tenant, count, gpus) => ({ name, tenant, duration_s: 7200, groups: [{ count, gpus }] });
-  for (let i = 0; i < 250; i++) jobs.push(job(`nlp-${i}`, 'alice', 4, 8));
-  for (let i = 0; i < 120; i++) jobs.push(job(`vision-${i}`, 'bob', 2, 8));
-  for (let i = 0; i < 600; i++) jobs.push(job(`serve-${i}`, 'svc', 1, 1 + (i % 3)));
-  for (let i = 0; i < 200; i++) jobs.push(job(`embed-${i}`, 'svc', 1, 4));
+  for (let i = 0; i < 400; i++) jobs.push(job(`nlp-${i}`, 'alice', 4, 8));
+  for (let i = 0; i < 200; i++) jobs.push(job(`vision-${i}`, 'bob', 2, 8));
+  for (let i = 0; i < 1200; i++) jobs.push(job(`serve-${i}`, 'svc', 1, 1 + (i % 3)));
+  for (let i = 0; i < 300; i++) jobs.push(job(`embed-${i}`, 'svc', 1, 4));
   for (let i = 0; i < 4; i++) jobs.push(job(`etl-${i}`, 'carol', 2, 8));
   return jobs;
 }
@@ -121,12 +121,25 @@ async function main() {
   URL_ = await startServer();
   log('serving at ' + URL_);
   const jobs = workload();
-  for (let i = 0; i < jobs.length; i += 16) await Promise.all(jobs.slice(i, i + 16).map(submit));
+  const submitted = [];
+  for (let i = 0; i < jobs.length; i += 16) {
+    const batch = jobs.slice(i, i + 16);
+    const got = await Promise.all(batch.map(submit));
+    got.forEach((id, k) => submitted.push({ id, tenant: batch[k].tenant }));
+  }
+  // Cancel a seeded third of the research and production jobs: holes all over the map.
+  let seed = 42;
+  const rnd = () => { seed = (seed * 48271) % 2147483647; return seed / 2147483647; };
+  const victims = submitted.filter((s) => s.tenant !== 'carol' && rnd() < 0.35).map((s) => s.id);
+  for (let i = 0; i < victims.length; i += 16)
+    await Promise.all(victims.slice(i, i + 16).map((id) => fetch(URL_ + '/v1/jobs/' + id, { method: 'DELETE', headers: { Authorization: 'Bearer ' + TOKEN } })));
+  log(`submitted ${submitted.length} jobs, cancelled ${victims.length}`);
   const pendingId = await submit({ name: 'etl-waits', tenant: 'carol', duration_s: 7200, groups: [{ count: 2, gpus: 8 }] });
   await waitFor('every job but one placed', async () => {
     const p = await get('/v1/jobs?state=pending');
     const w = await get(`/v1/jobs/${pendingId}/why`);
-    return p.jobs.length === 1 && p.jobs[0].id === pendingId && w.verdict !== null;
+    const r = await get('/v1/jobs?state=running&limit=10000');
+    return p.jobs.length === 1 && p.jobs[0].id === pendingId && w.verdict !== null && r.jobs.length === submitted.length - victims.length;
   }, 120);
   const why = await get(`/v1/jobs/${pendingId}/why`);
   log(`pending job ${pendingId}: ${why.why}`);

@@ -103,7 +103,7 @@ export function render(root) {
         let u = 0, g = 0;
         for (let i = first; i < first + n; i++) { u += col.gpus_used_milli[i]; g += col.gpus[i] * 1000; }
         su += u; sg += g;
-        l.firstChild.textContent = `${l.dataset.leaf} ${pct(u, g)}`;
+        l.firstChild.textContent = `${l.dataset.leaf.replace(/^.*leaf-?/, '') || l.dataset.leaf} · ${g ? Math.round(100 * u / g) + '%' : '-'}`;
         l.title = `${l.dataset.leaf}: ${n} nodes, ${gpus(u / 1000)}/${g / 1000} GPUs allocated`;
       }
       const leaves = s.querySelectorAll('.leaf').length;

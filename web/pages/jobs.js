@@ -1,11 +1,14 @@
 // The job list (GET v1/jobs, paged by id): the state filter is the server's,
-// queue, tenant and name filter the page it returned. Pending jobs show why
+// queue, tenant and name filter what it returns (reading on until a page is
+// full, at most SCAN jobs a refresh). Pending jobs show why
 // they wait, running ones their nodes. The filters live in the URL.
 import { api } from '../api.js';
 import { h, badge, duration, setQuery } from '../util.js';
 
 export const title = 'Jobs';
 const STATES = ['', 'pending', 'running', 'succeeded', 'failed', 'cancelled'];
+const PAGE = 1000;   // jobs shown a page
+const SCAN = 50000; // jobs read at most per refresh to fill a filtered page
 
 export function render(root, { params }) {
   const f = { state: params.state || '', queue: params.queue || '', tenant: params.tenant || '', name: params.name || '' };
@@ -40,17 +43,31 @@ export function render(root, { params }) {
   view = {
     title,
     async refresh() {
-      const q = new URLSearchParams({ limit: '1000' });
-      if (f.state) q.set('state', f.state);
-      if (after) q.set('after', after);
-      const d = await api('v1/jobs?' + q);
-      nextAfter = d.next_after ?? null;
+      // With a queue, tenant or name filter, later pages are read too (up to
+      // SCAN jobs) until a page's worth of matches is found.
+      const filtered = f.queue || f.tenant || f.name;
+      const match = (j) => (!f.queue || j.queue === f.queue) && (!f.tenant || j.tenant === f.tenant) &&
+        (!f.name || (j.name || '').includes(f.name));
+      let from = after, scanned = 0, rows = [];
+      nextAfter = null;
+      for (;;) {
+        const q = new URLSearchParams({ limit: filtered ? '5000' : String(PAGE) });
+        if (f.state) q.set('state', f.state);
+        if (from) q.set('after', from);
+        const d = await api('v1/jobs?' + q);
+        scanned += d.jobs.length;
+        for (const j of d.jobs) if (rows.length < PAGE && match(j)) { rows.push(j); nextAfter = j.id; }
+        if (d.next_after === undefined || d.next_after === null) { if (rows.length < PAGE) nextAfter = null; break; }
+        if (!filtered) { nextAfter = d.next_after; break; }
+        if (rows.length >= PAGE) break;
+        if (scanned >= SCAN) { nextAfter = d.next_after; break; }
+        from = String(d.next_after);
+      }
       next.disabled = nextAfter === null;
       prev.disabled = !after;
       const now = Date.now() / 1000;
-      const rows = d.jobs.filter((j) => (!f.queue || j.queue === f.queue) && (!f.tenant || j.tenant === f.tenant) &&
-        (!f.name || (j.name || '').includes(f.name)));
-      count.textContent = `${rows.length} of ${d.jobs.length} jobs on this page` + (nextAfter !== null ? ' (more on later pages)' : '');
+      count.textContent = filtered ? `${rows.length} matching of ${scanned} jobs read` + (nextAfter !== null ? ' (more on later pages)' : '')
+        : `${rows.length} jobs` + (nextAfter !== null ? ' (more on later pages)' : '');
       body.replaceChildren(...rows.map((j) => h('tr', { dataset: { job: String(j.id), state: j.state } },
         h('td', { class: 'num' }, h('a', { href: '#/jobs/' + j.id }, String(j.id))),
         h('td', {}, h('a', { href: '#/jobs/' + j.id }, j.name || '')),
