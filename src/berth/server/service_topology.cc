@@ -1,8 +1,8 @@
 // GET /v1/topology: every node's GPU allocation in one compact document, for
 // the dashboard's heat map (docs/dashboard.md). /v1/nodes says the same per
-// node as one object each (about 200 bytes a node); this answer is columns of
+// node as one object each (about 190 bytes a node); this answer is columns of
 // numbers and the spine > leaf tree as node ranges, so a 4,000-node cluster is
-// about a quarter of that and a browser polls it every few seconds.
+// 95 KB instead of 759 KB, and a browser polls it every few seconds.
 #include <algorithm>
 
 #include "berth/server/service.h"
