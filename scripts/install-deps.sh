@@ -14,6 +14,8 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev   # libFuzzer, ASan and UBSan for scripts/fuzz.sh
   dpkg-dev help2man systemd     # the .deb (CPack, dpkg-shlibdeps), its man pages, systemd-analyze verify of its unit
   prometheus                    # promtool check metrics on /metrics (the daemon itself is not started)
+  python3-torch                 # the agents' end-to-end torch.distributed job (gloo on CPU, /usr/bin/python3)
+  openmpi-bin libopenmpi-dev    # the agents' end-to-end mpirun job (mpirun; mpicc builds its MPI program)
 )
 
 missing=()

@@ -93,22 +93,22 @@ class Harness:
         self.server.send_signal(signal.SIGKILL)
         self.server.wait(timeout=30)
 
-    def node_yaml(self, name):
+    def node_yaml(self, name, leaf="leaf-0"):
         path = os.path.join(self.work, name + ".yaml")
         with open(path, "w") as f:
             f.write("name: %s\ncpu_milli: 8000\nmemory_mib: 16384\ngpus:\n" % name)
             for i in range(4):
                 f.write("  - {index: %d, type: H100, memory_mib: 81920}\n" % i)
-            f.write("labels: {leaf: leaf-0}\n")
+            f.write("labels: {leaf: %s}\n" % leaf)
         return path
 
-    def start_agent(self, name, token=None, work_dir=None, node_name=None):
+    def start_agent(self, name, token=None, work_dir=None, node_name=None, address="127.0.0.1", leaf="leaf-0"):
         work_dir = work_dir or os.path.join(self.work, "agent-" + name)
         log_path = os.path.join(self.work, "agent-%s.log" % name)
         log = open(log_path, "a")
         cmd = [self.berth, "agent", "--server", "http://127.0.0.1:%d" % self.port,
-               "--node-token-file", token or self.node_token, "--config", self.node_yaml(name),
-               "--work-dir", work_dir, "--nvidia-smi", "", "--address", "127.0.0.1"]
+               "--node-token-file", token or self.node_token, "--config", self.node_yaml(name, leaf),
+               "--work-dir", work_dir, "--nvidia-smi", "", "--address", address]
         if node_name:
             cmd += ["--name", node_name]
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log)
