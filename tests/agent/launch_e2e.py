@@ -174,6 +174,14 @@ def case_torch(h):
         lines[t["rank"]] = "task %d: %s" % (t["task"], m.group(0))
         check_cli_logs(h, jid, t["task"], berth_logs(h, jid, t["task"]), text, "berth logs %d --task %d" %
                        (jid, t["task"]))
+    for args, code, want in (([str(jid), "--task", "99"], 1, "HTTP 404: job %d has no task 99" % jid),
+                             (["999"], 1, "HTTP 404: no job 999"), (["x1"], 2, "ID"),
+                             ([str(jid), "--follow"], 0, "")):
+        out = subprocess.run([h.berth, "logs", *args, "--server", "http://127.0.0.1:%d" % h.port,
+                              "--token-file", h.user_token], capture_output=True, text=True, timeout=60)
+        if out.returncode != code or want not in out.stderr:
+            fail("berth logs %s: exit %d (wanted %d), stderr %r (wanted %r)" %
+                 (" ".join(args), out.returncode, code, out.stderr, want))
     for r in sorted(lines):
         print("  " + lines[r])
     print("torch %s: job %d %s in %.1f s; 8 ranks as the launch spec placed them, all_reduce = 36 on every rank; "
