@@ -60,6 +60,7 @@ class Harness:
         self.port = 0
         self.server = None
         self.agents = {}
+        self.server_args = []  # more `berth serve` flags (--queues FILE, ...)
         for name, tok in (("user.token", USER_TOKEN), ("node.token", NODE_TOKEN), ("wrong.token", "nope")):
             with open(os.path.join(work, name), "w") as f:
                 f.write(tok + "\n")
@@ -75,7 +76,8 @@ class Harness:
             [self.berth, "serve", "--listen", "127.0.0.1:%d" % self.port,
              "--store", "sqlite:" + os.path.join(self.work, "data", "berth.db"),
              "--token-file", self.user_token, "--node-token-file", self.node_token,
-             "--heartbeat-interval", HB_INTERVAL, "--heartbeat-timeout", HB_TIMEOUT, "--kill-grace", KILL_GRACE],
+             "--heartbeat-interval", HB_INTERVAL, "--heartbeat-timeout", HB_TIMEOUT, "--kill-grace", KILL_GRACE,
+             *self.server_args],
             stdout=subprocess.DEVNULL, stderr=log)
         self.procs.append(self.server)
 
