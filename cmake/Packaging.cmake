@@ -10,7 +10,8 @@ include(GNUInstallDirs)
 
 install(TARGETS berth RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/data/accelerators.yaml DESTINATION ${CMAKE_INSTALL_DATADIR}/berth)
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/berth/examples)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/berth/examples
+        USE_SOURCE_PERMISSIONS)  # examples/launch holds programs a job runs
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/deploy/systemd/berth.service DESTINATION lib/systemd/system)

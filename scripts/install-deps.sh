@@ -15,6 +15,8 @@ PACKAGES=(
   dpkg-dev help2man systemd     # the .deb (CPack, dpkg-shlibdeps), its man pages, systemd-analyze verify of its unit
   prometheus                    # promtool check metrics on /metrics (the daemon itself is not started)
   chromium                      # the dashboard's browser test (tests/dashboard, playwright-core from npm)
+  python3-torch                 # the agents' end-to-end torch.distributed job (gloo on CPU, /usr/bin/python3)
+  openmpi-bin libopenmpi-dev    # the agents' end-to-end mpirun job (mpirun; mpicc builds its MPI program)
 )
 # Node.js and npm for that test: Debian's packages unless a node is already
 # installed (NodeSource's nodejs carries its own npm and conflicts with Debian's).

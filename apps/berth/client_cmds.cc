@@ -1,5 +1,6 @@
 // The client commands: `berth submit`, `berth status`, `berth cancel`,
-// `berth queues`, `berth nodes` (`--unhealthy`: the admin list of down and
+// `berth launch`, `berth logs` (a task's output, `--follow` until the job
+// ends), `berth queues`, `berth nodes` (`--unhealthy`: the admin list of down and
 // quarantined nodes), `berth unquarantine`. Thin HTTP clients of `berth serve`. The
 // server comes from --server, else BERTH_SERVER, else http://127.0.0.1:7450;
 // the token file from --token-file, else BERTH_TOKEN_FILE; for an https://
@@ -72,6 +73,8 @@ struct Reply {
   int status = 0;
   json body;
   std::string error;
+  std::string text;        // the body as sent (plain-text answers: task logs)
+  std::string generation;  // X-Berth-Generation of a log answer
 };
 
 Reply Request(const ClientFlags& f, const std::string& method, const std::string& path, const std::string& body = "") {
@@ -105,6 +108,8 @@ Reply Request(const ClientFlags& f, const std::string& method, const std::string
     r.status = res->status;
     r.body = json::parse(res->body, nullptr, false);
     r.error = r.body.is_object() && r.body.contains("error") ? r.body["error"].get<std::string>() : "";
+    r.text = res->body;
+    r.generation = res->get_header_value("X-Berth-Generation");
     if (res->status != 503) break;
   }
   return r;
@@ -337,6 +342,59 @@ int Launch(const ClientFlags& f, const LaunchFlags& l) {
   return 0;
 }
 
+// `berth logs ID`: a task's output as the agents uploaded it (docs/agent.md).
+struct LogsFlags {
+  std::string id;
+  int64_t task = 0;
+  int64_t generation = 0;  // 0: the latest run
+  bool follow = false;
+  double interval_s = 1.0;
+};
+
+bool Ended(const std::string& state) { return state == "succeeded" || state == "failed" || state == "cancelled"; }
+
+int Logs(const ClientFlags& f, const LogsFlags& l) {
+  std::string path = "/v1/jobs/" + l.id + "/logs?task=" + std::to_string(l.task);
+  if (l.generation > 0) path += "&generation=" + std::to_string(l.generation);
+  if (!l.follow) {
+    Reply r = Request(f, "GET", path);
+    if (r.status != 200) return Fail(r);
+    std::cout << r.text << std::flush;
+    return 0;
+  }
+  // Follow: print what the server has, then what it gains, until the job has
+  // ended and its log is complete (the agents upload it in full before they
+  // report the end). A new run (a requeue) starts over, under a marker line.
+  std::string run;
+  size_t printed = 0;
+  bool last = false;
+  for (;;) {
+    Reply j = Request(f, "GET", "/v1/jobs/" + l.id);
+    if (j.status != 200) return Fail(j);
+    const bool ended = Ended(j.body.value("state", ""));
+    Reply r = Request(f, "GET", path);
+    if (r.status == 200) {
+      if (r.generation != run) {
+        if (!run.empty()) std::cout << "--- berth logs: job " << l.id << " run " << r.generation << " ---\n";
+        run = r.generation;
+        printed = 0;
+      }
+      if (r.text.size() > printed) {
+        std::cout << r.text.substr(printed) << std::flush;
+        printed = r.text.size();
+      }
+    } else if (r.status != 404) {
+      return Fail(r);  // 404: no log yet
+    }
+    if (last) return 0;
+    if (ended) {
+      last = true;  // one more read: the end is reported after the last upload
+      continue;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(l.interval_s * 1000)));
+  }
+}
+
 int Cancel(const ClientFlags& f, const std::vector<std::string>& ids) {
   int failures = 0;
   for (const auto& id : ids) {
@@ -527,6 +585,26 @@ void AddClientCommands(CLI::App& app, std::function<int()>& run) {
       run = [f, l] {
         if (int code = CheckServer(*f, "launch")) return code;
         return Launch(*f, *l);
+      };
+    });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
+    auto l = std::make_shared<LogsFlags>();
+    CLI::App* cmd = app.add_subcommand("logs", "Print a task's output (stdout and stderr) as its node agent uploaded it");
+    cmd->add_option("ID", l->id, "job id")->required()->check(CheckJobId);
+    cmd->add_option("--task", l->task, "the task index (0..N-1)")->check(CLI::NonNegativeNumber)->capture_default_str();
+    cmd->add_option("--generation", l->generation, "the run (1, 2 after a requeue, ...); default: the latest")
+        ->check(CLI::PositiveNumber);
+    cmd->add_flag("--follow,-f", l->follow, "keep printing the output as it grows, until the job ends");
+    cmd->add_option("--interval", l->interval_s, "seconds between reads with --follow")
+        ->check(CLI::Range(0.05, 60.0))
+        ->capture_default_str();
+    AddClientFlags(cmd, *f);
+    cmd->callback([f, l, &run] {
+      run = [f, l] {
+        if (int code = CheckServer(*f, "logs")) return code;
+        return Logs(*f, *l);
       };
     });
   }

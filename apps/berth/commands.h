@@ -25,7 +25,7 @@ void AddThroughputFitCommand(CLI::App& app, std::function<int()>& run);
 void AddConvertCommand(CLI::App& app, std::function<int()>& run);
 // Adds `serve` (the daemon).
 void AddServeCommand(CLI::App& app, std::function<int()>& run);
-// Adds the HTTP clients of `serve`: `submit`, `status`, `cancel`, `queues`, `nodes`.
+// Adds the HTTP clients of `serve`: `submit`, `status`, `cancel`, `launch`, `logs`, `queues`, `nodes`.
 void AddClientCommands(CLI::App& app, std::function<int()>& run);
 // Adds `agent` (the node agent) and the hidden `agent-supervise`.
 void AddAgentCommands(CLI::App& app, std::function<int()>& run);

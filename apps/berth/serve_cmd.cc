@@ -182,8 +182,6 @@ int Serve(const ServeFlags& f) {
     return fail("cluster", InvalidArgument("--node-token-file: the cluster is the registered agents; drop --cluster"));
   if (agents && f.virtual_nodes)
     return fail("cluster", InvalidArgument("--node-token-file and --virtual-nodes do not go together"));
-  if (agents && !f.queues.empty())
-    return fail("queues", InvalidArgument("--queues is not supported with --node-token-file yet"));
   const bool demo = f.cluster.empty() && !agents;
   auto cluster = agents ? StatusOr<cluster::Cluster>(cluster::Cluster{})
                         : cluster::LoadCluster(demo ? kDemoCluster : f.cluster);
@@ -295,6 +293,11 @@ int Serve(const ServeFlags& f) {
   if (!f.queues.empty()) {
     auto file = tenancy::ReadQueueFile(f.queues);
     if (!file.ok()) return fail("queues", file.status());
+    if (agents) {  // resolved again against the registered nodes whenever one joins or changes
+      opts.queue_file = *file;
+      opts.queue_file_name = f.queues;
+      file = tenancy::QuotasForCluster(*file, *cluster, nullptr);  // no nodes yet: the tenants' leaves only
+    }
     auto tree = tenancy::BuildQueueTree(*file, f.queues, *cluster);
     if (!tree.ok()) return fail("queues", tree.status());
     opts.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree).value());

@@ -60,6 +60,7 @@ class Harness:
         self.port = 0
         self.server = None
         self.agents = {}
+        self.server_args = []  # more `berth serve` flags (--queues FILE, ...)
         for name, tok in (("user.token", USER_TOKEN), ("node.token", NODE_TOKEN), ("wrong.token", "nope")):
             with open(os.path.join(work, name), "w") as f:
                 f.write(tok + "\n")
@@ -75,7 +76,8 @@ class Harness:
             [self.berth, "serve", "--listen", "127.0.0.1:%d" % self.port,
              "--store", "sqlite:" + os.path.join(self.work, "data", "berth.db"),
              "--token-file", self.user_token, "--node-token-file", self.node_token,
-             "--heartbeat-interval", HB_INTERVAL, "--heartbeat-timeout", HB_TIMEOUT, "--kill-grace", KILL_GRACE],
+             "--heartbeat-interval", HB_INTERVAL, "--heartbeat-timeout", HB_TIMEOUT, "--kill-grace", KILL_GRACE,
+             *self.server_args],
             stdout=subprocess.DEVNULL, stderr=log)
         self.procs.append(self.server)
 
@@ -93,22 +95,22 @@ class Harness:
         self.server.send_signal(signal.SIGKILL)
         self.server.wait(timeout=30)
 
-    def node_yaml(self, name):
+    def node_yaml(self, name, leaf="leaf-0"):
         path = os.path.join(self.work, name + ".yaml")
         with open(path, "w") as f:
             f.write("name: %s\ncpu_milli: 8000\nmemory_mib: 16384\ngpus:\n" % name)
             for i in range(4):
                 f.write("  - {index: %d, type: H100, memory_mib: 81920}\n" % i)
-            f.write("labels: {leaf: leaf-0}\n")
+            f.write("labels: {leaf: %s}\n" % leaf)
         return path
 
-    def start_agent(self, name, token=None, work_dir=None, node_name=None):
+    def start_agent(self, name, token=None, work_dir=None, node_name=None, address="127.0.0.1", leaf="leaf-0"):
         work_dir = work_dir or os.path.join(self.work, "agent-" + name)
         log_path = os.path.join(self.work, "agent-%s.log" % name)
         log = open(log_path, "a")
         cmd = [self.berth, "agent", "--server", "http://127.0.0.1:%d" % self.port,
-               "--node-token-file", token or self.node_token, "--config", self.node_yaml(name),
-               "--work-dir", work_dir, "--nvidia-smi", "", "--address", "127.0.0.1"]
+               "--node-token-file", token or self.node_token, "--config", self.node_yaml(name, leaf),
+               "--work-dir", work_dir, "--nvidia-smi", "", "--address", address]
         if node_name:
             cmd += ["--name", node_name]
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log)

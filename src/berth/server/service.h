@@ -62,6 +62,7 @@
 #include "berth/server/read_view.h"
 #include "berth/server/virtual_nodes.h"
 #include "berth/store/store.h"
+#include "berth/tenancy/queue_yaml.h"
 #include "berth/workload/launch.h"
 #include "berth/workload/workflow.h"
 #include "berth/workload/service_controller.h"
@@ -98,6 +99,13 @@ struct ServiceOptions {
   // The queue tree (null: every tenant its own unconstrained queue). With a
   // tree, the policy's profile gets the quota plugin if it lacks it.
   std::shared_ptr<const tenancy::QueueTree> queues;
+  // With node agents the cluster grows as nodes register: the queue file as
+  // written, resolved again against the registered nodes at every rebuild of
+  // the cluster model (quotas of GPU types no node has yet are left out until
+  // one joins). `queues` is then the tree without typed quotas: it maps
+  // tenants to leaves at submission and turns the quota plugin on.
+  std::optional<tenancy::QueueFile> queue_file;
+  std::string queue_file_name;
   TimeUs usage_half_life = 0;  // decayed usage for fair share
   // Creates the Binding of pod ns/name (uid) to `node` in the API server, for
   // the extender's bind verb. Called on an HTTP thread, never on the

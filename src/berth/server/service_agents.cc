@@ -47,9 +47,18 @@ StatusOr<std::unique_ptr<scheduler::Scheduler>> Service::NewScheduler(const clus
   scheduler::SchedulerOptions so;
   so.seed = options_.seed;
   so.queues = options_.queues;
+  if (options_.queue_file) {  // node agents: the queue file against the nodes registered now
+    std::vector<std::string> absent;
+    const tenancy::QueueFile file = tenancy::QuotasForCluster(*options_.queue_file, c, &absent);
+    BERTH_ASSIGN_OR_RETURN(tenancy::QueueTree tree, tenancy::BuildQueueTree(file, options_.queue_file_name, c));
+    so.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree));
+    if (!absent.empty())
+      log_.Info("queue_quotas_waiting", {{"gpu_types", absent},
+                                         {"hint", "no registered node has these GPU types yet; their quotas apply once one joins"}});
+  }
   so.usage_half_life = options_.usage_half_life;
-  if (options_.queues) {  // normalized units: the throughput model of --catalog and --throughputs
-    BERTH_ASSIGN_OR_RETURN(so.speeds, hetero::SpeedsForTree(*options_.queues, options_.catalog, options_.throughputs, c));
+  if (so.queues) {  // normalized units: the throughput model of --catalog and --throughputs
+    BERTH_ASSIGN_OR_RETURN(so.speeds, hetero::SpeedsForTree(*so.queues, options_.catalog, options_.throughputs, c));
   }
   so.preemption_grace = options_.preemption_grace;
   so.restore_cost = options_.restore_cost;

@@ -266,6 +266,22 @@ StatusOr<QueueTree> BuildQueueTree(const QueueFile& given, std::string_view sour
   return InvalidArgument(name + ": " + msg);
 }
 
+QueueFile QuotasForCluster(const QueueFile& given, const cluster::Cluster& cluster, std::vector<std::string>* dropped) {
+  QueueFile file = given;
+  for (auto& q : file.queues) {
+    for (auto it = q.quotas.begin(); it != q.quotas.end();) {
+      const std::string& type = it->first;
+      if (type == "*" || cluster.FindGpuType(type) || !GpuTypeOfProductName(type, cluster).empty()) {
+        ++it;
+        continue;
+      }
+      if (dropped && std::find(dropped->begin(), dropped->end(), type) == dropped->end()) dropped->push_back(type);
+      it = q.quotas.erase(it);
+    }
+  }
+  return file;
+}
+
 StatusOr<QueueTree> LoadQueueTree(const std::string& path, const cluster::Cluster& cluster) {
   BERTH_ASSIGN_OR_RETURN(QueueFile file, ReadQueueFile(path));
   return BuildQueueTree(file, path, cluster);

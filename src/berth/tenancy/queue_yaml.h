@@ -59,6 +59,12 @@ StatusOr<QueueFile> ReadQueueFile(const std::string& path);
 // it. Errors name the file and the queue's line.
 StatusOr<QueueTree> BuildQueueTree(const QueueFile& file, std::string_view source_name,
                                    const cluster::Cluster& cluster);
+// The file with the quotas of GPU types the cluster lacks (neither a type
+// name nor a product name that resolves to one) left out, and their names in
+// `dropped` (file order, once each). For a cluster that grows as nodes
+// register (node agents): a quota on a type no node has yet bounds nothing,
+// and it applies once a node of that type joins.
+QueueFile QuotasForCluster(const QueueFile& file, const cluster::Cluster& cluster, std::vector<std::string>* dropped);
 // ReadQueueFile + BuildQueueTree.
 StatusOr<QueueTree> LoadQueueTree(const std::string& path, const cluster::Cluster& cluster);
 

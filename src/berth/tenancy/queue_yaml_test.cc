@@ -114,5 +114,43 @@ TEST(QueueYamlTest, Durations) {
   EXPECT_FALSE(ParseQueueDuration("h").ok());
 }
 
+// Node agents: the file resolved against the nodes registered so far.
+TEST(QueueYamlTest, QuotasOfAbsentTypesWaitForANodeOfTheType) {
+  auto f = ParseQueueYaml(R"(
+queues:
+  - name: a
+    quotas:
+      "*": {guarantee: 8}
+      H100: {guarantee: 4}
+      A100: {guarantee: 2}
+  - name: b
+    quotas:
+      "NVIDIA-A100-SXM4-80GB": {limit: 1}
+      B200: {limit: 3}
+)",
+                          "q.yaml");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  cluster::Cluster h100 = H100s();
+  EXPECT_FALSE(BuildQueueTree(*f, "q.yaml", h100).ok());  // A100 and B200 unknown
+  std::vector<std::string> dropped;
+  QueueFile only = QuotasForCluster(*f, h100, &dropped);
+  EXPECT_EQ(dropped, (std::vector<std::string>{"A100", "B200", "NVIDIA-A100-SXM4-80GB"}));
+  EXPECT_EQ(only.queues[0].quotas.size(), 2u);  // "*" and H100
+  EXPECT_TRUE(only.queues[1].quotas.empty());
+  auto t = BuildQueueTree(only, "q.yaml", h100);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->node(0).quota[t->all_types_dim()].guarantee, 8 * G);
+
+  // No nodes yet: only "*" quotas; the product name resolves once an A100 node exists.
+  cluster::Cluster none;
+  EXPECT_TRUE(BuildQueueTree(QuotasForCluster(*f, none, nullptr), "q.yaml", none).ok());
+  cluster::Cluster a100 = std::move(cluster::ParseClusterSpec("1x8:A100").value());
+  dropped.clear();
+  QueueFile with_a100 = QuotasForCluster(*f, a100, &dropped);
+  EXPECT_EQ(dropped, (std::vector<std::string>{"H100", "B200"}));
+  EXPECT_EQ(with_a100.queues[1].quotas.count("NVIDIA-A100-SXM4-80GB"), 1u);
+  EXPECT_TRUE(BuildQueueTree(with_a100, "q.yaml", a100).ok());
+}
+
 }  // namespace
 }  // namespace berth::tenancy
