@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "berth/cluster/cluster.h"
+#include "berth/cluster/loaders.h"
 #include "berth/common/clock.h"
 #include "berth/common/rng.h"
 #include "berth/framework/registry.h"
@@ -37,10 +38,16 @@ const char* const kTenants[] = {"t0", "t1", "t2", "t3", "t4", "t5"};
 // A two-level tree: two parents of unequal weight, three leaves each.
 std::shared_ptr<const tenancy::QueueTree> Tree(const cluster::Cluster& cluster, Rng& rng) {
   std::vector<tenancy::QueueSpec> specs;
-  specs.push_back({.name = "p0", .weight = 1.0 + static_cast<double>(rng.Uniform(3))});
-  specs.push_back({.name = "p1", .weight = 1.0});
+  tenancy::QueueSpec p0, p1;
+  p0.name = "p0";
+  p0.weight = 1.0 + static_cast<double>(rng.Uniform(3));
+  p1.name = "p1";
+  specs.push_back(p0);
+  specs.push_back(p1);
   for (int i = 0; i < 6; ++i) {
-    tenancy::QueueSpec s{.name = std::string("q") + std::to_string(i), .parent = i < 3 ? "p0" : "p1"};
+    tenancy::QueueSpec s;
+    s.name = std::string("q") + std::to_string(i);
+    s.parent = i < 3 ? "p0" : "p1";
     s.weight = 1.0 + static_cast<double>(rng.Uniform(4));
     s.tenants = {kTenants[i]};
     specs.push_back(s);
