@@ -195,7 +195,8 @@ TEST(BucketQueue, PromotesInOrderAndForgetsRemoved) {
   ASSERT_TRUE(q.Order(plugin, 31, less, out));  // 5 and 1 promoted now
   EXPECT_EQ(out, (std::vector<int32_t>{1, 3, 5}));
   EXPECT_TRUE(q.Usable());
-  q.Add(7, 0, 3, true, less);  // time went back
+  q.Add(7, 0, 40, true, less);
+  q.Add(8, 0, 35, true, less);  // time went back: the promotion FIFO would be out of order
   EXPECT_FALSE(q.Usable());
 }
 
