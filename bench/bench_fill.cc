@@ -75,4 +75,47 @@ StatusOr<std::unique_ptr<Bed>> MakeBed(const cluster::Cluster& cluster, const fr
   return bed;
 }
 
+StatusOr<SharedFill> MakeSharedFill(const cluster::Cluster& cluster, const framework::PolicyRegistry& policies,
+                                    const framework::PluginRegistry& plugins, const FillOptions& options) {
+  SharedFill f;
+  f.cluster = &cluster;
+  BERTH_ASSIGN_OR_RETURN(framework::Profile p, policies.Find("binpack"));
+  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<Bed> bed, MakeBed(cluster, p, plugins, options));
+  for (const RunningJob& j : bed->running) {
+    const scheduler::JobRecord* rec = bed->sched->Find(j.id);
+    f.jobs.push_back(rec->spec);
+    f.placements.push_back(rec->placements);
+  }
+  f.next_id = bed->next_id;
+  f.hash = bed->fill_hash;
+  f.seconds = bed->fill_seconds;
+  return f;
+}
+
+StatusOr<std::unique_ptr<Bed>> AdoptFill(const SharedFill& f, const std::string& policy,
+                                         const framework::PolicyRegistry& policies,
+                                         const framework::PluginRegistry& plugins, bool full_scan) {
+  BERTH_ASSIGN_OR_RETURN(framework::Profile p, policies.Find(policy));
+  const framework::PluginContext ctx{f.cluster, f.jobs};
+  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw, framework::Framework::Create(p, plugins, ctx));
+  auto bed = std::make_unique<Bed>();
+  bed->rng.Seed(42);
+  scheduler::SchedulerOptions so;
+  so.seed = 42;
+  so.full_scan = full_scan;
+  bed->sched = std::make_unique<scheduler::Scheduler>(*f.cluster, std::move(fw), so, bed->clock);
+  for (size_t i = 0; i < f.jobs.size(); ++i) {
+    BERTH_RETURN_IF_ERROR(bed->sched->Submit(f.jobs[i]));
+    BERTH_RETURN_IF_ERROR(bed->sched->Adopt(f.jobs[i].id, f.placements[i], 0));
+    int32_t gpus = 0;
+    for (const auto& g : f.jobs[i].groups) gpus += g.count * g.gpus;
+    bed->running.push_back({f.jobs[i].id, gpus});
+    if (gpus == 1) bed->singles.push_back(f.jobs[i].id);
+  }
+  bed->next_id = f.next_id;
+  bed->fill_hash = f.hash;
+  bed->fill_seconds = f.seconds;
+  return bed;
+}
+
 }  // namespace berth::bench

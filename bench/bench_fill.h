@@ -54,4 +54,24 @@ job::JobSpec GpuJob(int64_t id, int32_t gpus);
 StatusOr<std::unique_ptr<Bed>> MakeBed(const cluster::Cluster& cluster, const framework::Profile& profile,
                                        const framework::PluginRegistry& plugins, const FillOptions& options);
 
+// One fill for many policies: made once by `binpack`, then every policy's
+// scheduler adopts exactly those placements (Scheduler::Adopt), so all of
+// them decide on the same state.
+struct SharedFill {
+  const cluster::Cluster* cluster = nullptr;
+  std::vector<job::JobSpec> jobs;  // the running jobs of the fill, in start order
+  std::vector<std::vector<framework::TaskPlacement>> placements;
+  int64_t next_id = 0;
+  std::string hash;
+  double seconds = 0;
+};
+StatusOr<SharedFill> MakeSharedFill(const cluster::Cluster& cluster, const framework::PolicyRegistry& policies,
+                                    const framework::PluginRegistry& plugins, const FillOptions& options);
+// A bed for the registry's policy `policy` (as users run it) on `fill`; with
+// `full_scan`, SchedulerOptions::full_scan (the exactness oracle). FGD and
+// berth-frag take their typical pods from the fill's jobs.
+StatusOr<std::unique_ptr<Bed>> AdoptFill(const SharedFill& fill, const std::string& policy,
+                                         const framework::PolicyRegistry& policies,
+                                         const framework::PluginRegistry& plugins, bool full_scan);
+
 }  // namespace berth::bench

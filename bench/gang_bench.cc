@@ -1,141 +1,153 @@
-// Topology-aware gang placement at 100,000 GPUs: 12,500 nodes x 8 H100 in
-// leaves of 32 nodes and spines of 16 leaves, ~70% full with a seeded mix of
-// 1/2/4/8-GPU tasks. Measures planning one gang of 512 and 8,192 GPUs (64 and
-// 1,024 whole nodes) with the topology planner, and with a naive planner that
-// scans every node in order for the same gang, in the same binary.
-// Per-iteration latencies are reported as p50/p99 counters (microseconds).
+// Gang placement at 100,000 GPUs through the product policies: one job of
+// 512 or 8,192 GPUs (64 or 1,024 tasks of 8 GPUs) submitted and scheduled by
+// the registry's policy as users run it (`--policy NAME`: topology's planner,
+// fairshare's, or task by task for fifo and binpack), beside the same policy
+// with every node filtered and scored (SchedulerOptions::full_scan, the
+// exactness oracle), in one binary so the ratios come from one run.
+//
+// Cluster "12500x8:H100/leaf=32/spine=16", filled to 70% once by `binpack`
+// (bench_fill.h: seeded 1/2/4/8-GPU tasks with churn) and adopted by every
+// policy's scheduler. Each iteration submits the gang and runs a pass (timed:
+// p50/p99_us, cpu_us_per_gang), then the gang finishes (its release is not
+// timed), so every iteration sees the same fill.
+//
+//   build/release/bench/gang_bench [--benchmark_format=json]
 #include <benchmark/benchmark.h>
+
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <map>
 #include <memory>
+#include <string>
 
+#include "bench_fill.h"
 #include "berth/cluster/loaders.h"
-#include "berth/common/rng.h"
-#include "berth/plugins/topology/gang_planner.h"
-#include "berth/state/cluster_state.h"
+#include "berth/plugins/builtin.h"
 
-namespace berth {
+namespace berth::bench {
 namespace {
 
-struct Fixture {
-  std::unique_ptr<cluster::Cluster> cluster;
-  std::unique_ptr<state::ClusterState> state;
+const char* const kPolicies[] = {"topology", "fairshare", "fifo", "binpack"};
+
+struct World {
+  cluster::Cluster cluster;
+  framework::PluginRegistry plugins;
+  framework::PolicyRegistry policies;
+  std::unique_ptr<SharedFill> fill;
+  std::map<std::string, double> cpu_us;  // per gang, by benchmark name
+  std::string error;
 };
 
-// Fills the cluster to 70% of its GPUs with a seeded mix of 1/2/4/8-GPU tasks,
-// each placed on a random node among the tightest that fit (best fit by free
-// GPU count, as a packing scheduler leaves it), with 5% of tasks scattered on
-// any node that fits: free capacity is partly whole nodes, partly holes.
-const Fixture& Cluster70() {
-  static Fixture* f = [] {
-    auto* fx = new Fixture;
-    fx->cluster = std::make_unique<cluster::Cluster>(*cluster::ParseClusterSpec("12500x8:H100/leaf=32/spine=16"));
-    fx->state = std::make_unique<state::ClusterState>(*fx->cluster);
-    Rng rng(7);
-    const int64_t target = fx->cluster->total_gpus() * 70 / 100;
-    int64_t used = 0, task = 0;
-    static const int kSizes[] = {1, 1, 1, 2, 2, 4, 8, 8};
-    while (used < target) {
-      const int g = kSizes[rng.Uniform(8)];
-      NodeId n(static_cast<int32_t>(rng.Uniform(fx->cluster->num_nodes())));
-      if (rng.Uniform(100) >= 5) {
-        // Best fit: the tightest bucket with room, a random node in it.
-        for (int k = g; k <= 8; ++k) {
-          const DenseBitset& b = fx->state->nodes_with_full_free(GpuTypeId(0), k);
-          const int32_t start = static_cast<int32_t>(rng.Uniform(fx->cluster->num_nodes()));
-          int32_t pick = b.FindNext(start);
-          if (pick < 0) pick = b.FindNext(0);
-          if (pick >= 0) {
-            n = NodeId(pick);
-            break;
-          }
-        }
-      }
-      uint64_t free = fx->state->full_free_mask(n), mask = 0;
-      if (__builtin_popcountll(free) < g) continue;
-      for (int k = 0; k < g; ++k) {
-        const uint64_t low = free & (~free + 1);
-        mask |= low;
-        free &= free - 1;
-      }
-      (void)fx->state->Apply(state::PlaceTask{TaskKey{JobId(task++), 0}, state::Allocation{n, mask, 1000, 0, 0}});
-      used += g;
+World& TheWorld() {
+  static World* world = [] {
+    auto* w = new World();
+    auto c = cluster::ParseClusterSpec("12500x8:H100/leaf=32/spine=16");
+    if (!c.ok()) {
+      w->error = c.status().ToString();
+      return w;
     }
-    return fx;
+    w->cluster = std::move(c).value();
+    if (Status s = plugins::RegisterBuiltinPlugins(w->plugins); !s.ok()) w->error = s.ToString();
+    if (Status s = plugins::RegisterBuiltinPolicies(w->policies); !s.ok()) w->error = s.ToString();
+    if (w->error.empty()) {
+      auto f = MakeSharedFill(w->cluster, w->policies, w->plugins, FillOptions{});
+      if (f.ok()) w->fill = std::make_unique<SharedFill>(std::move(f).value());
+      else w->error = f.status().ToString();
+    }
+    return w;
   }();
-  return *f;
+  return *world;
 }
 
-job::JobSpec Gang(int nodes) {
-  job::JobSpec j;
-  j.id = JobId(1'000'000'000);
+double CpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+job::JobSpec Gang(int64_t id, int32_t gpus) {
+  job::JobSpec j = GpuJob(id, 8);
   j.name = "gang";
-  j.groups.push_back(job::TaskGroup{.count = nodes, .gpus = 8});
+  j.groups.front().count = gpus / 8;
   return j;
 }
 
-void Report(benchmark::State& st, std::vector<double>& us) {
+void BM_GangDecision(benchmark::State& st, const std::string& policy, int32_t gpus, bool scan) {
+  World& w = TheWorld();
+  if (!w.error.empty()) {
+    st.SkipWithError(w.error.c_str());
+    return;
+  }
+  auto got = AdoptFill(*w.fill, policy, w.policies, w.plugins, scan);
+  if (!got.ok()) {
+    st.SkipWithError(got.status().ToString().c_str());
+    return;
+  }
+  Bed& bed = **got;
+  auto& sched = *bed.sched;
+  std::vector<double> us;
+  bool failed = false;
+  const double cpu_start = CpuSeconds();
+  for (auto _ : st) {
+    const JobId id(bed.next_id++);
+    bed.clock.Advance(1);
+    const auto t0 = std::chrono::steady_clock::now();
+    (void)sched.Submit(Gang(id.value(), gpus));
+    sched.Schedule();
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    if (sched.Find(id)->state != job::JobState::kRunning) {
+      failed = true;
+      break;
+    }
+    st.PauseTiming();
+    (void)sched.Finish(id, job::JobState::kSucceeded);
+    st.ResumeTiming();
+  }
+  const double cpu_seconds = CpuSeconds() - cpu_start;
+  if (failed) st.SkipWithError("the gang did not fit");
   std::sort(us.begin(), us.end());
-  if (us.empty()) return;
-  st.counters["p50_us"] = us[us.size() / 2];
-  st.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
-}
-
-void BM_GangTopology(benchmark::State& st) {
-  const Fixture& f = Cluster70();
-  const job::JobSpec gang = Gang(static_cast<int>(st.range(0)) / 8);
-  std::vector<double> us;
-  plugins::GangPlanner planner;
-  for (auto _ : st) {
-    auto t0 = std::chrono::steady_clock::now();
-    plugins::GangPlanResult r = planner.Plan(*f.state, gang);
-    benchmark::DoNotOptimize(r);
-    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    if (!r.ok) st.SkipWithError("gang did not fit");
+  if (!us.empty()) {
+    st.counters["p50_us"] = us[us.size() / 2];
+    st.counters["p99_us"] = us[std::min(us.size() - 1, us.size() * 99 / 100)];
   }
-  Report(st, us);
+  const double per = 1e6 * cpu_seconds / std::max<double>(1.0, static_cast<double>(st.iterations()));
+  st.counters["cpu_us_per_gang"] = per;  // release included (a pause does not stop the process CPU clock)
+  st.counters["gpus"] = gpus;
+  st.SetLabel("fill " + bed.fill_hash.substr(0, 8) + " log " + sched.log().HashHex().substr(0, 8));
+  w.cpu_us[policy + "/" + std::to_string(gpus) + (scan ? "/scan" : "")] = per;
 }
-
-// The same decision without counters: scan every node to count whole free
-// nodes per leaf and per spine, pick the tightest leaf, else spine, else the
-// cluster that holds the gang, then take its free nodes in order.
-void BM_GangNaiveScan(benchmark::State& st) {
-  const Fixture& f = Cluster70();
-  const int want = static_cast<int>(st.range(0)) / 8;
-  const auto& c = *f.cluster;
-  std::vector<double> us;
-  std::vector<int32_t> per_domain(c.domains().size());
-  for (auto _ : st) {
-    auto t0 = std::chrono::steady_clock::now();
-    std::fill(per_domain.begin(), per_domain.end(), 0);
-    for (int32_t n = 0; n < c.num_nodes(); ++n) {
-      const NodeId id(n);
-      if (!f.state->up(id) || f.state->full_free_gpus(id) != 8) continue;
-      for (const DomainId d : c.node(id).domain) ++per_domain[d.value()];
-    }
-    DomainId best;
-    for (int l = cluster::kNumLevels - 2; l >= 0 && !best.valid(); --l) {
-      for (DomainId d : c.domains_at(static_cast<cluster::Level>(l)))
-        if (per_domain[d.value()] >= want && (!best.valid() || per_domain[d.value()] < per_domain[best.value()]))
-          best = d;
-    }
-    std::vector<NodeId> chosen;
-    if (best.valid()) {
-      for (int32_t n = c.domain(best).begin.value(); n < c.domain(best).end.value() && static_cast<int>(chosen.size()) < want; ++n)
-        if (f.state->up(NodeId(n)) && f.state->full_free_gpus(NodeId(n)) == 8) chosen.push_back(NodeId(n));
-    }
-    benchmark::DoNotOptimize(chosen);
-    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    if (!best.valid()) st.SkipWithError("gang did not fit");
-  }
-  Report(st, us);
-}
-
-BENCHMARK(BM_GangTopology)->Arg(512)->Arg(8192)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_GangNaiveScan)->Arg(512)->Arg(8192)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
-}  // namespace berth
+}  // namespace berth::bench
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  using berth::bench::BM_GangDecision;
+  for (const char* policy : berth::bench::kPolicies) {
+    for (int32_t gpus : {512, 8192}) {
+      for (bool scan : {false, true}) {
+        const std::string name =
+            "GangDecision/" + std::string(policy) + "/" + std::to_string(gpus) + (scan ? "/scan" : "");
+        benchmark::RegisterBenchmark(name.c_str(), BM_GangDecision, std::string(policy), gpus, scan)
+            ->Iterations(scan ? 3 : 40)
+            ->Unit(benchmark::kMicrosecond);
+      }
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  // Per gang, CPU: each policy against its scan (stderr: stdout may be JSON).
+  const auto& cpu = berth::bench::TheWorld().cpu_us;
+  for (const auto& [name, us] : cpu) {
+    if (name.size() > 5 && name.substr(name.size() - 5) == "/scan") continue;
+    auto scan = cpu.find(name + "/scan");
+    std::fprintf(stderr, "%-16s %10.1f us CPU per gang", name.c_str(), us);
+    if (scan != cpu.end()) std::fprintf(stderr, "; scan %10.1f us (%.1fx)", scan->second, scan->second / us);
+    std::fprintf(stderr, "\n");
+  }
+  return 0;
+}

@@ -1,13 +1,17 @@
 // Placement at 100,000 GPUs: single-GPU decisions per second and their
-// latency, with the binpack index fast path and with a full scan (the same
-// filter and score, no candidates), in one binary so the ratio comes from one
-// run; and the memory of the hot state.
+// latency for the product policies, by name from the policy registry as
+// users run them (`berth simulate --policy NAME`), each beside the same
+// policy with every node filtered and scored (SchedulerOptions::full_scan,
+// the exactness oracle), in one binary so the ratios come from one run; and
+// the memory of the hot state.
 //
 // Cluster "12500x8:H100/leaf=32/spine=16", filled to 70% by a seeded stream of
-// 1/2/4/8-GPU tasks with churn (bench_fill.h). Each iteration is one decision
+// 1/2/4/8-GPU tasks with churn (bench_fill.h), once by `binpack`; every
+// policy's scheduler adopts those placements. Each iteration is one decision
 // in a steady stream: a 1-GPU job is submitted and scheduled (timed: the
 // decision latency), then a random running 1-GPU job finishes, so the fill
-// stays constant. items_per_second counts whole iterations (place + release).
+// stays constant. items_per_second counts whole iterations (place + release)
+// per CPU second; cpu_us_per_decision and the ratios (stderr) per policy.
 //
 //   build/release/bench/placement_bench [--benchmark_format=json]
 #include <benchmark/benchmark.h>
@@ -31,10 +35,14 @@ namespace {
 
 constexpr const char* kClusterSpec = "12500x8:H100/leaf=32/spine=16";
 
+// The policies measured, as registered.
+const char* const kPolicies[] = {"binpack", "bestfit", "fifo", "topology", "fairshare", "backfill", "fgd", "berth-frag"};
+
 struct World {
   cluster::Cluster cluster;
   framework::PluginRegistry plugins;
   framework::PolicyRegistry policies;
+  std::unique_ptr<SharedFill> fill;
   std::map<std::string, std::unique_ptr<Bed>> beds;  // by variant
   std::map<std::string, std::pair<double, double>> rates;  // decisions/s (CPU, wall), last run
   std::string error;
@@ -58,16 +66,20 @@ World& TheWorld() {
   return *world;
 }
 
-// "binpack": the policy with its candidates; "fullscan": the same profile
-// without candidates (every node filtered and scored).
+// "POLICY" or "POLICY/scan": the registry's policy on the shared fill.
 StatusOr<Bed*> GetBed(const std::string& variant) {
   World& w = TheWorld();
   if (!w.error.empty()) return Internal(w.error);
   auto it = w.beds.find(variant);
   if (it != w.beds.end()) return it->second.get();
-  BERTH_ASSIGN_OR_RETURN(framework::Profile p, w.policies.Find("binpack"));
-  if (variant == "fullscan") p.candidates.clear();
-  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<Bed> bed, MakeBed(w.cluster, p, w.plugins, FillOptions{}));
+  if (!w.fill) {
+    BERTH_ASSIGN_OR_RETURN(SharedFill f, MakeSharedFill(w.cluster, w.policies, w.plugins, FillOptions{}));
+    w.fill = std::make_unique<SharedFill>(std::move(f));
+  }
+  const size_t slash = variant.find('/');
+  const std::string policy = variant.substr(0, slash);
+  const bool scan = slash != std::string::npos;
+  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<Bed> bed, AdoptFill(*w.fill, policy, w.policies, w.plugins, scan));
   Bed* raw = bed.get();
   w.beds.emplace(variant, std::move(bed));
   return raw;
@@ -105,6 +117,7 @@ void BM_SingleGpuDecision(benchmark::State& st, const std::string& variant) {
     job::JobSpec j = proto;
     const JobId id(bed.next_id++);
     j.id = id;
+    bed.clock.Advance(1);
     const auto t0 = std::chrono::steady_clock::now();
     (void)sched.Submit(std::move(j));
     sched.Schedule();
@@ -136,9 +149,10 @@ void BM_SingleGpuDecision(benchmark::State& st, const std::string& variant) {
   st.counters["fill"] = static_cast<double>(sched.state().allocated_milli()) /
                         static_cast<double>(TheWorld().cluster.total_milli_gpu());
   st.counters["fill_setup_s"] = bed.fill_seconds;
-  st.SetLabel("fill " + bed.fill_hash.substr(0, 8));
+  st.SetLabel("fill " + bed.fill_hash.substr(0, 8) + " log " + sched.log().HashHex().substr(0, 8));
   const double n = static_cast<double>(st.iterations());
   st.counters["wall_per_s"] = n / std::max(seconds, 1e-9);
+  st.counters["cpu_us_per_decision"] = 1e6 * cpu_seconds / std::max(n, 1.0);
   TheWorld().rates[variant] = {n / std::max(cpu_seconds, 1e-9), n / std::max(seconds, 1e-9)};
 }
 
@@ -174,34 +188,41 @@ void BM_StateMemory(benchmark::State& st) {
   benchmark::DoNotOptimize(copy);
 }
 
-// Fixed iteration counts: the scheduler keeps a record of every job, so an
-// open-ended run would grow without bound; these give ~1 s per variant.
-// Rates are per CPU second of this thread (the machine may be shared); the
-// wall-clock rate is the counter wall_per_s.
-BENCHMARK_CAPTURE(BM_SingleGpuDecision, binpack, std::string("binpack"))
-    ->Iterations(200'000)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_SingleGpuDecision, fullscan, std::string("fullscan"))
-    ->Iterations(4'000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_StateMemory)->Iterations(1);
 
 }  // namespace
 }  // namespace berth::bench
 
-// The usual main, then the speed-up on stderr (stdout may be JSON).
+// Fixed iteration counts: the scheduler keeps a record of every job, so an
+// open-ended run would grow without bound. Rates are per CPU second of the
+// process (the machine may be shared); the wall-clock rate is wall_per_s.
+// Then the ratio of each policy to its scan, and to binpack, on stderr
+// (stdout may be JSON).
 int main(int argc, char** argv) {
+  using berth::bench::BM_SingleGpuDecision;
+  for (const char* policy : berth::bench::kPolicies) {
+    for (bool scan : {false, true}) {
+      const std::string variant = std::string(policy) + (scan ? "/scan" : "");
+      benchmark::RegisterBenchmark(("SingleGpuDecision/" + variant).c_str(), BM_SingleGpuDecision, variant)
+          ->Iterations(scan ? 2'000 : 50'000)
+          ->Unit(benchmark::kMicrosecond);
+    }
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   const auto& rates = berth::bench::TheWorld().rates;
-  auto fast = rates.find("binpack"), slow = rates.find("fullscan");
-  if (fast != rates.end() && slow != rates.end()) {
-    const auto [fast_cpu, fast_wall] = fast->second;
-    const auto [slow_cpu, slow_wall] = slow->second;
-    std::fprintf(stderr, "binpack candidates vs full scan, decisions per CPU second: %.0f vs %.0f = %.1fx\n",
-                 fast_cpu, slow_cpu, fast_cpu / slow_cpu);
-    std::fprintf(stderr, "binpack candidates vs full scan, decisions per wall second: %.0f vs %.0f = %.1fx\n",
-                 fast_wall, slow_wall, fast_wall / slow_wall);
+  auto binpack = rates.find("binpack");
+  for (const char* policy : berth::bench::kPolicies) {
+    auto fast = rates.find(policy), slow = rates.find(std::string(policy) + "/scan");
+    if (fast == rates.end()) continue;
+    std::fprintf(stderr, "%-11s %9.0f decisions per CPU s", policy, fast->second.first);
+    if (slow != rates.end())
+      std::fprintf(stderr, "; scan %7.0f (%.1fx)", slow->second.first, fast->second.first / slow->second.first);
+    if (binpack != rates.end())
+      std::fprintf(stderr, "; %.2fx binpack", fast->second.first / binpack->second.first);
+    std::fprintf(stderr, "\n");
   }
   return 0;
 }

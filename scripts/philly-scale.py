@@ -11,6 +11,8 @@ Input is the trace in Berth's native format (JSON lines), so first:
   build/release/apps/berth/berth convert --trace ../shared/data/pollux-philly/philly.csv --out philly.jsonl
   scripts/philly-scale.py philly.jsonl philly-x40.jsonl                       # 3.29 M jobs
   scripts/philly-scale.py philly.jsonl philly-x40-100k.jsonl --max-jobs 100000  # its first 100,000
+  scripts/philly-scale.py philly.jsonl queue-100k.jsonl --max-jobs 100000 \
+      --hold-gpus 100000 --span 3600 --quantum 60   # 100,000 GPUs held for good, 100,000 jobs queue behind
 
 The output is generated data: do not commit it. Ties in submit time keep copy
 order, then the input's order, so the same arguments give the same file.
@@ -30,9 +32,16 @@ def main():
     ap.add_argument("--jitter", type=float, default=3600.0, help="max submit jitter per copy, seconds (default 3600)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the jitter (default 1)")
     ap.add_argument("--max-jobs", type=int, default=-1, help="write only the first N jobs by submit time")
+    # A standing queue (the queue-length measurements of docs/results/benchmarks.md).
+    ap.add_argument("--hold-gpus", type=int, default=0,
+                    help="first write ceil(N/8) jobs of 8 GPUs (tenant 'hold') at t=0 that never end")
+    ap.add_argument("--span", type=float, default=-1,
+                    help="map the written jobs' submit times linearly onto [60, 60 + SPAN] seconds")
+    ap.add_argument("--quantum", type=float, default=0,
+                    help="round submit times down to multiples of Q seconds (fewer, larger arrival batches)")
     a = ap.parse_args()
-    if a.copies < 1 or a.days <= 0 or a.jitter < 0:
-        sys.exit("philly-scale: --copies must be >= 1, --days > 0, --jitter >= 0")
+    if a.copies < 1 or a.days <= 0 or a.jitter < 0 or a.hold_gpus < 0 or a.quantum < 0:
+        sys.exit("philly-scale: --copies must be >= 1, --days > 0, --jitter, --hold-gpus and --quantum >= 0")
 
     jobs = []
     with open(a.input) as f:
@@ -62,7 +71,18 @@ def main():
     if a.max_jobs >= 0:
         order = order[: a.max_jobs]
 
+    if a.span >= 0 and order:
+        first, last = order[0][0], order[-1][0]
+        k = a.span / (last - first) if last > first else 0.0
+        order = [(round(60.0 + (t - first) * k, 6), c, i) for t, c, i in order]
+    if a.quantum > 0:
+        order = [(float(int(t // a.quantum) * a.quantum), c, i) for t, c, i in order]
+
     with open(a.output, "w") as out:
+        for h in range((a.hold_gpus + 7) // 8):
+            hold = {"name": f"hold-{h}", "tenant": "hold", "submit_time_s": 0,
+                    "groups": [{"name": "main", "count": 1, "gpus": 8}]}
+            out.write(json.dumps(hold, separators=(",", ":")) + "\n")
         for t, c, i in order:
             j = dict(jobs[i])
             j["name"] = f"{j['name']}-{c}"

@@ -281,6 +281,9 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_flag("--full-scan", flags->sim.full_scan,
                 "Filter and score every node for every task instead of searching the state's indexes "
                 "(same decisions, slower: the reference to check them against)");
+  cmd->add_flag("--full-sort", flags->sim.full_sort,
+                "Sort the whole pending queue at every pass instead of keeping a bucketed order (fairshare) "
+                "incrementally (same decisions, slower; --full-scan implies it)");
   auto* quiet = cmd->add_flag("--quiet", flags->quiet, "No progress bar");
   cmd->add_flag("--progress", flags->progress, "Show the progress bar even when stderr is not a terminal")
       ->excludes(quiet);

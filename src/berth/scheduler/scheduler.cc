@@ -51,6 +51,10 @@ Scheduler::Scheduler(const cluster::Cluster& cluster, std::unique_ptr<framework:
   size_t group_filters = 0;
   for (const auto* f : framework_->filter()) group_filters += f->Name() != "spread";
   use_group_cache_ = use_index_search_ && group_filters == 1;
+  const framework::QueueSortPlugin& qs = framework_->queue_sort();
+  if (qs.Dynamic() && !options_.full_scan && !options_.full_sort)
+    bucketed_ = dynamic_cast<const framework::BucketedOrder*>(&qs);
+  within_less_ = [this](int32_t a, int32_t b) { return WithinQueueLess(a, b); };
 }
 
 Status Scheduler::ApplyChecked(const state::Event& e) {
@@ -86,6 +90,14 @@ bool Scheduler::QueueLess(int32_t a, int32_t b) const {
   const auto& qs = framework_->queue_sort();
   if (qs.Less(qa, qb)) return true;
   if (qs.Less(qb, qa)) return false;
+  return qa.seq < qb.seq;
+}
+
+bool Scheduler::WithinQueueLess(int32_t a, int32_t b) const {
+  const framework::QueuedJob qa = Queued(a);
+  const framework::QueuedJob qb = Queued(b);
+  if (bucketed_->WithinLess(qa, qb)) return true;
+  if (bucketed_->WithinLess(qb, qa)) return false;
   return qa.seq < qb.seq;
 }
 
@@ -158,9 +170,16 @@ void Scheduler::RunEnded(int32_t index, TimeUs now, bool completed) {
 }
 
 void Scheduler::Enqueue(int32_t index) {
-  auto it = std::upper_bound(pending_.begin(), pending_.end(), index,
-                             [this](int32_t a, int32_t b) { return QueueLess(a, b); });
-  pending_.insert(it, index);
+  if (bucketed_) {
+    // The pass orders pending_ from the bucket queue.
+    pending_.push_back(index);
+    bucket_queue_.Add(index, bucketed_->Bucket(Queued(index)), jobs_[index].enqueue_time,
+                      bucketed_->PromoteAfter() > 0, within_less_);
+  } else {
+    auto it = std::upper_bound(pending_.begin(), pending_.end(), index,
+                               [this](int32_t a, int32_t b) { return QueueLess(a, b); });
+    pending_.insert(it, index);
+  }
   Demand& d = demand_[index];
   d.full_verdict = false;
   fresh_.push_back(index);
@@ -182,6 +201,7 @@ void Scheduler::RemovePending(int32_t index) {
   auto it = std::find(pending_.begin(), pending_.end(), index);
   if (it == pending_.end()) return;
   pending_.erase(it);
+  if (bucketed_) bucket_queue_.Remove(index);
   Dequeued(index);
 }
 
@@ -581,7 +601,9 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
   framework::QueueSortPlugin& queue_sort = framework_->queue_sort();
   if (queue_sort.Dynamic()) {
     queue_sort.Prepare(ledger_, now);
-    std::sort(pending_.begin(), pending_.end(), [this](int32_t a, int32_t b) { return QueueLess(a, b); });
+    if (!bucketed_ || !bucket_queue_.Order(*bucketed_, now, within_less_, pending_))
+      std::sort(pending_.begin(), pending_.end(), [this](int32_t a, int32_t b) { return QueueLess(a, b); });
+    assert(!bucketed_ || bucket_queue_.size() == pending_.size());
   }
   const bool preempting = !framework_->post_filter().empty();
   // The FGD protocol tries every job in full; with preemption, a job short of
@@ -682,6 +704,7 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
   fresh_.clear();
   if (!done.empty()) {
     for (int32_t i : done) Dequeued(i);
+    if (bucketed_) bucket_queue_.RemoveAll(done);
     std::sort(done.begin(), done.end());
     std::erase_if(pending_, [&](int32_t i) { return std::binary_search(done.begin(), done.end(), i); });
   }

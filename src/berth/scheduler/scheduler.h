@@ -26,6 +26,7 @@
 #include "berth/framework/registry.h"
 #include "berth/job/job.h"
 #include "berth/job/lifecycle.h"
+#include "berth/scheduler/bucket_queue.h"
 #include "berth/scheduler/class_score_cache.h"
 #include "berth/scheduler/decision_log.h"
 #include "berth/scheduler/group_score_cache.h"
@@ -45,6 +46,11 @@ struct SchedulerOptions {
   // index search. The decisions are the same (the exactness tests compare the
   // two); this is the oracle they are compared with.
   bool full_scan = false;
+  // Sort the whole pending queue with the queue-sort plugin's Less at every
+  // pass, even when the plugin's order is bucketed (bucket_queue.h). The same
+  // order; the oracle the incremental queue is compared with. full_scan
+  // implies it.
+  bool full_sort = false;
   // Verify every index against a recomputation after each change (tests).
   bool check_indexes = false;
   // The queue tree jobs are charged to (null: every tenant gets its own
@@ -275,7 +281,13 @@ class Scheduler {
   tenancy::Ledger ledger_;
   std::deque<JobRecord> jobs_;  // a deque: records (and their placements) never move
   std::unordered_map<JobId, int32_t> index_of_;  // lookups only
-  std::vector<int32_t> pending_;  // sorted by QueueLess
+  std::vector<int32_t> pending_;  // sorted by QueueLess (a bucketed order: at the start of each pass)
+  // A bucketed dynamic order (framework::BucketedOrder) keeps the pending
+  // jobs here too, and a pass takes its order from it instead of sorting.
+  const framework::BucketedOrder* bucketed_ = nullptr;
+  BucketQueue bucket_queue_;
+  bool WithinQueueLess(int32_t a, int32_t b) const;
+  BucketQueue::Less within_less_;
   int32_t resume_index_ = -1;     // the job a pass split by its time budget continues at
   std::vector<JobId> visited_;    // by the last pass
 

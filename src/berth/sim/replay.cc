@@ -180,6 +180,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
                                  const framework::Profile& profile, const framework::PluginRegistry& registry,
                                  const ReplayOptions& opts) {
   const auto wall_start = std::chrono::steady_clock::now();
+  double pass_ms_sum = 0;
   BERTH_RETURN_IF_ERROR(opts.Validate());
   // Workflows: their stage attempts become held jobs (workflow_replay.h).
   const bool has_workflows = !input.workflows.empty();
@@ -218,6 +219,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
     so.seed = opts.seed;
     so.check_indexes = opts.check_indexes;
     so.full_scan = opts.full_scan;
+    so.full_sort = opts.full_sort;
     so.queues = opts.queues;
     so.usage_half_life = opts.usage_half_life;
     so.speeds = opts.speeds;
@@ -514,7 +516,15 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
     for (Partition& p : parts) {
       if (!p.touched) continue;
       p.touched = false;
-      for (JobId id : p.sched->Schedule()) {
+      r.pending_max = std::max<int64_t>(r.pending_max, static_cast<int64_t>(p.sched->pending_count()));
+      const auto pass_start = std::chrono::steady_clock::now();
+      std::vector<JobId> started = p.sched->Schedule();
+      const double pass_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - pass_start).count();
+      ++r.passes;
+      pass_ms_sum += pass_ms;
+      r.pass_max_ms = std::max(r.pass_max_ms, pass_ms);
+      for (JobId id : started) {
         const int32_t i = index_of.find(id)->second;
         if (tracker.Tracks(i)) continue;  // timed by the tracker below
         TimeUs d = trace.jobs[i].duration;
@@ -649,6 +659,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
     r.plugin_counters.assign(merged.begin(), merged.end());
   }
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  r.pass_mean_ms = r.passes > 0 ? pass_ms_sum / static_cast<double>(r.passes) : 0.0;
   return r;
 }
 

@@ -102,6 +102,12 @@ struct PolicyResult {
   std::string decision_log_hash;
   int64_t decisions = 0;
   double wall_seconds = 0;
+  // Replay: scheduling passes run, their wall time (mean and longest), and the
+  // most jobs pending at the start of a pass.
+  int64_t passes = 0;
+  double pass_mean_ms = 0;
+  double pass_max_ms = 0;
+  int64_t pending_max = 0;
 
   // Series for plots.
   std::vector<Point> allocation_over_time;  // x: hours (replay) or arrived % (fgd); y: allocation %

@@ -174,6 +174,7 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   ro_replay.seed = o.seed;
   ro_replay.check_indexes = o.check_indexes;
   ro_replay.full_scan = o.full_scan;
+  ro_replay.full_sort = o.full_sort;
   // Every replay charges a queue tree: the --queues file, or by default one
   // leaf per tenant guaranteed its share of the trace's GPU demand. Only
   // plugins that read the ledger (quota, fair share, reclaim) act on it; the

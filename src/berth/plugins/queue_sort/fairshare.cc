@@ -28,10 +28,15 @@
 // waited (now - enqueue time) at least that long sorts ahead of every job not
 // boosted, as if its queue had no usage; boosted jobs among themselves by
 // priority, then seq (the oldest first).
+//
+// The order is bucketed (framework::BucketedOrder): the scheduler keeps each
+// leaf's jobs sorted and per pass orders only the leaves.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <memory>
 
+#include "berth/framework/bucketed_order.h"
 #include "berth/plugins/builtin.h"
 #include "berth/plugins/queue_sort/sort_util.h"
 
@@ -40,7 +45,7 @@ namespace {
 
 using framework::QueuedJob;
 
-class FairShare final : public framework::QueueSortPlugin {
+class FairShare final : public framework::QueueSortPlugin, public framework::BucketedOrder {
  public:
   static constexpr std::string_view kName = "fairshare";
   explicit FairShare(double age_boost_s) : age_boost_(SecondsToUs(age_boost_s)) {}
@@ -56,12 +61,14 @@ class FairShare final : public framework::QueueSortPlugin {
     key_.assign(n, 0.0);
     parent_.assign(n, -1);
     depth_.assign(n, 1);
+    has_child_.assign(n, false);
     const double cap = static_cast<double>(ledger.capacity(ledger.all_types_dim()));
     const double window_s = ledger.half_life() > 0 ? UsToSeconds(ledger.half_life()) / std::log(2.0)
                                                    : UsToSeconds(now - first_);
     for (int32_t q = 0; q < n; ++q) {
       const tenancy::QueueNode& node = tree.node(q);
       parent_[q] = node.parent;
+      if (node.parent >= 0) has_child_[node.parent] = true;
       // Parents come before their children in index order only when the
       // specs list them so: walk up instead.
       int32_t d = 1;
@@ -81,6 +88,23 @@ class FairShare final : public framework::QueueSortPlugin {
     }
     if (a.spec->priority != b.spec->priority) return a.spec->priority > b.spec->priority;
     return a.seq < b.seq;
+  }
+
+  // The incremental form of Less (framework::BucketedOrder): buckets are
+  // leaf queues, promotion is the age boost.
+  int32_t Bucket(const QueuedJob& j) const override { return j.queue; }
+  bool WithinLess(const QueuedJob& a, const QueuedJob& b) const override {
+    if (a.spec->priority != b.spec->priority) return a.spec->priority > b.spec->priority;
+    return a.seq < b.seq;
+  }
+  TimeUs PromoteAfter() const override { return age_boost_; }
+  bool OrderBuckets(std::vector<int32_t>& buckets) const override {
+    // CompareQueues is a total order of distinct leaves; a queue with
+    // children compares equal to its descendants, which buckets cannot express.
+    for (int32_t b : buckets)
+      if (b < 0 || (b < static_cast<int32_t>(has_child_.size()) && has_child_[b])) return false;
+    std::sort(buckets.begin(), buckets.end(), [&](int32_t a, int32_t b) { return CompareQueues(a, b) < 0; });
+    return true;
   }
 
   // The key of a queue at the last Prepare (0 for a queue added since).
@@ -114,6 +138,7 @@ class FairShare final : public framework::QueueSortPlugin {
   std::vector<double> key_;       // per queue
   std::vector<int32_t> parent_;   // per queue
   std::vector<int32_t> depth_;    // per queue: 1 under the root
+  std::vector<bool> has_child_;   // per queue
 };
 
 }  // namespace

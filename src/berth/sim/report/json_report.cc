@@ -179,6 +179,12 @@ std::string ResultsToJson(const SimulateOutput& out) {
     j["decision_log_hash"] = r.decision_log_hash;
     j["decisions"] = r.decisions;
     j["wall_seconds"] = r.wall_seconds;
+    if (r.mode == "replay") {
+      j["passes"] = r.passes;
+      j["pass_mean_ms"] = r.pass_mean_ms;
+      j["pass_max_ms"] = r.pass_max_ms;
+      j["pending_max"] = r.pending_max;
+    }
     j["series"] = {{"allocation_over_time", Series(r.allocation_over_time)},
                    {"queue_length_over_time", Series(r.queue_length_over_time)}};
     arr.push_back(std::move(j));
