@@ -3,7 +3,7 @@
 (kube-apiserver v1.20.2 + etcd from scripts/kube-control-plane.sh; nodes are
 API objects without kubelets, so a pod's end is written by the test).
 
-  tests/kube/e2e.py --berth build/release/apps/berth/berth [--keep DIR]
+  tests/kube/e2e.py --berth build/release/apps/berth/berth [--keep DIR] [--only basic,launch]
 
 Prints one line per check and closes with "N passed, M failed"."""
 import argparse
@@ -231,6 +231,67 @@ def scenario_basic(api, berth, ns):
     check("a pod re-created under the same name is bound again", b, str(b))
     ok = wait_until(lambda: counts_agree(api, berth)[0], 10)
     check("no GPU leaks after re-creation", ok, str(counts_agree(api, berth)[1:]))
+
+
+def scenario_launch_config(api, berth, ns):
+    """A gang's launch spec as a ConfigMap: written when Berth binds the gang
+    (replacing a stale one of the same name), consistent with the pods'
+    annotations, owned by the pods, and deleted when the gang ends."""
+    name = "berth-launch-lc"
+    path = "/api/v1/namespaces/%s/configmaps/%s" % (ns, name)
+    # A stale ConfigMap of the same name (an earlier gang): it is replaced.
+    api.post("/api/v1/namespaces/%s/configmaps" % ns,
+             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns},
+              "data": {"world-size": "9", "stale": "x"}})
+    pods = make_gang(api, ns, "lc", 2, 8, "berth", {"berth.dev/launcher": "tf"})
+    b = wait_until(lambda: bound(api, ns, pods), 30)
+    check("launch config: the tf gang is bound", b, str(b))
+
+    def current():
+        cm = api.get(path, ok404=True)
+        return cm if cm and cm.get("data", {}).get("world-size") == "2" else None
+    cm = wait_until(current, 10)
+    check("launch config: ConfigMap %s written (the stale one replaced)" % name,
+          cm and "stale" not in cm["data"], str(cm and sorted(cm["data"])))
+    if not cm:
+        return
+    d = cm["data"]
+    ann = {n: api.pod(ns, n)["metadata"]["annotations"] for n in pods}
+    by_rank = {int(a["berth.dev/rank"]): n for n, a in ann.items()}
+    lines = [l.split() for l in d["pods"].splitlines()]
+    check("launch config: its rank table matches the pods' berth.dev/rank and nodes",
+          all(by_rank[int(r)] == p and b[p] == node for r, p, node in lines) and len(lines) == 2, d["pods"])
+    hosts = [l.split()[0] for l in d["hostfile"].splitlines()]
+    check("launch config: the MPI host file lists the nodes in rank order",
+          hosts == [b[by_rank[0]], b[by_rank[1]]], d["hostfile"])
+    master = ann[by_rank[0]]["berth.dev/master"]
+    tf0 = json.loads(d.get("rank-0.tf-config", "{}"))
+    check("launch config: master, env per rank and TF_CONFIG agree with the annotations",
+          d["master"] == master and "RANK=1\n" in d.get("rank-1.env", "") and
+          tf0.get("task", {}).get("index") == 0 and len(tf0.get("cluster", {}).get("worker", [])) == 2 and
+          "nccl-topo-%s.xml" % b[by_rank[0]] in d, "master=%s keys=%s" % (d["master"], sorted(d)))
+    owners = sorted(o["uid"] for o in cm["metadata"].get("ownerReferences", []))
+    uids = sorted(api.pod(ns, n)["metadata"]["uid"] for n in pods)
+    check("launch config: owned by every pod of the gang; pods name it (berth.dev/launch-config)",
+          owners == uids and all(a.get("berth.dev/launch-config") == name for a in ann.values()), str(owners))
+    for n in pods:
+        api.delete_pod(ns, n)
+    gone = wait_until(lambda: api.get(path, ok404=True) is None, 20)
+    check("launch config: deleted when the gang ends", gone)
+    # The same gang again: a new ConfigMap.
+    pods = make_gang(api, ns, "lc", 2, 8, "berth", {"berth.dev/launcher": "tf"})
+    b = wait_until(lambda: bound(api, ns, pods), 30)
+    cm2 = wait_until(current, 10)
+    check("launch config: a new gang of the same group gets a new ConfigMap",
+          b and cm2 and cm2["metadata"]["uid"] != cm["metadata"]["uid"])
+    # A gang with a bad launcher waits and says why.
+    bad = make_gang(api, ns, "lcbad", 2, 1, "berth", {"berth.dev/launcher": "jax"})
+    msg = wait_until(lambda: condition_message(api, ns, bad[0]), 20)
+    check("launch config: a bad berth.dev/launcher is refused, naming the annotation",
+          msg and "berth.dev/launcher" in msg and not bound(api, ns, bad), str(msg))
+    for n in pods + bad:
+        api.delete_pod(ns, n)
+    wait_until(lambda: api.get(path, ok404=True) is None and not api.pods(ns), 20)
 
 
 def scenario_restart(api, berth, ns, count):
@@ -534,7 +595,13 @@ def main():
     ap.add_argument("--berth", required=True)
     ap.add_argument("--keep", help="work folder to keep (default: a temporary one, removed)")
     ap.add_argument("--burst", type=int, default=500)
+    ap.add_argument("--only", help="run only these scenarios (comma-separated: basic, launch, queues, restart, "
+                                   "extender, preemption)")
     args = ap.parse_args()
+    only = set(args.only.split(",")) if args.only else None
+
+    def wanted(name):
+        return only is None or name in only
     work = args.keep or tempfile.mkdtemp(prefix="berth-kube-")
     os.makedirs(work, exist_ok=True)
     cp = os.path.join(work, "cp")
@@ -567,22 +634,29 @@ def main():
         kubelets.start()
         berth = Berth(args.berth, api, work)
         berth.start()
-        scenario_basic(api, berth, "ml")
+        if wanted("basic"):
+            scenario_basic(api, berth, "ml")
         for p in api.pods("ml"):
             api.delete_pod("ml", p["metadata"]["name"])
         ok = wait_until(lambda: counts_agree(api, berth)[0] and not api.pods("ml"), 30)
         check("an emptied cluster has no GPU held in Berth", ok, str(counts_agree(api, berth)[1:]))
+        if wanted("launch"):
+            scenario_launch_config(api, berth, "ml")
         # The cluster grows to 64 nodes (8 leaves, 2 spines) while Berth runs.
         add_nodes(16, 64)
         ok = wait_until(lambda: len((berth.get("/v1/nodes") or {}).get("nodes", [])) == 64, 30)
         check("nodes added while Berth runs join its cluster model", ok)
-        scenario_queues(api, berth, "qa")
-        scenario_restart(api, berth, "burst", args.burst)
+        if wanted("queues"):
+            scenario_queues(api, berth, "qa")
+        if wanted("restart"):
+            scenario_restart(api, berth, "burst", args.burst)
         berth.kill(signal.SIGTERM)
         berth = None
         api.ensure_namespace("ext")
-        scenario_extender(api, args.berth, work, cp, "ext")
-        scenario_preemption(api, args.berth, work, "prio")
+        if wanted("extender"):
+            scenario_extender(api, args.berth, work, cp, "ext")
+        if wanted("preemption"):
+            scenario_preemption(api, args.berth, work, "prio")
     except Exception as e:  # a broken step fails the run, with what broke
         check("no unexpected error", False, repr(e))
     finally:

@@ -3,8 +3,9 @@
 # train (a 2 x 8 gang, whose first attempt is set to fail) -> evaluate ->
 # serve) through a real `berth serve --virtual-nodes` and the CLI: stages
 # start in order, train is retried, the launch spec of the running gang, and
-# a second workflow cancelled whole; then the same example through
-# `berth simulate`. Bounded: at most ~60 s of polling.
+# a second workflow cancelled whole; a third one across a SIGKILL and restart
+# of the daemon on its store; then the same example through `berth
+# simulate`. Bounded: at most ~100 s of polling.
 # Usage: workflow_pipeline.sh BERTH SOURCE_DIR
 set -euo pipefail
 BERTH="$1"
@@ -37,11 +38,21 @@ for i in $(seq 1 600); do
     grep -q "^BERTH_ARTIFACT_PREPARE=/data/pipeline/examples$" "$WORK/env" || { cat "$WORK/env"; fail "no artifact of prepare"; }
     "$BERTH" launch "$train_job" --hostfile | grep -q " slots=1$" || fail "hostfile"
   fi
-  [ "$(state_of serve state)" = "running" ] && break
   [ "$(state_of serve state)" = "succeeded" ] && break
   sleep 0.1
 done
-[ "$(state_of serve state)" = "running" ] || [ "$(state_of serve state)" = "succeeded" ] || { cat "$WORK/wf.json"; fail "serve never started"; }
+[ "$(state_of serve state)" = "succeeded" ] || { cat "$WORK/wf.json"; fail "serve was never deployed"; }
+grep -q '"state":"succeeded"' "$WORK/wf.json" || { cat "$WORK/wf.json"; fail "the workflow did not succeed once serve was deployed"; }
+# The serve stage is a service: deployed (2 replicas run, one per node), it runs on after the workflow ended.
+serve_job=$(state_of serve job)
+curl -sf "$URL/v1/services/$serve_job" > "$WORK/svc.json" || fail "GET service $serve_job"
+python3 - "$WORK/svc.json" <<'PY' || { cat "$WORK/svc.json"; fail "serve is not a running service of 2 replicas"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["running"] == 2, d
+PY
+curl -sf "$URL/v1/jobs/$serve_job" | grep -q '"state":"running"' || fail "the serve service does not run on"
+"$BERTH" cancel "${auth[@]}" "$serve_job" > /dev/null || fail "cancel the serve service"
 [ "$(state_of prepare state)" = "succeeded" ] || fail "prepare did not succeed"
 [ "$(state_of train state)" = "succeeded" ] || fail "train did not succeed"
 [ "$(state_of train attempts)" = "2" ] || fail "train was not retried once"
@@ -66,6 +77,35 @@ grep -q '"state":"cancelled"' "$WORK/wf2.json" || { cat "$WORK/wf2.json"; fail "
 python3 -c "
 import json; d=json.load(open('$WORK/wf2.json'))
 assert all(s['state']=='cancelled' for s in d['stages']), d['stages']" || fail "stages not cancelled"
+
+# A restart mid-workflow: SIGKILL the daemon while stage b runs, restart it on the same SQLite store; the
+# workflow continues (a stays succeeded with its job, b's job is adopted, c waits), and cancel still works.
+id3=$(echo '{"name":"survivor","stages":[{"name":"a","duration_s":10,"groups":[{"gpus":1}]},{"name":"b","depends_on":["a"],"duration_s":6000,"groups":[{"count":2,"gpus":8}]},{"name":"c","depends_on":["b"],"groups":[{"gpus":1}]}]}' | "$BERTH" submit "${auth[@]}" -)
+for i in $(seq 1 300); do
+  curl -sf "$URL/v1/jobs/$id3" > "$WORK/wf3.json" || fail "GET workflow $id3"
+  python3 -c "import json; d=json.load(open('$WORK/wf3.json')); exit(0 if d['stages'][1]['state']=='running' else 1)" && break
+  sleep 0.1
+done
+python3 -c "import json; d=json.load(open('$WORK/wf3.json')); exit(0 if d['stages'][1]['state']=='running' else 1)" || { cat "$WORK/wf3.json"; fail "stage b never ran"; }
+kill -9 "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
+SERVER_PID=""
+serve_start "$BERTH" "wf-token" --cluster "4x8:H100/leaf=2" --virtual-nodes --speedup 20 --policy topology
+export BERTH_SERVER="$URL"
+curl -sf "$URL/v1/jobs/$id3" > "$WORK/wf3b.json" || { tail -5 "$WORK/serve.log"; fail "the workflow is gone after the restart"; }
+python3 - "$WORK/wf3.json" "$WORK/wf3b.json" <<'PY' || { cat "$WORK/wf3b.json"; fail "the workflow did not continue after the restart"; }
+import json, sys
+before, after = (json.load(open(p)) for p in sys.argv[1:3])
+assert after["kind"] == "workflow" and after["state"] == "running", after
+st = {s["name"]: s for s in after["stages"]}
+assert st["a"]["state"] == "succeeded" and st["a"]["jobs"] == before["stages"][0]["jobs"], st["a"]
+assert st["b"]["state"] == "running" and st["b"]["jobs"] == before["stages"][1]["jobs"], st["b"]
+assert st["c"]["state"] == "waiting" and st["c"]["jobs"] == [], st["c"]
+PY
+b_job=$(python3 -c "import json; print(json.load(open('$WORK/wf3b.json'))['stages'][1]['job'])")
+grep -q '"event":"workflows_recovered"' "$WORK/serve.log" || fail "no workflows_recovered log line"
+"$BERTH" cancel "${auth[@]}" "$id3" > /dev/null || fail "cancel the workflow after the restart"
+curl -sf "$URL/v1/jobs/$b_job" | grep -q '"state":"cancelled"' || fail "b's job not cancelled with its workflow"
+curl -sf "$URL/v1/jobs/$id3" | grep -q '"state":"cancelled"' || fail "workflow $id3 not cancelled"
 
 # Bad workflows: 400 naming the stage.
 code=$(curl -s -o "$WORK/bad" -w '%{http_code}' -H "Authorization: Bearer wf-token" -d '{"name":"x","stages":[{"name":"a","depends_on":["nope"],"groups":[{}]}]}' "$URL/v1/jobs")

@@ -9,6 +9,7 @@
 
 #include "berth/kubesched/informer.h"
 #include "berth/kubesched/kube_util.h"
+#include "berth/kubesched/launch_config.h"
 #include "berth/plugins/builtin.h"
 #include "berth/server/extender.h"
 #include "berth/tenancy/queue_yaml.h"
@@ -170,6 +171,7 @@ void KubeScheduler::Rebuild() {
         Enqueue(WriteOp::Make(WriteOp::Kind::kDelete, p->second.ns, p->second.name, uid));
         p->second.job = -1;
       }
+      ForgetLaunchConfig(jit->second);
       jobs_.erase(jit);
     } else {
       CancelPendingJob(id);
@@ -321,6 +323,16 @@ void KubeScheduler::FormJobs() {
     }
     if (auto l = cluster::ParseLevel(required)) job.spec.required_level = *l;
     if (auto l = cluster::ParseLevel(preferred)) job.spec.preferred_level = *l;
+    // The framework the gang's launch spec is written for (TF_CONFIG for tf).
+    Status launcher = Status::Ok();
+    if (!first.launcher.empty()) {
+      if (auto l = job::ParseLauncher(first.launcher)) {
+        job.spec.launcher = *l;
+      } else {
+        launcher = InvalidArgument("annotation berth.dev/launcher: expected torch, tf, mpi or none, found '" +
+                                   first.launcher.substr(0, 64) + "'");
+      }
+    }
     for (PodEntry* p : members) {
       job::TaskGroup* last = job.spec.groups.empty() ? nullptr : &job.spec.groups.back();
       if (last && last->gpus == p->gpus && last->cpu_milli == p->cpu_milli && last->memory_mib == p->memory_mib) {
@@ -339,7 +351,7 @@ void KubeScheduler::FormJobs() {
       job.pod_of_task.push_back(p->uid);
     }
     job::ResolveGpuTypes(job.spec, *cluster_);
-    Status s = job::ValidateJob(job.spec);
+    Status s = launcher.ok() ? job::ValidateJob(job.spec) : launcher;
     if (s.ok()) s = sched_->Submit(job.spec);
     if (!s.ok()) {
       for (PodEntry* p : members) {
@@ -390,6 +402,7 @@ void KubeScheduler::Pass() {
       for (const auto& uid : jit->second.pod_of_task)
         if (pods_.count(uid)) sj->second.waiting_for.insert(uid);
     }
+    ForgetLaunchConfig(jit->second);
     jobs_.erase(jit);
   }
   for (JobId id : started) {
@@ -436,7 +449,8 @@ void KubeScheduler::SendBinds(JobEntry& job) {
   const auto* rec = sched_->Find(JobId(job.id));
   if (!rec) return;
   // The gang's launch spec (docs/launch.md): each pod's rank, the world size
-  // and the master ride along as annotations of its Binding.
+  // and the master ride along as annotations of its Binding; a gang's whole
+  // spec goes into its launch ConfigMap, written before the binds.
   std::vector<const workload::TaskLaunch*> launch_of_task(rec->spec.num_tasks(), nullptr);
   StatusOr<workload::LaunchSpec> launch = workload::ComputeLaunchSpec(*cluster_, rec->spec, rec->placements, {});
   if (launch.ok()) {
@@ -445,6 +459,16 @@ void KubeScheduler::SendBinds(JobEntry& job) {
   } else {
     log_.Warn("kube_launch_spec", {{"job", job.id}, {"error", launch.status().message()}});
   }
+  const bool gang = job.group.rfind("uid:", 0) != 0;
+  std::string ns;
+  std::vector<LaunchPod> members(job.pod_of_task.size());
+  for (size_t t = 0; t < job.pod_of_task.size(); ++t)
+    if (auto pit = pods_.find(job.pod_of_task[t]); pit != pods_.end()) {
+      members[t] = {pit->second.name, pit->second.uid};
+      ns = pit->second.ns;
+    }
+  const std::string config = gang && launch.ok() && !ns.empty() ? LaunchConfigMapName(job.group) : "";
+  std::vector<WriteOp> binds;
   for (const auto& p : rec->placements) {
     const std::string& uid = job.pod_of_task[p.task.index];
     auto pit = pods_.find(uid);
@@ -462,10 +486,41 @@ void KubeScheduler::SendBinds(JobEntry& job) {
                         {"berth.dev/local-rank", std::to_string(t.local_rank)},
                         {"berth.dev/node-rank", std::to_string(t.node_rank)},
                         {"berth.dev/master", launch->master_addr + ":" + std::to_string(launch->master_port)}};
+      if (!config.empty()) op.annotations.emplace_back("berth.dev/launch-config", config);
     }
-    Enqueue(std::move(op));
+    binds.push_back(std::move(op));
+  }
+  if (!config.empty()) {
+    job.launch_config = config;
+    job.launch_config_uid.clear();
+    WriteOp cm = WriteOp::Make(WriteOp::Kind::kConfigMap, ns, config, "", "", "", "", job.id);
+    cm.object = LaunchConfigMap(ns, job.group, job.id, *launch, members);
+    cm.then = std::move(binds);
+    Enqueue(std::move(cm));
+  } else {
+    for (auto& op : binds) Enqueue(std::move(op));
   }
   log_.Info("kube_placed", {{"group", job.group}, {"job", job.id}, {"pods", rec->placements.size()}});
+}
+
+void KubeScheduler::OnLaunchConfigWritten(int64_t job, const std::string& ns, const std::string& name,
+                                          const std::string& uid) {
+  auto jit = jobs_.find(job);
+  if (jit != jobs_.end() && jit->second.launch_config == name) {
+    jit->second.launch_config_uid = uid;
+    return;
+  }
+  // The gang ended while its ConfigMap was being written: it goes now.
+  if (!uid.empty()) Enqueue(WriteOp::Make(WriteOp::Kind::kDeleteConfigMap, ns, name, uid));
+}
+
+void KubeScheduler::ForgetLaunchConfig(const JobEntry& job) {
+  if (job.launch_config.empty() || job.launch_config_uid.empty()) return;  // the ownerReferences collect it
+  std::string ns;
+  for (const auto& uid : job.pod_of_task)
+    if (auto p = pods_.find(uid); p != pods_.end()) ns = p->second.ns;
+  if (ns.empty()) ns = job.group.substr(0, job.group.find('/'));
+  Enqueue(WriteOp::Make(WriteOp::Kind::kDeleteConfigMap, ns, job.launch_config, job.launch_config_uid));
 }
 
 void KubeScheduler::OnBindDone(const WriteOp& op, const Status& s) {

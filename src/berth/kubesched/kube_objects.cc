@@ -203,6 +203,7 @@ void KubeScheduler::OnPod(const std::string& type, const json& obj) {
   p.gpu_annotation = Label(md, "annotations", "berth.dev/gpus");
   p.required_level = Label(md, "annotations", "berth.dev/required-level");
   p.preferred_level = Label(md, "annotations", "berth.dev/preferred-level");
+  p.launcher = Label(md, "annotations", "berth.dev/launcher");
   const bool bound = !p.node.empty();
   pods_.emplace(uid, std::move(p));
   if (bound) untracked_.insert(uid);
@@ -237,6 +238,7 @@ void KubeScheduler::PodGone(PodEntry& pod, JobState how) {
       std::any_of(job.pod_of_task.begin(), job.pod_of_task.end(), [](const std::string& u) { return !u.empty(); });
   if (!any_left) {
     ++metrics_.jobs_finished;
+    ForgetLaunchConfig(job);
     jobs_.erase(jit);
   }
   dirty_ = true;

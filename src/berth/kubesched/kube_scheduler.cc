@@ -250,6 +250,28 @@ void KubeScheduler::WriterLoop() {
       case WriteOp::Kind::kScheduledEvent:
         PostEvent(op, "Normal", "Scheduled", "Successfully assigned " + op.ns + "/" + op.name + " to " + op.node);
         break;
+      case WriteOp::Kind::kConfigMap: {
+        StatusOr<json> written = WriteConfigMap(op);
+        std::string uid;
+        if (written.ok()) {
+          uid = Str(Sub(*written, "metadata"), "uid");
+        } else {  // the gang binds anyway: the annotations carry its ranks
+          log_.Warn("kube_launch_config_failed",
+                    {{"configmap", op.ns + "/" + op.name}, {"job", op.job}, {"error", written.status().message()}});
+        }
+        Post([this, job = op.job, ns = op.ns, name = op.name, uid] { OnLaunchConfigWritten(job, ns, name, uid); });
+        for (auto& bind : op.then) Enqueue(std::move(bind));
+        break;
+      }
+      case WriteOp::Kind::kDeleteConfigMap: {
+        Status s = client_.Delete("/api/v1/namespaces/" + op.ns + "/configmaps/" + op.name,
+                                  json{{"preconditions", {{"uid", op.uid}}}})
+                       .status();
+        // Gone already, or replaced by a newer gang of the same group (its uid differs: 409).
+        if (!s.ok() && s.code() != StatusCode::kNotFound && s.code() != StatusCode::kAlreadyExists)
+          log_.Warn("kube_launch_config_delete_failed", {{"configmap", op.ns + "/" + op.name}, {"error", s.message()}});
+        break;
+      }
       case WriteOp::Kind::kGroupStatus: {
         // node: the phase; gpus: the scheduled count (as text).
         json status = json::object();
@@ -282,6 +304,28 @@ void KubeScheduler::WriterLoop() {
       }
     }
   }
+}
+
+StatusOr<json> KubeScheduler::WriteConfigMap(const WriteOp& op) {
+  const std::string collection = "/api/v1/namespaces/" + op.ns + "/configmaps";
+  StatusOr<json> r = client_.Post(collection, op.object);
+  for (int attempt = 1; !r.ok() && r.status().code() == StatusCode::kUnavailable && attempt < 5 && !stopping_;
+       ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
+    r = client_.Post(collection, op.object);
+  }
+  if (r.ok() || r.status().code() != StatusCode::kAlreadyExists) return r;
+  // There already (an earlier placement of the same group, or a retry whose
+  // first try landed): replaced with this placement's spec.
+  for (int attempt = 0; attempt < 3 && !stopping_; ++attempt) {
+    StatusOr<json> current = client_.Get(collection + "/" + op.name);
+    if (!current.ok()) return current.status();
+    json object = op.object;
+    object["metadata"]["resourceVersion"] = Str(Sub(*current, "metadata"), "resourceVersion");
+    r = client_.Put(collection + "/" + op.name, object);
+    if (r.ok() || r.status().code() != StatusCode::kAlreadyExists) return r;  // 409: changed meanwhile, again
+  }
+  return r;
 }
 
 // ---------------------------------------------------------------- views

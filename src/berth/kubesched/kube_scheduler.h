@@ -93,6 +93,7 @@ struct PodEntry {
   std::string created;         // metadata.creationTimestamp (RFC 3339 sorts as text)
   std::string gpu_annotation;  // berth.dev/gpus
   std::string required_level, preferred_level;  // berth.dev/required-level, ...-preferred-level
+  std::string launcher;        // berth.dev/launcher: torch, tf, mpi, none ("" = none)
   // Berth's bookkeeping.
   int64_t job = -1;            // the Berth job holding this pod's task
   int32_t task = -1;
@@ -129,6 +130,9 @@ class KubeScheduler {
     bool running = false;
     std::set<std::string> waiting_for;  // victims' pods that must be gone before binding
     bool binds_sent = false;
+    // The gang's launch ConfigMap (launch_config.h): its name once written
+    // for this job, and its uid once the API server answered.
+    std::string launch_config, launch_config_uid;
   };
   struct GroupInfo {  // from a PodGroup object
     int32_t min_member = 0;
@@ -137,12 +141,18 @@ class KubeScheduler {
     std::string required_level, preferred_level;
   };
   struct WriteOp {
-    enum class Kind { kBind, kEvict, kCondition, kDelete, kGroupStatus, kScheduledEvent } kind = Kind::kBind;
+    enum class Kind {
+      kBind, kEvict, kCondition, kDelete, kGroupStatus, kScheduledEvent,
+      kConfigMap,        // create or replace `object` (a ConfigMap), then queue `then`
+      kDeleteConfigMap,  // delete ConfigMap `name` if its uid is still `uid`
+    } kind = Kind::kBind;
     std::string ns, name, uid, node, gpus, message;
     int64_t job = -1;
     // kBind: more annotations for the pod, from the gang's launch spec
     // (berth.dev/rank, berth.dev/world-size, berth.dev/master, ...).
     std::vector<std::pair<std::string, std::string>> annotations;
+    nlohmann::json object;      // kConfigMap: the object to write
+    std::vector<WriteOp> then;  // kConfigMap: the binds that follow it
     static WriteOp Make(Kind kind, std::string ns, std::string name, std::string uid, std::string node = "",
                         std::string gpus = "", std::string message = "", int64_t job = -1) {
       WriteOp op;
@@ -183,6 +193,12 @@ class KubeScheduler {
   void UpdateWaiting();
   void NodeLost(NodeId node, const std::string& reason);
   void OnBindDone(const WriteOp& op, const Status& s);
+  // A gang's launch ConfigMap was written (uid) or could not be ("").
+  void OnLaunchConfigWritten(int64_t job, const std::string& ns, const std::string& name, const std::string& uid);
+  // The gang ended: its launch ConfigMap goes (when Berth knows its uid).
+  void ForgetLaunchConfig(const JobEntry& job);
+  // The writer's side of kConfigMap: create, or replace what is there.
+  StatusOr<nlohmann::json> WriteConfigMap(const WriteOp& op);
   void CancelPendingJob(int64_t id);
   std::string GroupKey(const PodEntry& p) const;
   int32_t MinMember(const PodEntry& p) const;

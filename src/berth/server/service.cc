@@ -108,6 +108,8 @@ Status Service::Start() {
     running_loop_ = true;
   }
   loop_ = std::thread([this] { Loop(); });
+  // Workflows continue from their stage jobs (submitting needs the loop).
+  Sync([this] { RecoverWorkflows(); });
   if (options_.virtual_nodes) {
     vnodes_ = std::make_unique<VirtualNodes>(cluster_->num_nodes(), options_.heartbeat_interval,
                                              static_cast<VirtualNodes::Sink&>(*this));
@@ -386,7 +388,17 @@ void Service::OnAccepted(int64_t id, const Status& s) {
   e.durable = true;
   MarkView(e);
   ++metrics_.jobs_submitted;
-  if (e.spec.service) return ServiceAccepted(e);
+  if (e.spec.service) {
+    // A service stage stored after its workflow was cancelled never starts.
+    if (auto st = stage_of_job_.find(id); st != stage_of_job_.end())
+      if (auto w = workflows_.find(st->second.first);
+          w != workflows_.end() && w->second.run.state(st->second.second) == workload::StageState::kCancelled) {
+        deploying_stages_.erase(id);
+        (void)CancelEntryOnLoop(e, "its workflow was cancelled");
+        return;
+      }
+    return ServiceAccepted(e);
+  }
   if (options_.agent_nodes) {
     if (Status fits = Feasible(e.spec); !fits.ok()) {
       e.unfit = "waiting for node agents that can hold it: " + fits.message();
@@ -460,7 +472,7 @@ ApiResult Service::CancelJob(int64_t id) {
   std::optional<Out> out = Call<Out>([this, id]() -> Out {
     auto it = jobs_.find(id);
     if (it == jobs_.end()) {
-      if (auto w = CancelWorkflowOnLoop(id)) return {*w, {}};
+      if (auto w = CancelWorkflowOnLoop(id)) return {std::move(w->first), std::move(w->second)};
       return {ApiResult::Error(404, "no job " + std::to_string(id)), {}};
     }
     JobEntry& e = it->second;

@@ -291,13 +291,18 @@ class Service final : private VirtualNodes::Sink {
     std::string body;  // the registration as stored
   };
   // A workflow (service_workflows.cc): its core state and the job of each
-  // stage attempt. Kept in memory only (docs/workflows.md, "Limits").
+  // stage attempt. Durable: its acceptance is a kWorkflowAccepted record and
+  // its cancellation a kJobFinished record under its id; the stage states are
+  // rebuilt after a restart from its stage jobs (RecoverWorkflows).
   struct WorkflowEntry {
     int64_t id = -1;
     std::string key, fingerprint;
     workload::WorkflowRun run;
     std::vector<std::vector<int64_t>> jobs;  // per stage, the job of each attempt
     TimeUs accepted_at = 0, finished_at = -1;
+    bool durable = false;                 // its acceptance record is durable: stages may be submitted
+    std::shared_future<Status> accepted = {};  // ready once the acceptance record is durable (or failed)
+    bool cancel_recorded = false;         // recovery: a cancellation record was read
   };
   struct NodeEntry {
     TimeUs down_at = 0;       // steady clock: when marked down (a later heartbeat brings it up)
@@ -356,8 +361,21 @@ class Service final : private VirtualNodes::Sink {
   void ProcessWorkflowEvents();  // stage jobs that changed since the last turn
   void SubmitStage(WorkflowEntry& w, int32_t stage);
   void PublishWorkflowView(const WorkflowEntry& w);
-  // A cancel of the workflow `id` (nullopt: no such workflow).
-  std::optional<ApiResult> CancelWorkflowOnLoop(int64_t id);
+  // The workflow's acceptance record is durable (or failed: it is dropped).
+  void OnWorkflowAccepted(int64_t id, const Status& s);
+  // A cancel of the workflow `id` (nullopt: no such workflow); the future is
+  // the cancellation record's durability (invalid when nothing was written).
+  std::optional<std::pair<ApiResult, std::shared_future<Status>>> CancelWorkflowOnLoop(int64_t id);
+  // Recovery (service_workflow_recovery.cc): a kWorkflowAccepted record read
+  // by Recover; then, on the loop once it runs, the stage states rebuilt from
+  // the stage jobs, ready stages submitted, cancellations completed.
+  Status RecoverWorkflowRecord(const store::Record& r);
+  void RecoverWorkflows();
+  void UpdateWorkflowEnd(WorkflowEntry& w);
+  // A service stage is deployed once max(1, min_replicas) replicas run.
+  bool ServiceDeployed(const JobEntry& e) const;
+  // Cancels a stage's job for its workflow (a service's replicas stop too).
+  void CancelStageJob(JobEntry& e, int64_t workflow);
   // Ends a job by request: the scheduler, the virtual node, the record.
   std::shared_future<Status> CancelEntryOnLoop(JobEntry& e, const std::string& reason);
   std::optional<nlohmann::json> WorkflowView(int64_t id) const;
@@ -446,6 +464,7 @@ class Service final : private VirtualNodes::Sink {
   std::unordered_map<std::string, int64_t> workflow_by_key_;
   std::unordered_map<int64_t, std::pair<int64_t, int32_t>> stage_of_job_;  // job -> (workflow, stage)
   std::vector<int64_t> stage_jobs_changed_;
+  std::set<int64_t> deploying_stages_;  // service stage jobs not yet deployed (their stage succeeds once they are)
   mutable std::mutex workflow_views_mu_;
   std::map<int64_t, std::shared_ptr<const nlohmann::json>> workflow_views_;
 

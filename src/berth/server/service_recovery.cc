@@ -67,10 +67,18 @@ Status Service::Recover() {
         e.placements = std::move(placements).value();
         break;
       }
+      case store::RecordKind::kWorkflowAccepted:
+        BERTH_RETURN_IF_ERROR(RecoverWorkflowRecord(r));
+        break;
       case store::RecordKind::kJobRequeued:
       case store::RecordKind::kJobFinished: {
         auto it = jobs_.find(r.job);
         if (it == jobs_.end()) {
+          if (auto w = workflows_.find(r.job); w != workflows_.end() && r.kind == store::RecordKind::kJobFinished) {
+            w->second.cancel_recorded = true;  // a workflow's end is recorded only when it is cancelled
+            w->second.finished_at = r.time;
+            continue;
+          }
           ++skipped;
           continue;
         }

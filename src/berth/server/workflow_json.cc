@@ -124,4 +124,19 @@ json WorkflowToJson(const workload::WorkflowSpec& w) {
   return j;
 }
 
+std::string EncodeWorkflowAccepted(const workload::WorkflowSpec& w, const std::string& fingerprint) {
+  return json{{"spec", WorkflowToJson(w)}, {"fingerprint", fingerprint}}.dump();
+}
+
+StatusOr<StoredWorkflow> DecodeWorkflowAccepted(const std::string& body) {
+  // Berth's own writing, but read from outside the process: the bounded parser.
+  StatusOr<json> v = berth::json::ParseUntrusted(body, {.max_bytes = size_t{1} << 30});
+  if (!v.ok()) return InvalidArgument("workflow record: " + v.status().message());
+  if (!v->is_object() || !v->contains("spec") || !v->contains("fingerprint") || !(*v)["fingerprint"].is_string())
+    return InvalidArgument("workflow record: expected {\"spec\":{...},\"fingerprint\":\"...\"}");
+  StatusOr<WorkflowSubmission> sub = ParseWorkflowJson((*v)["spec"], JobSource::kStored);
+  if (!sub.ok()) return InvalidArgument("workflow record: " + sub.status().message());
+  return StoredWorkflow{std::move(sub->spec), (*v)["fingerprint"].get<std::string>()};
+}
+
 }  // namespace berth::server

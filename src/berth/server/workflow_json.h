@@ -35,4 +35,14 @@ StatusOr<WorkflowSubmission> ParseWorkflowJson(const nlohmann::json& v, JobSourc
 // The workflow's spec as a document (what GET shows under "spec").
 nlohmann::json WorkflowToJson(const workload::WorkflowSpec& w);
 
+// The body of a kWorkflowAccepted store record:
+// {"spec":{...WorkflowToJson...},"fingerprint":"..."}. Decoding parses the
+// spec as stored (JobSource::kStored) and validates it again.
+std::string EncodeWorkflowAccepted(const workload::WorkflowSpec& w, const std::string& fingerprint);
+struct StoredWorkflow {
+  workload::WorkflowSpec spec;
+  std::string fingerprint;
+};
+StatusOr<StoredWorkflow> DecodeWorkflowAccepted(const std::string& body);
+
 }  // namespace berth::server

@@ -526,6 +526,13 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
       r.pass_max_ms = std::max(r.pass_max_ms, pass_ms);
       for (JobId id : started) {
         const int32_t i = index_of.find(id)->second;
+        if (has_workflows)  // a service stage is deployed: the stages after it arrive
+          for (int32_t k : wf.JobStarted(i, t)) {
+            if (route[k] < 0) continue;
+            q.Push(t, EventKind::kArrival, k);
+            ++real_events;
+            expected_events += trace.jobs[k].duration >= 0 ? 2 : 1;
+          }
         if (tracker.Tracks(i)) continue;  // timed by the tracker below
         TimeUs d = trace.jobs[i].duration;
         if (d < 0) continue;  // never completes

@@ -13,6 +13,7 @@ WorkflowReplay ExpandWorkflows(const Trace& input) {
   w.trace.time_origin = input.time_origin;
   w.held.assign(input.jobs.size(), 0);
   w.of_job.assign(input.jobs.size(), {});
+  w.service_stage.assign(input.jobs.size(), 0);
   // Stage jobs take ids after every id of the input (and every index, which
   // stands for an unset id).
   int64_t next_id = static_cast<int64_t>(input.jobs.size());
@@ -27,6 +28,12 @@ WorkflowReplay ExpandWorkflows(const Trace& input) {
       for (int32_t a = 1; a <= spec.stages[s].retries + 1; ++a) {
         job::JobSpec j = run.StageJob(s);
         j.env["BERTH_STAGE_ATTEMPT"] = std::to_string(a);
+        const bool service = j.service.has_value();
+        if (service) {  // its replicas, placed together
+          if (!j.groups.empty()) j.groups[0].count = std::max(1, j.service->replicas);
+          j.service.reset();
+        }
+        w.service_stage.push_back(service ? 1 : 0);
         if (a > 1) j.name += "#" + std::to_string(a);
         j.submit_time = spec.submit_time;
         j.id = JobId(next_id++);
@@ -62,6 +69,23 @@ std::vector<int32_t> WorkflowReplay::JobEnded(int32_t i, bool succeeded, TimeUs 
     release(job_of[a.workflow][a.stage][run.attempts(a.stage) - 1]);
   } else {
     for (int32_t s : run.TakeReady()) release(job_of[a.workflow][s][0]);
+  }
+  if (run.ended() && ended_at[a.workflow] < 0) ended_at[a.workflow] = t;
+  return released;
+}
+
+std::vector<int32_t> WorkflowReplay::JobStarted(int32_t i, TimeUs t) {
+  std::vector<int32_t> released;
+  const Attempt a = of_job[i];
+  if (a.workflow < 0 || !service_stage[i]) return released;
+  workload::WorkflowRun& run = runs[a.workflow];
+  if (run.state(a.stage) != workload::StageState::kSubmitted) return released;  // a restart after preemption
+  (void)run.StageEnded(a.stage, true);
+  for (int32_t s : run.TakeReady()) {
+    const int32_t k = job_of[a.workflow][s][0];
+    held[k] = 0;
+    trace.jobs[k].submit_time = t;
+    released.push_back(k);
   }
   if (run.ended() && ended_at[a.workflow] < 0) ended_at[a.workflow] = t;
   return released;

@@ -95,6 +95,32 @@ TEST_F(WorkflowReplayTest, RetriesThenSkipsAfterAPermanentFailure) {
   EXPECT_DOUBLE_EQ(r->workflows.completion_s.mean, (280.0 + 20) / 2);
 }
 
+// A service stage (kind: service) is deployed when its replicas are placed:
+// the stage succeeds then and the stages after it start, while the replicas
+// serve on for the stage's duration.
+TEST_F(WorkflowReplayTest, AServiceStageSucceedsWhenDeployed) {
+  const std::string path = ::testing::TempDir() + "/wf-service.jsonl";
+  std::ofstream(path)
+      << R"({"name":"p","submit_time_s":0,"stages":[)"
+         R"({"name":"train","duration_s":100,"groups":[{"count":1,"gpus":8}]},)"
+         R"({"name":"serve","depends_on":["train"],"kind":"service","replicas":3,"duration_s":1000,"groups":[{"gpus":1}]},)"
+         R"({"name":"smoke","depends_on":["serve"],"duration_s":5,"groups":[{}]}]})"
+         "\n";
+  auto t = ReadTrace(path, "", {});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_TRUE(t->workflows[0].stages[1].job.service.has_value());
+  WorkflowReplay w = ExpandWorkflows(*t);
+  ASSERT_EQ(w.trace.jobs.size(), 3u);
+  EXPECT_FALSE(w.trace.jobs[1].service.has_value());  // its replicas as one job of 3 tasks
+  EXPECT_EQ(w.trace.jobs[1].groups[0].count, 3);
+  auto r = Run(*t);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // train 0-100; serve deployed at 100 (runs to 1100); smoke 100-105: the workflow ends at 105.
+  EXPECT_EQ(r->workflows.succeeded, 1);
+  EXPECT_DOUBLE_EQ(r->workflows.completion_s.mean, 105);
+  EXPECT_DOUBLE_EQ(r->makespan_s, 1100);
+}
+
 TEST_F(WorkflowReplayTest, NativeTraceLinesWithStages) {
   const std::string path = ::testing::TempDir() + "/wf.jsonl";
   std::ofstream(path)

@@ -16,11 +16,12 @@ const char* RecordKindName(RecordKind kind) {
     case RecordKind::kClusterInfo: return "cluster_info";
     case RecordKind::kJobAssigned: return "job_assigned";
     case RecordKind::kNodeRegistered: return "node_registered";
+    case RecordKind::kWorkflowAccepted: return "workflow_accepted";
   }
   return "unknown";
 }
 
-bool IsValidRecordKind(int value) { return value >= 1 && value <= 8; }
+bool IsValidRecordKind(int value) { return value >= 1 && value <= 9; }
 
 MemoryStore::MemoryStore(std::shared_ptr<Data> data, StoreOptions options)
     : GroupCommitStore(std::move(options)), data_(std::move(data)) {

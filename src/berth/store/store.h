@@ -44,6 +44,7 @@ enum class RecordKind : uint8_t {
   kClusterInfo = 6,  // the cluster the writer runs on (key: "cluster"; body: its fingerprint and summary)
   kJobAssigned = 7,  // a federation dispatcher sent a job to a member (key: member; body: attempt, outcome)
   kNodeRegistered = 8,  // a node agent registered (key: node name; body: its identity and resources)
+  kWorkflowAccepted = 9,  // a workflow was accepted (job: its id; key: its idempotency key; body: its spec)
 };
 
 const char* RecordKindName(RecordKind kind);
