@@ -77,6 +77,7 @@ struct ServeFlags {
   bool extender = false;  // extender verbs on --cluster, binding and pod watch through the API server
   KubeServeFlags k;
   std::string preemption_grace;  // durations, parsed in Serve
+  std::string yield_best_effort, yield_training_grace;
   std::string min_runtime;
   std::string restore_cost;
   std::string pass_budget;
@@ -130,7 +131,7 @@ int Serve(const ServeFlags& f) {
   // Bad flag values are usage errors, found before anything is opened.
   TimeUs grace = 0, min_runtime = -1, restore_cost = 0, idempotency_ttl = server::ServiceOptions{}.idempotency_ttl,
          pass_budget = server::ServiceOptions{}.pass_budget, kill_grace = server::ServiceOptions{}.kill_grace,
-         heartbeat_interval = -1, heartbeat_timeout = -1;
+         heartbeat_interval = -1, heartbeat_timeout = -1, yield_best_effort = -1, yield_training_grace = -1;
   for (const auto& [flag, text, out] : {std::tuple{"--preemption-grace", &f.preemption_grace, &grace},
                                         std::tuple{"--min-runtime", &f.min_runtime, &min_runtime},
                                         std::tuple{"--restore-cost", &f.restore_cost, &restore_cost},
@@ -138,7 +139,10 @@ int Serve(const ServeFlags& f) {
                                         std::tuple{"--pass-budget", &f.pass_budget, &pass_budget},
                                         std::tuple{"--kill-grace", &f.kill_grace, &kill_grace},
                                         std::tuple{"--heartbeat-interval", &f.heartbeat_interval, &heartbeat_interval},
-                                        std::tuple{"--heartbeat-timeout", &f.heartbeat_timeout, &heartbeat_timeout}}) {
+                                        std::tuple{"--heartbeat-timeout", &f.heartbeat_timeout, &heartbeat_timeout},
+                                        std::tuple{"--yield-best-effort", &f.yield_best_effort, &yield_best_effort},
+                                        std::tuple{"--yield-training-grace", &f.yield_training_grace,
+                                                   &yield_training_grace}}) {
     if (text->empty()) continue;
     auto d = tenancy::ParseQueueDuration(*text);
     if (!d.ok()) {
@@ -264,6 +268,8 @@ int Serve(const ServeFlags& f) {
   opts.preemption_grace = grace;
   opts.min_runtime = min_runtime;
   opts.restore_cost = restore_cost;
+  opts.yield_best_effort = yield_best_effort;
+  opts.yield_training_grace = yield_training_grace;
   opts.pass_budget = pass_budget;
   opts.virtual_nodes = f.virtual_nodes || demo;
   opts.idempotency_ttl = idempotency_ttl;
@@ -458,6 +464,12 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--preemption-grace", flags->preemption_grace,
                   "grace an evicted job gets to checkpoint and leave, e.g. 30s; its preemptor starts that much "
                   "later (default 0)");
+  cmd->add_option("--yield-best-effort", flags->yield_best_effort,
+                  "best-effort jobs (\"best_effort\": true) evicted for others give their GPUs back within this, "
+                  "e.g. 30s (default: the grace)");
+  cmd->add_option("--yield-training-grace", flags->yield_training_grace,
+                  "evicted jobs that checkpoint leave at their next checkpoint if it comes within this, else after "
+                  "it, e.g. 5m (default: the grace)");
   cmd->add_option("--min-runtime", flags->min_runtime,
                   "the least a job runs before preemption may evict it, e.g. 2m (default 10m); policies that "
                   "preempt only (fairshare, priority-preempt, srtf, tiresias, ...)");

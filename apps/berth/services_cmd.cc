@@ -8,10 +8,12 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <tuple>
 
 #include "berth/plugins/builtin.h"
 #include "berth/sim/readers/readers.h"
 #include "berth/sim/service_sim.h"
+#include "berth/tenancy/queue_yaml.h"
 
 namespace berth::apps {
 namespace {
@@ -42,6 +44,26 @@ int RunServicesSimulate(const ServiceSimFlags& flags, const sim::SimulateOptions
     modes.push_back(mode);
   }
   if (modes.empty()) return Fail("--autoscale: no mode");
+  std::vector<sim::ColocationMode> placements;
+  for (const std::string& m : Split(flags.colocation)) {
+    sim::ColocationMode mode;
+    if (!sim::ParseColocationMode(m, mode))
+      return Fail("--colocation: '" + m + "' is not none, colocate, static or unbounded");
+    placements.push_back(mode);
+  }
+  if (placements.empty()) return Fail("--colocation: no mode");
+  if (flags.overcommit >= 0) {
+    if (flags.overcommit > 1) return Fail("--overcommit: must be a ratio in 0..1");
+    cfg->colocation.overcommit = flags.overcommit;
+  }
+  for (const auto& [flag, text, out] :
+       {std::tuple{"--yield-best-effort", &flags.yield_best_effort, &cfg->colocation.best_effort_deadline},
+        std::tuple{"--yield-training-grace", &flags.yield_training_grace, &cfg->colocation.training_grace}}) {
+    if (text->empty()) continue;
+    StatusOr<TimeUs> d = tenancy::ParseQueueDuration(*text);
+    if (!d.ok()) return Fail(std::string(flag) + ": " + d.status().message());
+    *out = *d;
+  }
   if (!o.load_cluster) return Fail("--cluster is required");
   StatusOr<cluster::Cluster> cluster = o.LoadClusterFile();
   if (!cluster.ok()) return Fail(cluster.status().message());
@@ -77,8 +99,10 @@ int RunServicesSimulate(const ServiceSimFlags& flags, const sim::SimulateOptions
     profile->name = name;
     if (o.min_runtime >= 0)
       for (auto& r : profile->post_filter) r.args["min_runtime_s"] = std::to_string(UsToSeconds(o.min_runtime));
+    for (sim::ColocationMode placement : placements)
     for (sim::ScalingMode mode : modes) {
       sim::ServiceSimOptions so;
+      so.colocation = placement;
       so.mode = mode;
       so.seed = o.seed;
       so.preemption_grace = o.preemption_grace;

@@ -13,6 +13,12 @@ struct ServiceSimFlags {
   std::string services;                          // the services file (YAML)
   std::string autoscale = "static,reactive,predictive";  // scaling modes to compare
   double rate_scale = 1;  // batch arrivals: submit gaps divided by this (--rate-scale)
+  // Co-location modes to compare (none, colocate, static, unbounded) and
+  // overrides of the file's colocation settings ("" / < 0: the file's).
+  std::string colocation = "none";
+  double overcommit = -1;
+  std::string yield_best_effort;
+  std::string yield_training_grace;
 };
 
 // Runs every scaling mode once per policy of `sim.policies` (default

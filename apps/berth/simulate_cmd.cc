@@ -228,6 +228,18 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--autoscale", flags->services.autoscale,
                   "With --services: scaling modes to compare, comma-separated (static, reactive, predictive)")
       ->default_val("static,reactive,predictive");
+  cmd->add_option("--colocation", flags->services.colocation,
+                  "With --services: co-location modes to compare side by side, comma-separated (none, colocate, "
+                  "static, unbounded; docs/services.md, \"Co-location and overcommit\")")
+      ->default_val("none");
+  cmd->add_option("--overcommit", flags->services.overcommit,
+                  "With --services: best-effort work's share (0..1) of each node reserved for services (the file's "
+                  "colocation.overcommit)");
+  cmd->add_option("--yield-best-effort", flags->services.yield_best_effort,
+                  "With --services --colocation colocate: best-effort work gives capacity back within this, e.g. 30s");
+  cmd->add_option("--yield-training-grace", flags->services.yield_training_grace,
+                  "With --services --colocation colocate: checkpointing work leaves at its next checkpoint if it "
+                  "comes within this, else after it, e.g. 5m");
   cmd->add_option("--trace", flags->sim.trace, "Trace file (required unless --workload is given)");
   cmd->add_option("--trace-format", flags->sim.trace_format, "openb|philly|gavel|tiresias|pollux|native (default: guess)");
   cmd->add_option("--mode", flags->sim.mode, "fgd (one-shot FGD protocol) or replay (default: fgd for openb)");

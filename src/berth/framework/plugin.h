@@ -104,6 +104,11 @@ class FilterPlugin : public virtual Plugin {
   virtual bool Filter(const CycleContext& ctx, const TaskRequest& req, NodeId node) const = 0;
   // Why nodes fail this filter ("insufficient GPU"), for verdicts.
   virtual std::string_view FailReason() const { return Name(); }
+  // A filter with a rule that no eviction can change (a node reserved for
+  // others) says so, and which nodes it rules out for a job whatever runs
+  // there: preemption then looks for room only on the other nodes.
+  virtual bool HasNodeRule() const { return false; }
+  virtual bool RulesOut(const job::JobSpec&, NodeId) const { return false; }
 };
 
 class CandidatePlugin : public virtual Plugin {
@@ -175,6 +180,9 @@ struct PreemptContext {
   const SchedulerView& view;
   JobId preempted_by;        // the job whose preemption evicted it last (invalid: none)
   QueuedJob queued;          // the job as the queue order sees it (attained service, work done)
+  // Per node id, 1 where a filter rules the job out whatever is evicted
+  // (FilterPlugin::RulesOut); empty: no node is ruled out.
+  std::span<const uint8_t> ruled_out = {};
 };
 
 class PostFilterPlugin : public virtual Plugin {

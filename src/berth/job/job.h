@@ -71,6 +71,10 @@ struct JobSpec {
   std::string dataset;        // optional dataset name
   MiB dataset_mib = 0;
   TimeUs checkpoint_interval = -1;  // -1: never checkpoints
+  // Best-effort work (co-location, docs/services.md): evicted within the
+  // scheduler's best-effort yield deadline, never shielded by the minimum
+  // runtime, and held to the overcommit ratio on capacity services reserve.
+  bool best_effort = false;
   // Time a run restarted after a failure spends before it works again
   // (rescheduling, process start, checkpoint load); -1: the run's default.
   TimeUs restart_cost = -1;

@@ -19,6 +19,7 @@ Status RegisterBuiltinPlugins(framework::PluginRegistry& r) {
   BERTH_RETURN_IF_ERROR(RegisterPreemptionPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterBackfillPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterSpreadPlugins(r));
+  BERTH_RETURN_IF_ERROR(RegisterColocationPlugins(r));
   BERTH_RETURN_IF_ERROR(RegisterGoodputPlugins(r));
   return Status::Ok();
 }

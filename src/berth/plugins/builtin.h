@@ -24,6 +24,7 @@ Status RegisterQuotaPlugins(framework::PluginRegistry& registry);
 Status RegisterPreemptionPlugins(framework::PluginRegistry& registry);
 Status RegisterBackfillPlugins(framework::PluginRegistry& registry);
 Status RegisterSpreadPlugins(framework::PluginRegistry& registry);
+Status RegisterColocationPlugins(framework::PluginRegistry& registry);
 Status RegisterServicePolicies(framework::PolicyRegistry& registry);
 Status RegisterGoodputPlugins(framework::PluginRegistry& registry);  // plugins/goodput
 Status RegisterGoodputPolicy(framework::PolicyRegistry& registry);

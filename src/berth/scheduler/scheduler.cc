@@ -543,8 +543,23 @@ bool Scheduler::CapacityShort(int32_t index) {
 framework::Verdict Scheduler::TryPreempt(int32_t index, Verdict verdict, TimeUs now) {
   JobRecord& rec = jobs_[index];
   const framework::SchedulerView view = View(now);
+  // Nodes a filter rules the job out of whatever is evicted (a reservation).
+  std::span<const uint8_t> ruled_out;
+  if (!framework_->post_filter().empty()) {
+    bool any = false;
+    for (auto* f : framework_->filter()) any = any || f->HasNodeRule();
+    if (any) {
+      ruled_out_scratch_.assign(static_cast<size_t>(cluster_.num_nodes()), 0);
+      for (auto* f : framework_->filter()) {
+        if (!f->HasNodeRule()) continue;
+        for (int32_t n = 0; n < cluster_.num_nodes(); ++n)
+          if (f->RulesOut(rec.spec, NodeId(n))) ruled_out_scratch_[static_cast<size_t>(n)] = 1;
+      }
+      ruled_out = ruled_out_scratch_;
+    }
+  }
   for (auto* pf : framework_->post_filter()) {
-    framework::PreemptContext ctx{rec.spec, rec.queue, verdict, view, rec.preempted_by, Queued(index)};
+    framework::PreemptContext ctx{rec.spec, rec.queue, verdict, view, rec.preempted_by, Queued(index), ruled_out};
     std::optional<framework::PreemptionPlan> plan = pf->PostFilter(ctx);
     if (!plan || plan->victims.empty()) continue;
     // Validate the whole plan before touching anything: every victim running.
@@ -564,10 +579,14 @@ framework::Verdict Scheduler::TryPreempt(int32_t index, Verdict verdict, TimeUs 
       return Verdict::Success();
     }
     if (evict.empty()) evict = plan->victims;
+    // The preemptor works once the slowest victim has yielded.
+    TimeUs delay = 0;
     for (JobId v : evict) {
       const int32_t vi = index_of_.find(v)->second;
       if (jobs_[vi].state != JobState::kRunning) continue;
-      Status s = Evict(vi, rec.spec.id, /*defer_requeue=*/true);
+      const YieldPoint y = YieldOf(vi, now);
+      delay = std::max(delay, y.delay);
+      Status s = Evict(vi, rec.spec.id, /*defer_requeue=*/true, &y);
       assert(s.ok());
       (void)s;
     }
@@ -575,7 +594,7 @@ framework::Verdict Scheduler::TryPreempt(int32_t index, Verdict verdict, TimeUs 
     log_.Preempted(now, rec.spec.id, evict, plan->reason);
     Verdict placed = TryPlace(rec);
     if (placed.ok()) {
-      rec.startup_delay += options_.preemption_grace;
+      rec.startup_delay += delay;
       return placed;
     }
     // The plan freed room the placement could not use: say so; the victims stay requeued.
@@ -738,14 +757,42 @@ Status Scheduler::Finish(JobId id, JobState final_state) {
   return Status::Ok();
 }
 
-Status Scheduler::Evict(int32_t index, JobId preemptor, bool defer_requeue) {
+Scheduler::YieldPoint Scheduler::YieldOf(int32_t index, TimeUs now) const {
+  const JobRecord& rec = jobs_[index];
+  const framework::RunningJob& run = running_jobs_[running_pos_[index]];
+  YieldPoint y{options_.preemption_grace, false};
+  if (rec.spec.best_effort && options_.yield_best_effort >= 0) {
+    y.delay = options_.yield_best_effort;
+  } else if (run.checkpoint_interval > 0 && options_.yield_training_grace >= 0) {
+    // Its next checkpoint (the run's first one while it is still starting).
+    const TimeUs at = std::max(now, run.run_start);
+    const TimeUs next = run.LastCheckpoint(at) + run.checkpoint_interval;
+    const TimeUs until_next = next - now;
+    if (until_next <= options_.yield_training_grace) {
+      y.delay = until_next;
+      y.keeps_work = true;
+    } else {
+      y.delay = options_.yield_training_grace;
+    }
+  }
+  return y;
+}
+
+Status Scheduler::Evict(int32_t index, JobId preemptor, bool defer_requeue, const YieldPoint* yield) {
   JobRecord& rec = jobs_[index];
   BERTH_RETURN_IF_ERROR(job::CheckTransition(rec.state, JobState::kPreempted));
   const TimeUs now = clock_.Now();
   const framework::RunningJob& run = running_jobs_[running_pos_[index]];
-  const TimeUs saved_at = run.LastCheckpoint(now);
-  rec.work_done += saved_at - run.run_start;
-  rec.lost_gpu_seconds += run.LostGpuSeconds(now);
+  if (yield != nullptr && yield->keeps_work) {
+    // It checkpoints when it yields: the work up to then is saved, none lost.
+    // (Its GPUs pass to the preemptor at once, which works only after the
+    // delay; the run's held time is counted to now.)
+    rec.work_done += std::max<TimeUs>(0, now + yield->delay - run.run_start);
+  } else {
+    const TimeUs saved_at = run.LastCheckpoint(now);
+    rec.work_done += saved_at - run.run_start;
+    rec.lost_gpu_seconds += run.LostGpuSeconds(now);
+  }
   ++rec.preemptions;
   rec.preempted_by = preemptor;
   for (auto* a : framework_->admit()) a->OnFinish(rec.spec);

@@ -66,6 +66,18 @@ struct SchedulerOptions {
   // job resuming from a checkpoint spends `restore_cost` before working.
   TimeUs preemption_grace = 0;
   TimeUs restore_cost = 0;
+  // Yield deadlines per class of evictee (co-location: how soon capacity lent
+  // to batch work comes back; docs/services.md, "Co-location"). The preemptor
+  // works after the longest deadline of the jobs it evicted:
+  //   best-effort evictee (JobSpec::best_effort): `yield_best_effort`; it
+  //     loses the work since its last checkpoint;
+  //   checkpointing evictee: its next checkpoint if that comes within
+  //     `yield_training_grace` (it loses nothing), else that grace (it loses
+  //     the work since its last checkpoint);
+  //   others, and either deadline left at -1: `preemption_grace`, losing the
+  //     work since the last checkpoint (the behaviour without deadlines).
+  TimeUs yield_best_effort = -1;
+  TimeUs yield_training_grace = -1;
   // Elastic jobs shrink instead of being evicted (when the preemption plan
   // allows it) and grow back when nothing is pending. Off: they run at the
   // size they start with (the live service, whose bindings do not follow
@@ -265,7 +277,16 @@ class Scheduler {
   // Demand of a job from its spec (fast capacity checks).
   void ComputeDemand(int32_t index);
   // Evicts a running job (whole gang); requeues it now or after the pass.
-  Status Evict(int32_t index, JobId preemptor, bool defer_requeue);
+  // When and how a running job gives its GPUs back if evicted now (the yield
+  // deadlines of SchedulerOptions): after `delay`, keeping its work up to
+  // then (it checkpoints at that moment) or only up to its last checkpoint.
+  struct YieldPoint {
+    TimeUs delay = 0;
+    bool keeps_work = false;
+  };
+  YieldPoint YieldOf(int32_t index, TimeUs now) const;
+  std::vector<uint8_t> ruled_out_scratch_;  // TryPreempt's per-node mask
+  Status Evict(int32_t index, JobId preemptor, bool defer_requeue, const YieldPoint* yield = nullptr);
   // Asks the post-filter plugins for victims; evicts them and places the job.
   framework::Verdict TryPreempt(int32_t index, framework::Verdict verdict, TimeUs now);
   framework::SchedulerView View(TimeUs now) const;

@@ -230,6 +230,9 @@ StatusOr<JobSubmission> ParseJobJson(const json& v, JobSource source) {
     } else if (key == "span_regions") {
       if (!val.is_boolean()) return InvalidArgument("span_regions: expected true or false, found " + Shown(val));
       j.span_regions = val.get<bool>();
+    } else if (key == "best_effort") {
+      if (!val.is_boolean()) return InvalidArgument("best_effort: expected true or false, found " + Shown(val));
+      j.best_effort = val.get<bool>();
     } else if (key == "deadline_s") {
       BERTH_RETURN_IF_ERROR(GetSeconds(key, val, true, j.deadline));
     } else if (key == "budget_usd") {
@@ -347,6 +350,7 @@ json JobToJson(const job::JobSpec& s) {
   if (!s.regions.empty()) j["regions"] = s.regions;
   if (!s.avoid_regions.empty()) j["avoid_regions"] = s.avoid_regions;
   if (s.span_regions) j["span_regions"] = true;
+  if (s.best_effort) j["best_effort"] = true;
   if (s.deadline > 0) j["deadline_s"] = UsToSeconds(s.deadline);
   if (s.budget_cents >= 0) j["budget_usd"] = static_cast<double>(s.budget_cents) / 100.0;
   if (s.launcher != job::Launcher::kNone) j["launcher"] = job::LauncherName(s.launcher);

@@ -41,6 +41,8 @@ Status ServiceOptions::Validate() const {
   if (preemption_grace < 0) return InvalidArgument("--preemption-grace must not be negative");
   if (min_runtime < -1) return InvalidArgument("--min-runtime must not be negative");
   if (restore_cost < 0) return InvalidArgument("--restore-cost must not be negative");
+  if (yield_best_effort < -1 || yield_training_grace < -1)
+    return InvalidArgument("--yield-best-effort and --yield-training-grace must not be negative");
   if (idempotency_ttl < 0) return InvalidArgument("--idempotency-ttl must not be negative");
   if (agent_nodes && virtual_nodes) return InvalidArgument("node agents and virtual nodes do not go together");
   if (kill_grace < 0) return InvalidArgument("--kill-grace must not be negative");

@@ -132,6 +132,10 @@ struct ServiceOptions {
   // A run resumed from a checkpoint spends this long restoring before it
   // works (SchedulerOptions::restore_cost).
   TimeUs restore_cost = 0;
+  // Yield deadlines of evicted best-effort and checkpointing work (-1: the
+  // grace; SchedulerOptions::yield_best_effort, yield_training_grace).
+  TimeUs yield_best_effort = -1;
+  TimeUs yield_training_grace = -1;
   // The throughput model of the hetero-speed and hetero-cost policies: the
   // accelerator catalog, fitted to a measured table ("" = specs only).
   std::string catalog = "data/accelerators.yaml";

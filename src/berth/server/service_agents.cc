@@ -62,6 +62,8 @@ StatusOr<std::unique_ptr<scheduler::Scheduler>> Service::NewScheduler(const clus
   }
   so.preemption_grace = options_.preemption_grace;
   so.restore_cost = options_.restore_cost;
+  so.yield_best_effort = options_.yield_best_effort;
+  so.yield_training_grace = options_.yield_training_grace;
   return std::make_unique<scheduler::Scheduler>(c, std::move(fw), std::move(so), clock_);
 }
 

@@ -13,6 +13,7 @@
 
 #include "berth/common/clock.h"
 #include "berth/scheduler/scheduler.h"
+#include "berth/sim/service_colocation.h"
 #include "berth/workload/profile.h"
 #include "berth/workload/service_controller.h"
 
@@ -71,7 +72,6 @@ bool ParseScalingMode(const std::string& s, ScalingMode& out) {
 StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const Trace& batch,
                                          const ServiceSimConfig& config, const framework::Profile& profile,
                                          const framework::PluginRegistry& registry, const ServiceSimOptions& opts) {
-  if (config.services.empty()) return InvalidArgument("services: no services with a load to simulate");
   if (config.repeat < 1) return InvalidArgument("services: repeat must be at least 1");
 
   // Loads and per-replica capacities.
@@ -99,14 +99,29 @@ StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const 
     l.fig.peak_replicas = static_cast<int32_t>(
         std::clamp<int64_t>((peak_load + l.target - 1) / l.target, std::max(1, s.min_replicas), s.max_replicas));
   }
-  const TimeUs end = minutes * kMinute;
+  TimeUs end = minutes * kMinute;
+
+  // The trace's jobs: openb pods by qos, then the window (rebased to its start).
+  std::vector<job::JobSpec> source = batch.jobs;
+  if (batch.format == "openb" && config.openb_qos) MapOpenbQos(source);
+  const bool windowed = config.window_to >= 0 || config.window_from > 0;
+  if (windowed) {
+    source = WindowJobs(source, config.window_from, config.window_to);
+    if (config.window_to >= 0) end = std::max(end, config.window_to - config.window_from);
+  }
+  bool any_trace_service = false;
+  for (const auto& j : source) any_trace_service = any_trace_service || j.service.has_value();
+  if (live.empty() && !any_trace_service)
+    return InvalidArgument("services: no services with a load and no services in the trace to simulate");
+  if (end <= 0) return InvalidArgument("services: no load trace and no trace window (window_s) to set the run's length");
 
   // The batch jobs that arrive within the run, rebased to its start.
   std::vector<job::JobSpec> jobs;
   TimeUs first = -1;
-  for (const auto& j : batch.jobs) first = first < 0 ? j.submit_time : std::min(first, j.submit_time);
+  for (const auto& j : source) first = first < 0 ? j.submit_time : std::min(first, j.submit_time);
+  if (windowed) first = 0;
   std::vector<job::JobSpec> trace_services;  // kind: service lines of the trace (no load: their replicas stay)
-  for (const auto& j : batch.jobs) {
+  for (const auto& j : source) {
     job::JobSpec b = j;
     if (j.service) {
       b.submit_time -= first;
@@ -115,7 +130,7 @@ StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const 
     }
     b.submit_time -= first;
     if (b.submit_time >= end) continue;
-    if (b.checkpoint_interval < 0) b.checkpoint_interval = config.checkpoint_interval;
+    if (b.checkpoint_interval < 0 && !b.best_effort) b.checkpoint_interval = config.checkpoint_interval;
     jobs.push_back(std::move(b));
   }
 
@@ -125,14 +140,18 @@ StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const 
   std::vector<job::JobSpec> workload = jobs;
   for (const Live& l : live)
     for (int32_t r = 0; r < l.fig.peak_replicas; ++r) workload.push_back(l.cfg->spec);
+  if (opts.colocation != ColocationMode::kNone)
+    for (const job::JobSpec& s : trace_services) workload.push_back(s);
   context.cluster = &cluster;
   context.workload = workload;
-  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw,
-                         framework::Framework::Create(workload::WithServicePlugins(profile), registry, context));
   scheduler::SchedulerOptions so;
   so.seed = opts.seed;
   so.check_indexes = opts.check_indexes;
   so.preemption_grace = opts.preemption_grace;
+  framework::Profile run_profile = workload::WithServicePlugins(profile);
+  BERTH_RETURN_IF_ERROR(ApplyColocation(config.colocation, opts.colocation, cluster, run_profile, so));
+  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw,
+                         framework::Framework::Create(run_profile, registry, context));
   scheduler::Scheduler sched(cluster, std::move(fw), so, clock);
 
   int64_t next_id = 0;
@@ -183,10 +202,19 @@ StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const 
   r.policy = profile.name;
   r.duration_s = UsToSeconds(end);
   r.batch_jobs = static_cast<int64_t>(jobs.size());
+  r.colocation = ColocationModeName(opts.colocation);
+  r.trace_services = static_cast<int64_t>(trace_services.size());
+  const bool colocating = opts.colocation != ColocationMode::kNone;
+  if (colocating) r.reserved_gpus = ReservedGpus(config.colocation, cluster);
+  if (opts.colocation == ColocationMode::kColocate)
+    r.yield_bound_s = UsToSeconds(std::max({config.colocation.best_effort_deadline, config.colocation.training_grace,
+                                            opts.preemption_grace}));
   std::vector<double> yields;
   std::map<JobId, bool> yield_seen;
   double alloc_integral = 0;
   TimeUs prev = 0;
+  std::vector<int32_t> active_trace_services;  // indexes into trace_services, in arrival order
+  std::map<JobId, bool> counted_wait;          // replicas whose wanted-to-working time is taken (colocation modes)
 
   auto serving_of = [&](const Live& l, TimeUs now, int32_t& placed) {
     int32_t serving = 0;
@@ -215,7 +243,20 @@ StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const 
       if (int64_t{serving} * l.target < load) l.fig.under_target_s += dt;
       const auto st = ctl.Find(l.id);
       const int32_t desired = st ? st->desired : 0;
-      if (desired > placed) l.fig.service_shortfall_replica_s += (desired - placed) * dt;
+      if (desired > placed) {
+        l.fig.service_shortfall_replica_s += (desired - placed) * dt;
+        if (l.cfg->spec.service->latency_class == job::LatencyClass::kCritical)
+          r.critical_shortfall_replica_s += (desired - placed) * dt;
+      }
+    }
+    for (int32_t i : active_trace_services) {
+      const auto st = ctl.Find(trace_services[i].id);
+      if (!st) continue;
+      r.trace_service_replica_seconds += st->running * dt;
+      if (st->desired <= st->running) continue;
+      r.trace_service_shortfall_replica_s += (st->desired - st->running) * dt;
+      if (trace_services[i].service->latency_class == job::LatencyClass::kCritical)
+        r.critical_shortfall_replica_s += (st->desired - st->running) * dt;
     }
   };
   auto settle = [&](TimeUs now) -> Status {
@@ -235,6 +276,13 @@ StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const 
       for (JobId id : started) {
         const scheduler::JobRecord* rec = sched.Find(id);
         if (rec->startup_delay > 0) push(now + rec->startup_delay, kTick, 0, 0);
+        // Co-location: every replica that did not work the moment it was wanted.
+        if (colocating && ctl.ServiceOf(id).valid() && !counted_wait[id] &&
+            rec->start_time + rec->startup_delay > rec->enqueue_time) {
+          counted_wait[id] = true;
+          if (!yield_seen[id]) yields.push_back(UsToSeconds(rec->start_time + rec->startup_delay - rec->enqueue_time));
+          yield_seen[id] = true;
+        }
         auto it = batch_index.find(id);
         if (it == batch_index.end()) continue;
         const int32_t i = it->second;
@@ -257,8 +305,10 @@ StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const 
       q.pop();
       if (e.kind == kServiceArrive) {
         BERTH_RETURN_IF_ERROR(ctl.Add(trace_services[e.subject], t));
+        active_trace_services.push_back(static_cast<int32_t>(e.subject));
       } else if (e.kind == kServiceEnd) {
         BERTH_RETURN_IF_ERROR(ctl.Remove(trace_services[e.subject].id));
+        std::erase(active_trace_services, static_cast<int32_t>(e.subject));
       } else if (e.kind == kArrive) {
         BERTH_RETURN_IF_ERROR(sched.Submit(jobs[e.subject]));
       } else if (e.kind == kComplete) {
@@ -282,9 +332,24 @@ StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const 
     }
   }
   integrate(prev, end);
+  if (colocating) {
+    // Replicas still waiting at the end: wanted since their enqueue.
+    std::vector<JobId> services;
+    for (const Live& l : live) services.push_back(l.id);
+    for (int32_t i : active_trace_services) services.push_back(trace_services[i].id);
+    for (JobId s : services) {
+      const auto st = ctl.Find(s);
+      if (!st) continue;
+      for (JobId id : st->replicas) {
+        const scheduler::JobRecord* rec = sched.Find(id);
+        if (rec == nullptr || rec->state != job::JobState::kPending || yield_seen[id]) continue;
+        yields.push_back(UsToSeconds(end - rec->enqueue_time));
+      }
+    }
+  }
 
   // Figures.
-  double jct = 0;
+  double jct = 0, be_jct = 0;
   double held = 0, lost = 0;
   for (const job::JobSpec& j : jobs) {
     const scheduler::JobRecord* rec = sched.Find(j.id);
@@ -299,13 +364,23 @@ StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const 
       ++r.batch_finished;
       jct += UsToSeconds(rec->finish_time - j.submit_time);
     }
+    if (j.best_effort) {
+      ++r.best_effort_jobs;
+      r.best_effort_preemptions += rec->preemptions;
+      if (rec->state == job::JobState::kSucceeded) {
+        ++r.best_effort_finished;
+        be_jct += UsToSeconds(rec->finish_time - j.submit_time);
+      }
+    }
   }
+  r.best_effort_jct_mean_s = r.best_effort_finished > 0 ? be_jct / static_cast<double>(r.best_effort_finished) : 0;
   r.batch_jct_mean_s = r.batch_finished > 0 ? jct / static_cast<double>(r.batch_finished) : 0;
   r.batch_gpu_hours = held / 3600.0;
   r.batch_lost_gpu_hours = lost / 3600.0;
   r.batch_goodput = held > 0 ? std::max(0.0, held - lost) / held : 1.0;
   r.yields = static_cast<int64_t>(yields.size());
   r.yield_p99_s = P99(yields);
+  for (double y : yields) r.yield_max_s = std::max(r.yield_max_s, y);
   r.gpu_allocation_ratio = end > 0 ? alloc_integral / (static_cast<double>(cluster.total_milli_gpu()) * UsToSeconds(end)) : 0;
   for (Live& l : live) {
     l.fig.static_peak_replica_seconds = static_cast<double>(l.fig.peak_replicas) * UsToSeconds(end);
@@ -321,6 +396,7 @@ std::string ServiceResultsToJson(const std::vector<ServiceSimResult>& results) {
     nlohmann::ordered_json o;
     o["mode"] = r.mode;
     o["policy"] = r.policy;
+    if (r.colocation != "none") o["colocation"] = r.colocation;
     o["duration_s"] = r.duration_s;
     double shortfall = 0;
     nlohmann::ordered_json services = nlohmann::ordered_json::array();
@@ -342,7 +418,20 @@ std::string ServiceResultsToJson(const std::vector<ServiceSimResult>& results) {
       services.push_back(std::move(so));
     }
     o["services"] = std::move(services);
+    const bool coloc = r.colocation != "none";
+    if (coloc || r.trace_services > 0) {
+      o["trace_services"] = r.trace_services;
+      o["trace_service_replica_seconds"] = r.trace_service_replica_seconds;
+      o["trace_service_shortfall_replica_s"] = r.trace_service_shortfall_replica_s;
+      shortfall += r.trace_service_shortfall_replica_s;
+    }
     o["service_shortfall_replica_s"] = shortfall;
+    if (coloc) {
+      o["critical_shortfall_replica_s"] = r.critical_shortfall_replica_s;
+      o["reserved_gpus"] = r.reserved_gpus;
+      o["yield_bound_s"] = r.yield_bound_s;
+      o["yield_max_s"] = r.yield_max_s;
+    }
     o["yield_p99_s"] = r.yield_p99_s;
     o["yields"] = r.yields;
     o["batch_goodput"] = r.batch_goodput;
@@ -352,6 +441,12 @@ std::string ServiceResultsToJson(const std::vector<ServiceSimResult>& results) {
     o["batch_gpu_hours"] = r.batch_gpu_hours;
     o["batch_lost_gpu_hours"] = r.batch_lost_gpu_hours;
     o["batch_preemptions"] = r.batch_preemptions;
+    if (coloc) {
+      o["best_effort_jobs"] = r.best_effort_jobs;
+      o["best_effort_finished"] = r.best_effort_finished;
+      o["best_effort_jct_mean_s"] = r.best_effort_jct_mean_s;
+      o["best_effort_preemptions"] = r.best_effort_preemptions;
+    }
     o["gpu_allocation_ratio"] = r.gpu_allocation_ratio;
     o["decision_log_hash"] = r.decision_log_hash;
     out.push_back(std::move(o));
@@ -371,6 +466,18 @@ std::string ServiceResultsText(const std::vector<ServiceSimResult>& results) {
                   static_cast<long long>(r.batch_preemptions), r.yield_p99_s, static_cast<long long>(r.yields),
                   r.gpu_allocation_ratio);
     s << buf;
+    if (r.colocation != "none") {
+      std::snprintf(buf, sizeof buf,
+                    "  colocation %s: %lld reserved GPUs; %lld trace services, shortfall %.0f replica-s (critical %.0f); "
+                    "yield p99 %.1f s, max %.1f s (bound %.0f s); best effort %lld/%lld finished, mean JCT %.0f s, "
+                    "%lld preemptions\n",
+                    r.colocation.c_str(), static_cast<long long>(r.reserved_gpus),
+                    static_cast<long long>(r.trace_services), r.trace_service_shortfall_replica_s,
+                    r.critical_shortfall_replica_s, r.yield_p99_s, r.yield_max_s, r.yield_bound_s,
+                    static_cast<long long>(r.best_effort_finished), static_cast<long long>(r.best_effort_jobs),
+                    r.best_effort_jct_mean_s, static_cast<long long>(r.best_effort_preemptions));
+      s << buf;
+    }
     for (const auto& f : r.services) {
       std::snprintf(buf, sizeof buf,
                     "  %s: %.0f replica-s (static peak %.0f = %d x run), under capacity %.0f s, under target %.0f s, "

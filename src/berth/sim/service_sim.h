@@ -29,9 +29,15 @@
 //   service_shortfall_replica_s  (desired - placed)+ x time: wanted, not placed.
 // Batch: jobs finished, mean JCT of those, GPU-hours held, batch_goodput =
 // (GPU-hours held - GPU-hours lost to evictions) / GPU-hours held; yield_p99_s
-// = p99 over replicas that evicted batch work of (works - wanted).
+// = p99 over replicas that evicted batch work of (works - wanted); with a
+// colocation mode, over every replica that did not work the moment it was
+// wanted (it evicted, or it waited; still waiting at the end: end - wanted),
+// so that a mode without evictions still shows how long capacity took to
+// come back. Co-location modes (ColocationMode) add a reservation of the
+// first nodes for the services and compare sharing it with batch work.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,11 +56,32 @@ struct SimService {
   ServingModel serving;
 };
 
+// Co-location (the file's `colocation:` section; docs/services.md,
+// "Co-location and overcommit"): the services' reservation, the overcommit
+// ratios for best-effort work on it, and the yield deadlines.
+struct ColocationSettings {
+  int32_t reserved_nodes = 0;   // the first N nodes (by id) are reserved for services
+  double overcommit = 1.0;      // best effort's share of a reserved node's GPUs
+  std::map<std::string, double> node_overcommit;   // by node name
+  std::map<std::string, double> queue_overcommit;  // by queue (else tenant)
+  TimeUs best_effort_deadline = SecondsToUs(30);   // SchedulerOptions::yield_best_effort
+  TimeUs training_grace = SecondsToUs(300);        // SchedulerOptions::yield_training_grace
+};
+
 struct ServiceSimConfig {
   std::vector<SimService> services;
   workload::AutoscalerOptions autoscaler;
   int32_t repeat = 1;            // the load traces this many times over
-  TimeUs checkpoint_interval = -1;  // for batch jobs that declare none (-1: keep)
+  TimeUs checkpoint_interval = -1;  // for batch jobs that declare none, best effort excepted (-1: keep)
+  // A window of the batch trace's own time [from, to) (to < 0: none): jobs
+  // and trace services submitted in it, plus those alive at `from` (started
+  // then with what is left of their run); the run lasts at least the window.
+  TimeUs window_from = 0;
+  TimeUs window_to = -1;
+  // openb pods by their qos column: LS and Guaranteed pods become one-replica
+  // latency-critical services, BE pods best-effort batch, the rest batch.
+  bool openb_qos = true;
+  ColocationSettings colocation;
 };
 
 // The YAML file (docs/services.md, "Simulating services"); relative paths
@@ -65,7 +92,20 @@ enum class ScalingMode { kStatic, kReactive, kPredictive };
 const char* ScalingModeName(ScalingMode m);
 bool ParseScalingMode(const std::string& s, ScalingMode& out);
 
+// How batch work and services share the cluster (with a reservation):
+//   none        no reservation: everything everywhere (the plain run);
+//   colocate    services on their reserved nodes, batch work there too on
+//               what they leave idle (best effort within the overcommit
+//               ratio), capacity given back within the yield deadlines;
+//   static      static partitioning: services and batch on separate nodes;
+//   unbounded   co-location with no yield bound: services do not evict, they
+//               wait until the work on their capacity ends.
+enum class ColocationMode { kNone, kColocate, kStatic, kUnbounded };
+const char* ColocationModeName(ColocationMode m);
+bool ParseColocationMode(const std::string& s, ColocationMode& out);
+
 struct ServiceSimOptions {
+  ColocationMode colocation = ColocationMode::kNone;
   ScalingMode mode = ScalingMode::kReactive;
   uint64_t seed = 42;
   TimeUs preemption_grace = 0;
@@ -90,8 +130,22 @@ struct ServiceFigures {
 struct ServiceSimResult {
   std::string mode;
   std::string policy;
+  std::string colocation;  // ColocationModeName
   double duration_s = 0;
   std::vector<ServiceFigures> services;
+  // Services of the trace itself (openb LS pods): how many, and their
+  // replica-seconds wanted but not placed (all / latency-critical ones).
+  int64_t trace_services = 0;
+  double trace_service_replica_seconds = 0;
+  double trace_service_shortfall_replica_s = 0;
+  double critical_shortfall_replica_s = 0;  // load and trace services of latency class critical
+  int64_t reserved_gpus = 0;
+  double yield_bound_s = 0;  // the largest yield deadline in force (0: none)
+  double yield_max_s = 0;
+  int64_t best_effort_jobs = 0;
+  int64_t best_effort_finished = 0;
+  double best_effort_jct_mean_s = 0;
+  int64_t best_effort_preemptions = 0;
   int64_t batch_jobs = 0;
   int64_t batch_finished = 0;
   double batch_jct_mean_s = 0;

@@ -174,6 +174,38 @@ Status Service(const Ctx& c, const std::string& where, const YAML::Node& n, cons
   return Status::Ok();
 }
 
+Status Ratio(const Ctx& c, const std::string& where, const YAML::Node& n, double& out) {
+  BERTH_RETURN_IF_ERROR(Get(c, where, n, out));
+  if (!(out >= 0 && out <= 1)) return c.Error(where, "must be a ratio in 0..1");
+  return Status::Ok();
+}
+
+Status RatioMap(const Ctx& c, const std::string& where, const YAML::Node& n, std::map<std::string, double>& out) {
+  if (!n.IsMap()) return c.Error(where, "expected a map of name: ratio");
+  for (const auto& kv : n) {
+    const std::string name = kv.first.as<std::string>();
+    BERTH_RETURN_IF_ERROR(Ratio(c, where + "." + name, kv.second, out[name]));
+  }
+  return Status::Ok();
+}
+
+Status Colocation(const Ctx& c, const YAML::Node& n, ColocationSettings& o) {
+  if (!n.IsMap()) return c.Error("colocation", "expected a map");
+  for (const auto& kv : n) {
+    const std::string k = kv.first.as<std::string>();
+    const std::string w = "colocation." + k;
+    const YAML::Node& v = kv.second;
+    if (k == "reserved_nodes") BERTH_RETURN_IF_ERROR(Int(c, w, v, 1, 10000000, o.reserved_nodes));
+    else if (k == "overcommit") BERTH_RETURN_IF_ERROR(Ratio(c, w, v, o.overcommit));
+    else if (k == "node_overcommit") BERTH_RETURN_IF_ERROR(RatioMap(c, w, v, o.node_overcommit));
+    else if (k == "queue_overcommit") BERTH_RETURN_IF_ERROR(RatioMap(c, w, v, o.queue_overcommit));
+    else if (k == "best_effort_deadline_s") BERTH_RETURN_IF_ERROR(Seconds(c, w, v, o.best_effort_deadline));
+    else if (k == "training_grace_s") BERTH_RETURN_IF_ERROR(Seconds(c, w, v, o.training_grace));
+    else return c.Error(w, "unknown key");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<ServiceSimConfig> ReadServiceSimConfig(const std::string& path) {
@@ -207,11 +239,21 @@ StatusOr<ServiceSimConfig> ReadServiceSimConfig(const std::string& path) {
     } else if (k == "checkpoint_interval_s") {
       BERTH_RETURN_IF_ERROR(Seconds(c, k, kv.second, cfg.checkpoint_interval, true));
       if (cfg.checkpoint_interval == 0) return c.Error(k, "must be positive (or -1: keep the trace's)");
+    } else if (k == "colocation") {
+      BERTH_RETURN_IF_ERROR(Colocation(c, kv.second, cfg.colocation));
+    } else if (k == "window_s") {
+      if (!kv.second.IsSequence() || kv.second.size() != 2) return c.Error(k, "expected [from, to] in trace seconds");
+      BERTH_RETURN_IF_ERROR(Seconds(c, "window_s[0]", kv.second[0], cfg.window_from));
+      BERTH_RETURN_IF_ERROR(Seconds(c, "window_s[1]", kv.second[1], cfg.window_to));
+      if (cfg.window_to <= cfg.window_from) return c.Error(k, "to must be after from");
+    } else if (k == "openb_qos") {
+      BERTH_RETURN_IF_ERROR(Get(c, k, kv.second, cfg.openb_qos));
     } else {
       return c.Error(k, "unknown key");
     }
   }
-  if (cfg.services.empty()) return c.Error("services", "missing or empty");
+  if (cfg.services.empty() && cfg.window_to < 0)
+    return c.Error("services", "missing or empty (a file without services needs window_s and a trace with services)");
   return cfg;
 }
 

@@ -244,7 +244,10 @@ StatusOr<scheduler::Scheduler*> ScenarioRunner::Sched() {
   o.check_indexes = true;  // every Apply is verified against a recomputation
   o.elastic_resize = true;  // as the simulator runs elastic jobs
   for (const SetupHook& hook : setup_hooks_) BERTH_RETURN_IF_ERROR(hook(*this, profile, o));
-  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw, framework::Framework::Create(profile, plugins_));
+  framework::PluginContext context;
+  context.cluster = &*cluster_;
+  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw,
+                         framework::Framework::Create(profile, plugins_, context));
   sched_ = std::make_unique<scheduler::Scheduler>(*cluster_, std::move(fw), std::move(o), clock_);
   return sched_.get();
 }

@@ -119,6 +119,14 @@ Status Submit(Runner& r, Args& a) {
       spec.queue = p.value;
     } else if (k == "class") {
       spec.job_class = p.value;
+    } else if (k == "best-effort" || k == "service") {
+      if (p.value != "on" && p.value != "off") return InvalidArgument(k + ": on or off");
+      if (k == "best-effort") {
+        spec.best_effort = p.value == "on";
+      } else if (p.value == "on") {
+        spec.service = job::ServiceSpec{};  // one replica: the scheduler sees a replica job
+        spec.service->latency_class = job::LatencyClass::kCritical;
+      }
     } else if (k == "group") {
       finish_group();
       spec.groups.emplace_back();

@@ -35,6 +35,8 @@ struct QueueSetup {
   std::optional<TimeUs> half_life;
   std::optional<TimeUs> grace;
   std::optional<TimeUs> restore;
+  std::optional<TimeUs> yield_best_effort;
+  std::optional<TimeUs> yield_training;
   // Extension point -> plugins to add, in order.
   std::vector<std::pair<std::string, std::string>> plugins;
   std::optional<std::string> queue_sort;
@@ -165,14 +167,19 @@ Runner::Handler Units(std::shared_ptr<QueueSetup> setup) {
   };
 }
 
-// option grace=T restore=T half-life=T
+// option grace=T restore=T half-life=T yield-best-effort=T yield-training=T
 Runner::Handler Option(std::shared_ptr<QueueSetup> setup) {
   return [setup](Runner& r, Args& a) -> Status {
     BERTH_RETURN_IF_ERROR(Fixed(r, "the scheduler options"));
-    if (!a.words().empty() || a.pairs().empty()) return InvalidArgument("usage: option grace=T restore=T half-life=T");
+    if (!a.words().empty() || a.pairs().empty())
+      return InvalidArgument("usage: option grace=T restore=T half-life=T yield-best-effort=T yield-training=T");
     BERTH_ASSIGN_OR_RETURN(auto grace, a.GetTime("grace"));
     BERTH_ASSIGN_OR_RETURN(auto restore, a.GetTime("restore"));
     BERTH_ASSIGN_OR_RETURN(auto half_life, a.GetTime("half-life"));
+    BERTH_ASSIGN_OR_RETURN(auto yield_be, a.GetTime("yield-best-effort"));
+    BERTH_ASSIGN_OR_RETURN(auto yield_training, a.GetTime("yield-training"));
+    if (yield_be) setup->yield_best_effort = yield_be;
+    if (yield_training) setup->yield_training = yield_training;
     if (grace) setup->grace = grace;
     if (restore) setup->restore = restore;
     if (half_life) setup->half_life = half_life;
@@ -256,6 +263,8 @@ Status Setup(const QueueSetup& setup, Runner& r, framework::Profile& profile, sc
   if (setup.half_life) o.usage_half_life = *setup.half_life;
   if (setup.grace) o.preemption_grace = *setup.grace;
   if (setup.restore) o.restore_cost = *setup.restore;
+  if (setup.yield_best_effort) o.yield_best_effort = *setup.yield_best_effort;
+  if (setup.yield_training) o.yield_training_grace = *setup.yield_training;
   if (setup.queue_sort) profile.queue_sort = *setup.queue_sort;
   if (setup.head_of_line) profile.head_of_line_blocking = *setup.head_of_line;
   for (const auto& [point, name] : setup.plugins) {
@@ -393,6 +402,17 @@ Status WorkDone(Runner& r, Args& a) {
                             "s of work saved, expected " + std::to_string(UsToSeconds(want)) + "s");
 }
 
+// expect works-after JOB T: the job's current run works T after it started
+// (the yield deadlines of what it evicted, or its restore cost).
+Status WorksAfter(Runner& r, Args& a) {
+  if (a.words().size() != 2) return InvalidArgument("usage: expect works-after JOB T");
+  BERTH_ASSIGN_OR_RETURN(const JobRecord* rec, Record(r, a.words()[0]));
+  BERTH_ASSIGN_OR_RETURN(TimeUs want, ParseScenarioTime(a.words()[1]));
+  if (rec->startup_delay == want) return Status::Ok();
+  return FailedPrecondition(a.words()[0] + " works " + std::to_string(UsToSeconds(rec->startup_delay)) +
+                            "s after its start, expected " + std::to_string(UsToSeconds(want)) + "s");
+}
+
 }  // namespace
 
 void RegisterScenarioQueueCommands(ScenarioRunner& r) {
@@ -411,6 +431,7 @@ void RegisterScenarioQueueCommands(ScenarioRunner& r) {
   r.AddExpectation("preempted", Preempted);
   r.AddExpectation("preemptions", Preemptions);
   r.AddExpectation("lost-gpu-seconds", LostGpuSeconds);
+  r.AddExpectation("works-after", WorksAfter);
   r.AddExpectation("work-done", WorkDone);
 }
 

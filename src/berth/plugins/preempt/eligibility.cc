@@ -96,7 +96,7 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
     if (r + 8 < running.size()) __builtin_prefetch(running[r + 8].placements.data());
     const framework::RunningJob& v = running[r];
     if (ctx.preempted_by.valid() && v.spec->id == ctx.preempted_by) continue;
-    if (view.now - v.start_time < min_runtime) continue;
+    if (view.now - v.start_time < min_runtime && !v.spec->best_effort) continue;  // best effort is never shielded
     const int32_t pv = v.priority;
     Candidate c;
     c.run = static_cast<int32_t>(r);

@@ -85,7 +85,7 @@ std::optional<std::vector<int32_t>> LowestPriorityFirst::Find(const framework::P
   view_ = &ctx.view;
   const state::ClusterState& state = ctx.view.state;
   const int32_t nodes = state.cluster().num_nodes();
-  room_.Attach(state);
+  room_.Attach(state, ctx.ruled_out);
   elig.Reset();
   const auto cands = elig.candidates();
   selected_.assign(cands.size(), 0);

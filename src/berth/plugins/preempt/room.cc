@@ -14,7 +14,9 @@ std::optional<GangNeed> GangNeed::From(const job::JobSpec& job) {
   GangNeed need;
   for (const auto& g : job.groups) {
     if (g.gpu_types_unknown) return std::nullopt;
-    if (g.gpus > 0 && g.milli_per_gpu != kMilliPerGpu) return std::nullopt;
+    // A service replica's GPU share reclaims a whole GPU; other shares are not searched.
+    const bool replica = job.service.has_value() || job.replica_of.valid();
+    if (g.gpus > 0 && g.milli_per_gpu != kMilliPerGpu && !replica) return std::nullopt;
     const int32_t count = g.gang_min();
     if (count <= 0) continue;
     auto same = std::find_if(need.shapes.begin(), need.shapes.end(), [&](const TaskShape& s) {
@@ -42,7 +44,8 @@ int32_t TasksThatFit(const TaskShape& shape, int32_t gpus, MilliCpu cpu, MiB mem
   return static_cast<int32_t>(std::max<int64_t>(0, fit));
 }
 
-void Room::Attach(const state::ClusterState& state) {
+void Room::Attach(const state::ClusterState& state, std::span<const uint8_t> ruled_out) {
+  ruled_out_ = ruled_out;
   const cluster::Cluster& c = state.cluster();
   if (state_ == nullptr || &state_->cluster() != &c || extra_mask_.size() != static_cast<size_t>(c.num_nodes())) {
     freed_milli_.assign(static_cast<size_t>(c.total_gpus()), 0);
@@ -144,6 +147,7 @@ uint64_t Room::MaskWithExtra(NodeId n, const int32_t* milli) const {
 
 int32_t Room::SlotsWith(NodeId n, const TaskShape& shape, uint64_t extra_mask, MilliCpu cpu, MiB mem) const {
   if (!state_->up(n)) return 0;
+  if (!ruled_out_.empty() && ruled_out_[static_cast<size_t>(n.value())]) return 0;
   const auto& node = state_->cluster().node(n);
   if (shape.gpus > 0 && (node.gpu_count < shape.gpus || !shape.types.Accepts(node.gpu_type))) return 0;
   const int32_t gpus = std::popcount(FreeMask(n) | extra_mask);

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "berth/framework/cycle.h"
@@ -36,14 +37,16 @@ struct GangNeed {
   int32_t tasks = 0;
 
   // The job's needs, or nullopt when it has a GPU-share group or a type the
-  // cluster lacks (the searches handle whole-GPU and CPU-only tasks).
+  // cluster lacks (the searches handle whole-GPU and CPU-only tasks). A
+  // service replica's share is sought as one whole GPU (it reclaims a GPU).
   static std::optional<GangNeed> From(const job::JobSpec& job);
 };
 
 class Room {
  public:
   // Binds to a state (scratch sized to its cluster) and forgets everything.
-  void Attach(const state::ClusterState& state);
+  // Nodes marked in `ruled_out` (per node id; empty: none) hold no task.
+  void Attach(const state::ClusterState& state, std::span<const uint8_t> ruled_out = {});
 
   // Gives back (sign +1) or takes back (-1) what `v` holds on nodes in
   // [begin, end); appends the nodes changed to `changed` (may repeat) when set.
@@ -77,6 +80,7 @@ class Room {
  private:
   void Touch(int32_t n);
   const state::ClusterState* state_ = nullptr;
+  std::span<const uint8_t> ruled_out_;
   std::vector<int32_t> freed_milli_;  // per GPU (global index): shares given back
   std::vector<uint64_t> extra_mask_;  // per node: GPUs made whole and free by evictions
   std::vector<uint64_t> reserved_mask_;

@@ -23,7 +23,7 @@ void VictimSearch::Index(const framework::PreemptContext& ctx, const GangNeed& n
   const state::ClusterState& state = ctx.view.state;
   const cluster::Cluster& cluster = state.cluster();
   const int32_t nodes = cluster.num_nodes();
-  room_.Attach(state);
+  room_.Attach(state, ctx.ruled_out);
   const auto cands = elig.candidates();
   const auto& running = ctx.view.running;
 

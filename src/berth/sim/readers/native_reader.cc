@@ -197,6 +197,9 @@ LineResult ParseJob(const Place& p, const json& v, job::JobSpec& j) {
     } else if (key == "span_regions") {
       if (!val.is_boolean()) return Bad(kWrongType, p.Error("span_regions: expected true or false, found " + Shown(val)));
       j.span_regions = val.get<bool>();
+    } else if (key == "best_effort") {
+      if (!val.is_boolean()) return Bad(kWrongType, p.Error("best_effort: expected true or false, found " + Shown(val)));
+      j.best_effort = val.get<bool>();
     } else if (key == "deadline_s") {
       BERTH_RETURN_BAD(GetSeconds(p, key, val, true, j.deadline));
     } else if (key == "budget_usd") {

@@ -70,6 +70,7 @@ StatusOr<std::string> NativeJobLine(const job::JobSpec& j) {
   if (!j.regions.empty()) o["regions"] = j.regions;
   if (!j.avoid_regions.empty()) o["avoid_regions"] = j.avoid_regions;
   if (j.span_regions) o["span_regions"] = true;
+  if (j.best_effort) o["best_effort"] = true;
   if (j.deadline > 0) o["deadline_s"] = Seconds(j.deadline);
   if (j.budget_cents >= 0) o["budget_usd"] = static_cast<double>(j.budget_cents) / 100.0;
   if (j.launcher != job::Launcher::kNone) o["launcher"] = job::LauncherName(j.launcher);

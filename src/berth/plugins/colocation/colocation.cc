@@ -1,0 +1,153 @@
+// The colocation filter plugin.
+#include "berth/plugins/colocation/colocation.h"
+
+#include <cmath>
+#include <memory>
+
+#include "berth/common/csv.h"
+#include "berth/plugins/builtin.h"
+
+namespace berth::plugins {
+namespace {
+
+StatusOr<int32_t> ParseRatio(const std::string& key, const std::string& value) {
+  char* end = nullptr;
+  const double r = std::strtod(value.c_str(), &end);
+  if (value.empty() || end == nullptr || *end != '\0' || !(r >= 0 && r <= 1))
+    return InvalidArgument("plugin 'colocation': " + key + " must be a ratio in 0..1, not '" + value + "'");
+  return static_cast<int32_t>(std::llround(r * 1000));
+}
+
+Status ParseRanges(const std::string& text, int32_t nodes, std::vector<uint8_t>& out) {
+  out.assign(static_cast<size_t>(nodes), 0);
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string item = text.substr(pos, comma - pos);
+    pos = comma + 1;
+    if (item.empty()) continue;
+    const size_t dash = item.find('-');
+    int64_t lo = 0, hi = 0;
+    const bool ok = dash == std::string::npos
+                        ? ParseInt64(item, lo).ok() && (hi = lo, true)
+                        : ParseInt64(item.substr(0, dash), lo).ok() && ParseInt64(item.substr(dash + 1), hi).ok();
+    if (!ok || lo < 0 || hi < lo || hi >= nodes)
+      return InvalidArgument("plugin 'colocation': reserved: '" + item + "' is not a node id or range within 0.." +
+                             std::to_string(nodes - 1));
+    for (int64_t n = lo; n <= hi; ++n) out[static_cast<size_t>(n)] = 1;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<ColocationConfig> ParseColocationArgs(const framework::PluginArgs& args, const cluster::Cluster* cluster) {
+  ColocationConfig c;
+  for (const auto& [key, value] : args) {
+    if (key == "reserved") {
+      if (value.empty()) continue;
+      if (cluster == nullptr) return InvalidArgument("plugin 'colocation': reserved nodes need the cluster");
+      BERTH_RETURN_IF_ERROR(ParseRanges(value, static_cast<int32_t>(cluster->nodes().size()), c.reserved));
+    } else if (key == "mode") {
+      if (value != "colocate" && value != "static")
+        return InvalidArgument("plugin 'colocation': mode must be colocate or static, not '" + value + "'");
+      c.static_partition = value == "static";
+    } else if (key == "overcommit") {
+      BERTH_ASSIGN_OR_RETURN(c.overcommit_permille, ParseRatio(key, value));
+    } else if (key.rfind("node.", 0) == 0 && key.size() > 5) {
+      BERTH_ASSIGN_OR_RETURN(c.node_permille[key.substr(5)], ParseRatio(key, value));
+    } else if (key.rfind("queue.", 0) == 0 && key.size() > 6) {
+      BERTH_ASSIGN_OR_RETURN(c.queue_permille[key.substr(6)], ParseRatio(key, value));
+    } else {
+      return InvalidArgument("plugin 'colocation': unknown arg '" + key +
+                             "' (reserved, mode, overcommit, node.NAME, queue.NAME)");
+    }
+  }
+  if (cluster != nullptr) {
+    for (const auto& [name, permille] : c.node_permille) {
+      bool found = false;
+      for (const auto& n : cluster->nodes()) found = found || n.name == name;
+      if (!found) return InvalidArgument("plugin 'colocation': node." + name + ": no such node");
+    }
+  }
+  return c;
+}
+
+ColocationPlugin::ColocationPlugin(ColocationConfig config) : config_(std::move(config)) {}
+
+namespace {
+const std::string& QueueOf(const job::JobSpec& j) { return j.queue.empty() ? j.tenant : j.queue; }
+}  // namespace
+
+int64_t ColocationPlugin::BestEffortMilli(const state::ClusterState& state, NodeId n, const std::string* queue) const {
+  int64_t milli = 0;
+  for (const TaskKey& t : state.tasks_on(n)) {
+    auto it = best_effort_.find(t.job);
+    if (it == best_effort_.end() || (queue != nullptr && it->second != *queue)) continue;
+    if (const state::Allocation* a = state.Find(t)) milli += a->total_milli();
+  }
+  return milli;
+}
+
+bool ColocationPlugin::Filter(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+                              NodeId node) const {
+  if (config_.reserved.empty()) return true;
+  const job::JobSpec& j = ctx.job;
+  const bool on_reserved = reserved(node);
+  if (j.service || j.replica_of.valid()) return on_reserved;
+  if (!on_reserved) return true;
+  if (config_.static_partition) return false;
+  if (!j.best_effort) return true;
+  // Best effort on a reserved node: the node's ratio, then the queue's.
+  const cluster::Cluster& c = ctx.state.cluster();
+  const cluster::Node& nd = c.node(node);
+  auto nit = config_.node_permille.find(nd.name);
+  const int64_t node_permille = nit != config_.node_permille.end() ? nit->second : config_.overcommit_permille;
+  // Tasks of this job placed earlier in the cycle hold GPUs here too.
+  int64_t own = 0;
+  for (const TaskKey& t : ctx.state.tasks_on(node))
+    if (t.job == j.id)
+      if (const state::Allocation* a = ctx.state.Find(t)) own += a->total_milli();
+  const int64_t want = req.total_milli();
+  if ((BestEffortMilli(ctx.state, node, nullptr) + own + want) * 1000 > node_permille * nd.gpu_count * kMilliPerGpu)
+    return false;
+  const std::string& q = QueueOf(j);
+  auto qit = config_.queue_permille.find(q);
+  if (qit == config_.queue_permille.end()) return true;
+  int64_t held = 0, capacity = 0, own_all = 0;
+  for (size_t n = 0; n < config_.reserved.size(); ++n) {
+    if (!config_.reserved[n]) continue;
+    const NodeId id(static_cast<int32_t>(n));
+    capacity += int64_t{c.node(id).gpu_count} * kMilliPerGpu;
+    held += BestEffortMilli(ctx.state, id, &q);
+    for (const TaskKey& t : ctx.state.tasks_on(id))
+      if (t.job == j.id)
+        if (const state::Allocation* a = ctx.state.Find(t)) own_all += a->total_milli();
+  }
+  return (held + own_all + want) * 1000 <= int64_t{qit->second} * capacity;
+}
+
+bool ColocationPlugin::RulesOut(const job::JobSpec& j, NodeId node) const {
+  if (config_.reserved.empty()) return false;
+  if (j.service || j.replica_of.valid()) return !reserved(node);
+  return config_.static_partition && reserved(node);
+}
+
+void ColocationPlugin::OnStart(const job::JobSpec& job) {
+  if (job.best_effort) best_effort_[job.id] = QueueOf(job);
+}
+
+void ColocationPlugin::OnFinish(const job::JobSpec& job) { best_effort_.erase(job.id); }
+
+Status RegisterColocationPlugins(framework::PluginRegistry& r) {
+  return r.Register(
+      std::string(ColocationPlugin::kName),
+      [](const framework::PluginArgs& args,
+         const framework::PluginContext& context) -> StatusOr<std::unique_ptr<framework::Plugin>> {
+        BERTH_ASSIGN_OR_RETURN(ColocationConfig c, ParseColocationArgs(args, context.cluster));
+        return std::unique_ptr<framework::Plugin>(std::make_unique<ColocationPlugin>(std::move(c)));
+      });
+}
+
+}  // namespace berth::plugins

@@ -1,0 +1,78 @@
+// The colocation filter: services reserve a set of nodes, and batch work may
+// or may not run on the part of that reservation the services leave idle.
+//
+//   reserved nodes  service replicas (jobs with a service spec) pass only
+//                   there; other work passes everywhere else;
+//   mode static     batch work never runs on a reserved node (static
+//                   partitioning: services and batch on separate nodes);
+//   mode colocate   batch and training work run on reserved nodes' idle
+//                   capacity; best-effort work (JobSpec::best_effort) only up
+//                   to the overcommit ratio: on a reserved node, best-effort
+//                   tasks hold at most ratio x the node's GPU capacity, and a
+//                   queue's best-effort tasks on reserved nodes at most its
+//                   ratio x the reservation's GPU capacity.
+// Getting the capacity back within a bound is the preemption plugin's and the
+// scheduler's part (SchedulerOptions::yield_best_effort, ..._training_grace);
+// this plugin only decides who may borrow what.
+//
+// Args (all strings): `reserved` node ids as ranges ("0-11,14"; empty: no
+// reservation, every node passes everything), `mode` (colocate | static),
+// `overcommit` (the ratio on every reserved node, default 1), `node.NAME`
+// (one node's ratio), `queue.NAME` (one queue's ratio; the queue is the job's
+// `queue`, else its tenant). Ratios are numbers in 0..1. Profile: filter and
+// admit {"colocation"} (the admit side tracks which running jobs are best
+// effort, so placements adopted after a restart count too).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "berth/framework/plugin.h"
+
+namespace berth::plugins {
+
+struct ColocationConfig {
+  std::vector<uint8_t> reserved;  // per node id: 1 = reserved for services (empty: none)
+  bool static_partition = false;
+  int32_t overcommit_permille = 1000;            // every reserved node
+  std::map<std::string, int32_t> node_permille;  // by node name
+  std::map<std::string, int32_t> queue_permille; // by queue (or tenant)
+};
+
+// Parses the args above against the cluster; errors name the arg.
+StatusOr<ColocationConfig> ParseColocationArgs(const framework::PluginArgs& args, const cluster::Cluster* cluster);
+
+class ColocationPlugin final : public framework::FilterPlugin, public framework::AdmitPlugin {
+ public:
+  static constexpr std::string_view kName = "colocation";
+  explicit ColocationPlugin(ColocationConfig config);
+  std::string_view Name() const override { return kName; }
+  std::string_view FailReason() const override {
+    return "colocation (services' reserved nodes, static partition, or best-effort overcommit ratio)";
+  }
+
+  bool Filter(const framework::CycleContext& ctx, const framework::TaskRequest& req, NodeId node) const override;
+  framework::Verdict Admit(const job::JobSpec&, const state::ClusterState&, TimeUs) override {
+    return framework::Verdict::Success();
+  }
+  bool HasNodeRule() const override { return !config_.reserved.empty(); }
+  bool RulesOut(const job::JobSpec& job, NodeId node) const override;
+  void OnStart(const job::JobSpec& job) override;
+  void OnFinish(const job::JobSpec& job) override;
+
+  bool reserved(NodeId n) const {
+    return !config_.reserved.empty() && config_.reserved[static_cast<size_t>(n.value())] != 0;
+  }
+  // Milli-GPU best-effort tasks hold on node n (of `queue` only, when given).
+  int64_t BestEffortMilli(const state::ClusterState& state, NodeId n, const std::string* queue) const;
+
+ private:
+  ColocationConfig config_;
+  std::unordered_map<JobId, std::string> best_effort_;  // running best-effort job -> its queue; looked up only
+};
+
+}  // namespace berth::plugins
