@@ -225,6 +225,7 @@ std::string CheckJobId(const std::string& s) {
 
 struct StatusFilter {
   std::string state, tenant, queue;
+  int64_t chunk_size = 10000;  // jobs per GET /v1/jobs page (the API's most)
 };
 
 int StatusOne(const ClientFlags& f, const std::string& id) {
@@ -261,7 +262,7 @@ int StatusList(const ClientFlags& f, const StatusFilter& filter) {
   json jobs = json::array();
   std::string after;
   for (;;) {
-    std::string path = "/v1/jobs?limit=10000";
+    std::string path = "/v1/jobs?limit=" + std::to_string(filter.chunk_size);
     if (!filter.state.empty()) path += "&state=" + filter.state;
     if (!after.empty()) path += "&after=" + after;
     Reply r = Request(f, "GET", path);
@@ -489,6 +490,11 @@ void AddClientCommands(CLI::App& app, std::function<int()>& run) {
         });
     cmd->add_option("--tenant", filter->tenant, "only this tenant's jobs");
     cmd->add_option("--queue", filter->queue, "only jobs of this (leaf) queue");
+    cmd->add_option("--chunk-size", filter->chunk_size,
+                    "jobs per request when listing (as kubectl's --chunk-size): the list follows the pages to "
+                    "the end, however many jobs there are")
+        ->check(CLI::Range(int64_t{1}, int64_t{10000}))
+        ->default_val(10000);
     AddClientFlags(cmd, *f);
     cmd->callback([f, id, filter, &run] {
       run = [f, id, filter] {
