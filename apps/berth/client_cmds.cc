@@ -7,6 +7,7 @@
 // (default: the system's CAs).
 #include <httplib.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
@@ -390,7 +391,7 @@ int Queues(const ClientFlags& f) {
                 Str(q["pending_gpus"]).c_str());
     for (const auto& [type, d] : dims.items()) {
       if (type == "*") continue;
-      std::printf("  %-18s %-12s %9s %9s %9s %9s\n", type.substr(0, 18).c_str(), "",
+      std::printf("  %-31s %9s %9s %9s %9s\n", type.substr(0, 31).c_str(),
                   Gpus(d.value("guarantee", json())).c_str(), Gpus(d.value("limit", json())).c_str(),
                   Gpus(d.value("usage", json())).c_str(), Gpus(d.value("borrowed", json())).c_str());
     }
@@ -405,9 +406,16 @@ int Nodes(const ClientFlags& f) {
     std::cout << r.body.dump(2) << "\n";
     return 0;
   }
-  std::printf("%-16s %-8s %5s %9s %6s %5s %11s\n", "NODE", "TYPE", "GPUS", "USED_GPU", "TASKS", "UP", "QUARANTINED");
+  // Columns as wide as the longest name and type (product names run to 20 characters and more).
+  int name_w = 16, type_w = 8;
+  for (const auto& n : r.body["nodes"]) {
+    name_w = std::max(name_w, static_cast<int>(Str(n["name"]).size()));
+    type_w = std::max(type_w, static_cast<int>(Str(n["gpu_type"]).size()));
+  }
+  std::printf("%-*s %-*s %5s %9s %6s %5s %11s\n", name_w, "NODE", type_w, "TYPE", "GPUS", "USED_GPU", "TASKS", "UP",
+              "QUARANTINED");
   for (const auto& n : r.body["nodes"])
-    std::printf("%-16s %-8s %5s %9.2f %6s %5s %11s\n", Str(n["name"]).c_str(), Str(n["gpu_type"]).c_str(),
+    std::printf("%-*s %-*s %5s %9.2f %6s %5s %11s\n", name_w, Str(n["name"]).c_str(), type_w, Str(n["gpu_type"]).c_str(),
                 Str(n["gpus"]).c_str(), n["gpus_used_milli"].get<double>() / 1000.0, Str(n["tasks"]).c_str(),
                 n["up"].get<bool>() ? "yes" : "no", n["quarantined"].get<bool>() ? "yes" : "no");
   return 0;
