@@ -2,6 +2,7 @@
 // more policies; print a summary, write JSON / HTML / placement files.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +14,10 @@
 #include <tuple>
 
 #include "berth/common/csv.h"
+#include "berth/framework/registry.h"
+#include "berth/hetero/allocation_policy.h"
+#include "berth/hetero/speed_score.h"
+#include "berth/plugins/builtin.h"
 #include "berth/sim/report/html_report.h"
 #include "berth/sim/report/json_report.h"
 #include "berth/sim/report/text_report.h"
@@ -62,6 +67,23 @@ std::string ShellQuote(const std::string& arg) {
   std::string out = "'";
   for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+// "; 'las' is a policy of --workload gavel ..." when a policy the run did
+// not know is one of the Gavel rounds' (they run only with --workload gavel).
+std::string GavelPolicyHint(const Flags& f) {
+  if (f.sim.workload == "gavel") return "";
+  hetero::AllocationPolicyRegistry rounds;
+  if (!hetero::RegisterAllocationPolicies(rounds).ok()) return "";
+  framework::PolicyRegistry policies;
+  if (!plugins::RegisterBuiltinPolicies(policies).ok() || !hetero::RegisterHeteroPolicies(policies).ok()) return "";
+  for (const std::string& p : f.sim.policies) {
+    if (policies.Find(p).ok()) continue;
+    const std::vector<std::string> names = rounds.Names();
+    if (std::find(names.begin(), names.end(), p) != names.end())
+      return "; '" + p + "' is a policy of the Gavel rounds: add --workload gavel (berth policies lists both kinds)";
+  }
+  return "";
 }
 
 sim::RunInfo MakeRunInfo(const Flags& f) {
@@ -182,7 +204,7 @@ int Run(Flags& f) {
   f.sim.progress = nullptr;
   if (bar) bar->Finish();
   if (!out.ok()) {
-    std::cerr << "berth simulate: " << out.status().message() << "\n";
+    std::cerr << "berth simulate: " << out.status().message() << GavelPolicyHint(f) << "\n";
     return 1;
   }
   out->run = MakeRunInfo(f);
