@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "berth/sim/report/html_table.h"
 #include "berth/sim/report/svg_plot.h"
 #include "berth/testing/report_fixtures.h"
 
