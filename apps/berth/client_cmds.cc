@@ -8,6 +8,7 @@
 // (default: the system's CAs).
 #include <httplib.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
@@ -230,6 +231,7 @@ std::string CheckJobId(const std::string& s) {
 
 struct StatusFilter {
   std::string state, tenant, queue;
+  int64_t chunk_size = 10000;  // jobs per GET /v1/jobs page (the API's most)
 };
 
 int StatusOne(const ClientFlags& f, const std::string& id) {
@@ -266,7 +268,7 @@ int StatusList(const ClientFlags& f, const StatusFilter& filter) {
   json jobs = json::array();
   std::string after;
   for (;;) {
-    std::string path = "/v1/jobs?limit=10000";
+    std::string path = "/v1/jobs?limit=" + std::to_string(filter.chunk_size);
     if (!filter.state.empty()) path += "&state=" + filter.state;
     if (!after.empty()) path += "&after=" + after;
     Reply r = Request(f, "GET", path);
@@ -447,7 +449,7 @@ int Queues(const ClientFlags& f) {
                 Str(q["pending_gpus"]).c_str());
     for (const auto& [type, d] : dims.items()) {
       if (type == "*") continue;
-      std::printf("  %-18s %-12s %9s %9s %9s %9s\n", type.substr(0, 18).c_str(), "",
+      std::printf("  %-31s %9s %9s %9s %9s\n", type.substr(0, 31).c_str(),
                   Gpus(d.value("guarantee", json())).c_str(), Gpus(d.value("limit", json())).c_str(),
                   Gpus(d.value("usage", json())).c_str(), Gpus(d.value("borrowed", json())).c_str());
     }
@@ -462,9 +464,16 @@ int Nodes(const ClientFlags& f) {
     std::cout << r.body.dump(2) << "\n";
     return 0;
   }
-  std::printf("%-16s %-8s %5s %9s %6s %5s %11s\n", "NODE", "TYPE", "GPUS", "USED_GPU", "TASKS", "UP", "QUARANTINED");
+  // Columns as wide as the longest name and type (product names run to 20 characters and more).
+  int name_w = 16, type_w = 8;
+  for (const auto& n : r.body["nodes"]) {
+    name_w = std::max(name_w, static_cast<int>(Str(n["name"]).size()));
+    type_w = std::max(type_w, static_cast<int>(Str(n["gpu_type"]).size()));
+  }
+  std::printf("%-*s %-*s %5s %9s %6s %5s %11s\n", name_w, "NODE", type_w, "TYPE", "GPUS", "USED_GPU", "TASKS", "UP",
+              "QUARANTINED");
   for (const auto& n : r.body["nodes"])
-    std::printf("%-16s %-8s %5s %9.2f %6s %5s %11s\n", Str(n["name"]).c_str(), Str(n["gpu_type"]).c_str(),
+    std::printf("%-*s %-*s %5s %9.2f %6s %5s %11s\n", name_w, Str(n["name"]).c_str(), type_w, Str(n["gpu_type"]).c_str(),
                 Str(n["gpus"]).c_str(), n["gpus_used_milli"].get<double>() / 1000.0, Str(n["tasks"]).c_str(),
                 n["up"].get<bool>() ? "yes" : "no", n["quarantined"].get<bool>() ? "yes" : "no");
   return 0;
@@ -547,6 +556,11 @@ void AddClientCommands(CLI::App& app, std::function<int()>& run) {
         });
     cmd->add_option("--tenant", filter->tenant, "only this tenant's jobs");
     cmd->add_option("--queue", filter->queue, "only jobs of this (leaf) queue");
+    cmd->add_option("--chunk-size", filter->chunk_size,
+                    "jobs per request when listing (as kubectl's --chunk-size): the list follows the pages to "
+                    "the end, however many jobs there are")
+        ->check(CLI::Range(int64_t{1}, int64_t{10000}))
+        ->default_val(10000);
     AddClientFlags(cmd, *f);
     cmd->callback([f, id, filter, &run] {
       run = [f, id, filter] {

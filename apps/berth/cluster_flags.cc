@@ -7,6 +7,7 @@
 #include "berth/cluster/loaders.h"
 #include "berth/cluster/node_labels.h"
 #include "berth/hetero/catalog.h"
+#include "berth/hetero/catalog_aliases.h"
 #include "berth/kube/cluster_source.h"
 
 namespace berth::apps {
@@ -32,8 +33,14 @@ StatusOr<ClusterLoader> MakeClusterLoader(const std::string& cluster, const std:
                            "'");
   return ClusterLoader(
       [options, catalog_path, catalog_required](const std::string& path_or_spec) -> StatusOr<cluster::Cluster> {
-        if (!kube::IsNodeListPath(path_or_spec)) return cluster::LoadCluster(path_or_spec);
         StatusOr<hetero::Catalog> catalog = hetero::LoadCatalog(catalog_path);
+        if (!kube::IsNodeListPath(path_or_spec)) {
+          StatusOr<cluster::Cluster> c = cluster::LoadCluster(path_or_spec);
+          if (c.ok() && catalog.ok()) hetero::AddCatalogAliases(*catalog, *c);
+          if (c.ok() && !catalog.ok() && catalog_required)
+            return InvalidArgument("--catalog: " + catalog.status().message());
+          return c;
+        }
         kube::NodeModelOptions o = options;
         if (catalog.ok()) {
           o.catalog = &*catalog;
@@ -43,7 +50,9 @@ StatusOr<ClusterLoader> MakeClusterLoader(const std::string& cluster, const std:
           std::cerr << "note: " << catalog.status().message()
                     << "; GPU types are the nodes' nvidia.com/gpu.product labels as written (pass --catalog)\n";
         }
-        return kube::LoadNodeList(path_or_spec, o);
+        StatusOr<cluster::Cluster> c = kube::LoadNodeList(path_or_spec, o);
+        if (c.ok() && catalog.ok()) hetero::AddCatalogAliases(*catalog, *c);
+        return c;
       });
 }
 

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace berth::apps {
 
@@ -16,8 +17,9 @@ inline constexpr int kExitUsage = 2;
 std::string VersionLine();
 
 // Adds `simulate` to the app; `run` is set to the action to perform when the
-// subcommand is chosen.
-void AddSimulateCommand(CLI::App& app, std::function<int()>& run);
+// subcommand is chosen. `argv` (the whole command line) is recorded in the
+// reports.
+void AddSimulateCommand(CLI::App& app, std::function<int()>& run, std::vector<std::string> argv = {});
 // Adds `throughput-fit`: fits the spec-based throughput model to a measured
 // table and reports its error on held-out measured points.
 void AddThroughputFitCommand(CLI::App& app, std::function<int()>& run);

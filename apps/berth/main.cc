@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Berth: a scheduler for AI clusters", "berth"};
   app.require_subcommand(1);
   std::function<int()> run;
-  berth::apps::AddSimulateCommand(app, run);
+  berth::apps::AddSimulateCommand(app, run, std::vector<std::string>(argv, argv + argc));
   berth::apps::AddThroughputFitCommand(app, run);
   berth::apps::AddConvertCommand(app, run);
   berth::apps::AddServeCommand(app, run);

@@ -21,6 +21,7 @@
 #include <tuple>
 
 #include "berth/cluster/loaders.h"
+#include "berth/hetero/catalog_aliases.h"
 #include "berth/kubesched/extender_link.h"
 #include "berth/server/http_server.h"
 #include "berth/server/service.h"
@@ -190,6 +191,10 @@ int Serve(const ServeFlags& f) {
   auto cluster = agents ? StatusOr<cluster::Cluster>(cluster::Cluster{})
                         : cluster::LoadCluster(demo ? kDemoCluster : f.cluster);
   if (!cluster.ok()) return fail("cluster", cluster.status());
+  if (!agents) {  // product names (NVIDIA-H100-80GB-HBM3) find the cluster's types in jobs and quotas
+    StatusOr<hetero::Catalog> catalog = hetero::LoadCatalog(f.k.catalog);
+    if (catalog.ok()) hetero::AddCatalogAliases(*catalog, *cluster);
+  }
   server::HttpOptions http;
   http.host = listen->first;
   http.port = listen->second;

@@ -2,6 +2,7 @@
 // more policies; print a summary, write JSON / HTML / placement files.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -13,12 +14,17 @@
 #include <tuple>
 
 #include "berth/common/csv.h"
+#include "berth/framework/registry.h"
+#include "berth/hetero/allocation_policy.h"
+#include "berth/hetero/speed_score.h"
+#include "berth/plugins/builtin.h"
 #include "berth/sim/report/html_report.h"
 #include "berth/sim/report/json_report.h"
 #include "berth/sim/report/text_report.h"
 #include "berth/sim/simulate.h"
 #include "berth/tenancy/queue_yaml.h"
 #include "cluster_flags.h"
+#include "version_info.h"
 #include "commands.h"
 #include "federation_cmd.h"
 #include "install_paths.h"
@@ -49,7 +55,50 @@ struct Flags {
   FederationFlags federation;  // --federation and its flags (federation_cmd.h)
   ServiceSimFlags services;    // --services and --autoscale (services_cmd.h)
   FailureFlags failures;
+  std::vector<std::string> argv;  // the command line, for the reports
 };
+
+// One argument as a POSIX shell reads it back: bare when it holds only safe
+// characters, else in single quotes.
+std::string ShellQuote(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                            "-_./=:,@%+") == std::string::npos)
+    return arg;
+  std::string out = "'";
+  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// "; 'las' is a policy of --workload gavel ..." when a policy the run did
+// not know is one of the Gavel rounds' (they run only with --workload gavel).
+std::string GavelPolicyHint(const Flags& f) {
+  if (f.sim.workload == "gavel") return "";
+  hetero::AllocationPolicyRegistry rounds;
+  if (!hetero::RegisterAllocationPolicies(rounds).ok()) return "";
+  framework::PolicyRegistry policies;
+  if (!plugins::RegisterBuiltinPolicies(policies).ok() || !hetero::RegisterHeteroPolicies(policies).ok()) return "";
+  for (const std::string& p : f.sim.policies) {
+    if (policies.Find(p).ok()) continue;
+    const std::vector<std::string> names = rounds.Names();
+    if (std::find(names.begin(), names.end(), p) != names.end())
+      return "; '" + p + "' is a policy of the Gavel rounds: add --workload gavel (berth policies lists both kinds)";
+  }
+  return "";
+}
+
+sim::RunInfo MakeRunInfo(const Flags& f) {
+  sim::RunInfo info;
+  info.berth_version = BERTH_VERSION;
+  info.git_commit = BERTH_GIT_COMMIT;
+  info.build_type = BERTH_BUILD_TYPE;
+  for (size_t i = 0; i < f.argv.size(); ++i) {
+    // argv[0] as typed may be a path; the program is `berth`.
+    const std::string arg = i == 0 ? std::filesystem::path(f.argv[0]).filename().string() : f.argv[i];
+    info.command_line += (i ? " " : "") + ShellQuote(arg);
+  }
+  info.cluster = f.sim.cluster;
+  return info;
+}
 
 std::vector<std::string> SplitComma(const std::string& s) {
   std::vector<std::string> out;
@@ -155,9 +204,10 @@ int Run(Flags& f) {
   f.sim.progress = nullptr;
   if (bar) bar->Finish();
   if (!out.ok()) {
-    std::cerr << "berth simulate: " << out.status().message() << "\n";
+    std::cerr << "berth simulate: " << out.status().message() << GavelPolicyHint(f) << "\n";
     return 1;
   }
+  out->run = MakeRunInfo(f);
   // `--json -`: the JSON is the standard output, the summary goes to stderr.
   const bool json_stdout = f.json == "-";
   std::FILE* text = json_stdout ? stderr : stdout;
@@ -200,8 +250,9 @@ int Run(Flags& f) {
 
 }  // namespace
 
-void AddSimulateCommand(CLI::App& app, std::function<int()>& run) {
+void AddSimulateCommand(CLI::App& app, std::function<int()>& run, std::vector<std::string> argv) {
   auto flags = std::make_shared<Flags>();
+  flags->argv = std::move(argv);
   CLI::App* cmd = app.add_subcommand("simulate", "Replay a trace through the scheduler under one or more policies");
   cmd->add_option("--cluster", flags->sim.cluster,
                   "Cluster: FILE (.yaml, .csv openb node list, or .json Kubernetes NodeList from kubectl get nodes "

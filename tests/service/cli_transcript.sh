@@ -76,6 +76,9 @@ has out '^1 '; grep -q '^2 ' "$WORK/out" && fail "--state running listed a pendi
 expect 0 "$BERTH" status --tenant bob
 has out '^2 '; grep -q '^1 ' "$WORK/out" && fail "--tenant bob listed alice's job"
 expect 0 "$BERTH" status --queue research-nlp; has out '^1 '
+# Paging: one job per request still lists every job, in order.
+expect 0 "$BERTH" status --chunk-size 1; has out '^1  *big'; has out '^2  *huge'
+expect 2 "$BERTH" status --chunk-size 0; has err 'chunk-size'
 expect 0 "$BERTH" status 1; has out 'tenant=alice  queue=research-nlp'
 grep -q '"event":"job_accepted".*"queue":"research-nlp"' "$WORK/serve.log" || { cat "$WORK/serve.log"; fail "job_accepted lacks the queue"; }
 
@@ -90,6 +93,17 @@ code=$(curl -s -o "$WORK/put" -D "$WORK/put.h" -w '%{http_code}' -X PUT -d '{}' 
 grep -qi '^Allow: GET, DELETE' "$WORK/put.h" || { cat "$WORK/put.h"; fail "no Allow header"; }
 
 expect 0 "$BERTH" cancel 1 2; has out '^1 cancelled$'; has out '^2 cancelled$'
+
+# Kubernetes forms in the job document: a PriorityClass name, quantities, a GPU product name (a catalog alias).
+echo '{"name":"k8s","tenant":"alice","priority_class":"train","duration_s":60,"groups":[{"count":1,"gpus":"8","cpu":"500m","memory":"64Gi","gpu_types":["NVIDIA-H100-80GB-HBM3"]}]}' > "$WORK/k.json"
+expect 0 "$BERTH" submit "$WORK/k.json"; has out '^3$'
+curl -s "${BERTH_SERVER}v1/jobs/3" > "$WORK/k3"
+has k3 '"priority":50'; has k3 '"cpu_milli":500'; has k3 '"memory_mib":65536'
+echo '{"name":"k9","priority_class":"urgent","groups":[{"count":1}]}' > "$WORK/k9.json"
+expect 1 "$BERTH" submit "$WORK/k9.json"; has err "priority_class: 'urgent' is not a known class"
+echo '{"name":"k10","groups":[{"count":1,"memory_mib":"64Gi"}]}' > "$WORK/k10.json"
+expect 1 "$BERTH" submit "$WORK/k10.json"; has err 'use "memory"'
+expect 0 "$BERTH" cancel 3
 expect 0 "$BERTH" status 2; has out 'state=cancelled'
 expect 1 "$BERTH" cancel 99; has err 'no job 99'
 

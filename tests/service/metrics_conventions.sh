@@ -51,7 +51,9 @@ for want in ['berth_build_info{version="', 'berth_gpus_capacity{gpu_type="H100"}
              'berth_gpus_allocated{gpu_type="H100"}', 'berth_jobs_finished_total{outcome="succeeded"} 1',
              'berth_http_requests_total{method="POST",handler="/v1/jobs",code="201"} 1',
              'berth_http_requests_total{method="GET",handler="none",code="404"} 1',
-             'berth_admission_wait_seconds_count 1', 'process_resident_memory_bytes ', 'process_cpu_seconds_total ']:
+             'berth_admission_wait_seconds_count 1', 'process_resident_memory_bytes ', 'process_cpu_seconds_total ',
+             '# TYPE berth_queue_guaranteed_gpus gauge', 'berth_queue_used_gpus{queue="', 'berth_queue_borrowed_gpus{queue="',
+             'berth_queue_pending_jobs{queue="']:
     if want not in text:
         problems.append("missing: " + want)
 # Every metric the Grafana dashboard queries exists.

@@ -2,6 +2,7 @@
 #include "berth/cluster/cluster.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <numeric>
 #include <sstream>
@@ -28,10 +29,36 @@ std::optional<Level> ParseLevel(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+}  // namespace
+
 std::optional<GpuTypeId> Cluster::FindGpuType(std::string_view name) const {
   for (size_t i = 0; i < gpu_types_.size(); ++i)
     if (gpu_types_[i].name == name) return GpuTypeId(static_cast<int16_t>(i));
-  return std::nullopt;
+  const std::string key = Lower(name);
+  std::optional<GpuTypeId> by_case;
+  for (size_t i = 0; i < gpu_types_.size(); ++i) {
+    if (Lower(gpu_types_[i].name) != key) continue;
+    if (by_case) return std::nullopt;  // two types differ only in case: not guessed
+    by_case = GpuTypeId(static_cast<int16_t>(i));
+  }
+  if (by_case) return by_case;
+  auto it = gpu_type_aliases_.find(key);
+  if (it == gpu_type_aliases_.end() || it->second < 0) return std::nullopt;
+  return GpuTypeId(it->second);
+}
+
+void Cluster::AddGpuTypeAlias(std::string_view alias, GpuTypeId type) {
+  if (alias.empty() || !type.valid() || type.value() >= static_cast<int16_t>(gpu_types_.size())) return;
+  for (const GpuType& t : gpu_types_)
+    if (t.name == alias) return;
+  auto [it, added] = gpu_type_aliases_.emplace(Lower(alias), type.value());
+  if (!added && it->second != type.value()) it->second = -1;
 }
 
 std::optional<NodeId> Cluster::FindNode(std::string_view name) const {

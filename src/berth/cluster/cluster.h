@@ -13,6 +13,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -75,7 +76,15 @@ class Cluster {
   bool single_node_nvlink() const { return single_node_nvlink_; }
   const std::vector<GpuType>& gpu_types() const { return gpu_types_; }
   const GpuType& gpu_type(GpuTypeId t) const { return gpu_types_[t.value()]; }
+  // A GPU type by its name, else by an alias (case-insensitive): the
+  // accelerator catalog's names for it ("NVIDIA-H100-80GB-HBM3" for H100).
   std::optional<GpuTypeId> FindGpuType(std::string_view name) const;
+  // Makes `alias` find `type` too (hetero::AddCatalogAliases adds the
+  // catalog's). Ignored when `alias` is a type's own name; an alias given for
+  // two different types finds neither (ambiguous).
+  void AddGpuTypeAlias(std::string_view alias, GpuTypeId type);
+  // Lower-cased alias -> type (-1: ambiguous), in name order.
+  const std::map<std::string, int16_t>& gpu_type_aliases() const { return gpu_type_aliases_; }
   std::optional<NodeId> FindNode(std::string_view name) const;
 
   int64_t total_gpus() const { return total_gpus_; }
@@ -103,6 +112,7 @@ class Cluster {
   std::array<int32_t, kNumLevels> max_domain_gpus_{};
   bool single_node_nvlink_ = true;
   std::vector<GpuType> gpu_types_;
+  std::map<std::string, int16_t> gpu_type_aliases_;
   std::vector<NodeId> gpu_node_;
   std::unordered_map<std::string, int32_t> node_index_;
   int64_t total_gpus_ = 0;

@@ -6,6 +6,8 @@
 #include <limits>
 
 #include "berth/common/identifier.h"
+#include "berth/common/k8s_quantity.h"
+#include "berth/job/priority_class.h"
 #include "berth/json/json_parse.h"
 #include "berth/json/json_values.h"
 #include "berth/json/service_fields.h"
@@ -129,9 +131,50 @@ Status GetLevel(const std::string& key, const json& v, cluster::Level& out) {
   return Status::Ok();
 }
 
+// A whole number given as a JSON integer or as a Kubernetes quantity string
+// without a fraction ("8", "1k"): `gpus`.
+Status GetCount(const std::string& key, const json& v, int64_t lo, int64_t hi, int64_t& out) {
+  if (!v.is_string()) return GetInt(key, v, lo, hi, out);
+  const std::string& text = v.get_ref<const std::string&>();
+  StatusOr<int64_t> milli = ParseK8sQuantity(text, 1000);
+  if (!milli.ok()) return InvalidArgument(key + ": " + milli.status().message());
+  if (*milli % 1000 != 0) return InvalidArgument(key + ": " + Shown(v) + " is not a whole number");
+  if (*milli / 1000 < lo || *milli / 1000 > hi)
+    return InvalidArgument(key + ": " + Shown(v) + " is out of range (" + std::to_string(lo) + ".." +
+                           std::to_string(hi) + ")");
+  out = *milli / 1000;
+  return Status::Ok();
+}
+
+// A Kubernetes resource as in a pod's requests: a quantity string ("500m",
+// "2", "256Gi") or a JSON number of the base unit (cores, bytes), times
+// `scale` and divided by `unit`, rounded up: cpu -> milli-CPU (scale 1000),
+// memory -> MiB (unit 2^20).
+Status GetResource(const std::string& key, const json& v, int64_t scale, int64_t unit, int64_t& out) {
+  std::string text;
+  if (v.is_string()) {
+    text = v.get<std::string>();
+  } else if (v.is_number()) {
+    text = v.dump();  // 2, 1.5, 1e3: the quantity grammar reads JSON numbers
+  } else {
+    return InvalidArgument(key + ": expected a quantity such as \"500m\", \"2\" or \"256Gi\", found " + Shown(v));
+  }
+  StatusOr<int64_t> base = ParseK8sQuantity(text, scale);
+  if (!base.ok()) return InvalidArgument(key + ": " + base.status().message());
+  out = *base / unit + (*base % unit != 0 ? 1 : 0);
+  return Status::Ok();
+}
+
+// An integer field given a quantity string: say which field takes it.
+Status QuantityInIntegerField(const std::string& key, const json& v, const char* instead) {
+  return InvalidArgument(key + ": expected an integer, found " + Shown(v) + " (for a Kubernetes quantity use \"" +
+                         instead + "\": " + Shown(v) + ")");
+}
+
 Status ParseGroup(const std::string& where, const json& v, job::TaskGroup& g) {
   if (!v.is_object()) return InvalidArgument(where + ": expected an object, found " + Shown(v));
   int64_t min_count = -1;
+  bool has_cpu = false, has_memory = false;
   for (const auto& [key, val] : v.items()) {
     const std::string k = where + "." + ShownKey(key);
     if (key == "name") {
@@ -141,13 +184,26 @@ Status ParseGroup(const std::string& where, const json& v, job::TaskGroup& g) {
     } else if (key == "min_count") {
       BERTH_RETURN_IF_ERROR(GetInt(k, val, 1, kMaxTasksHard, min_count));
     } else if (key == "gpus") {
-      BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 0, 64, g.gpus));
+      int64_t gpus = 0;
+      BERTH_RETURN_IF_ERROR(GetCount(k, val, 0, 64, gpus));
+      g.gpus = static_cast<int32_t>(gpus);
     } else if (key == "milli_per_gpu") {
       BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 1, kMilliPerGpu, g.milli_per_gpu));
-    } else if (key == "cpu_milli") {
-      BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 0, kInt64Max, g.cpu_milli));
-    } else if (key == "memory_mib") {
-      BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 0, kInt64Max, g.memory_mib));
+    } else if (key == "cpu_milli" || key == "cpu") {
+      if (has_cpu) return InvalidArgument(k + ": give one of cpu (a quantity) and cpu_milli, not both");
+      has_cpu = true;
+      if (key == "cpu_milli" && val.is_string()) return QuantityInIntegerField(k, val, "cpu");
+      int64_t milli = 0;
+      BERTH_RETURN_IF_ERROR(key == "cpu" ? GetResource(k, val, 1000, 1, milli) : GetInt(k, val, 0, kInt64Max, milli));
+      g.cpu_milli = milli;
+    } else if (key == "memory_mib" || key == "memory") {
+      if (has_memory) return InvalidArgument(k + ": give one of memory (a quantity) and memory_mib, not both");
+      has_memory = true;
+      if (key == "memory_mib" && val.is_string()) return QuantityInIntegerField(k, val, "memory");
+      int64_t mib = 0;
+      BERTH_RETURN_IF_ERROR(key == "memory" ? GetResource(k, val, 1, int64_t{1} << 20, mib)
+                                            : GetInt(k, val, 0, kInt64Max, mib));
+      g.memory_mib = mib;
     } else if (key == "gpu_types") {
       if (!val.is_array()) return InvalidArgument(k + ": expected an array of GPU type names, found " + Shown(val));
       g.gpu_type_spec.clear();
@@ -180,7 +236,8 @@ StatusOr<JobSubmission> ParseJobJson(const json& v, JobSource source) {
   if (!v.is_object()) return InvalidArgument("expected a JSON object (a job), found " + Shown(v));
   JobSubmission out;
   job::JobSpec& j = out.spec;
-  bool has_name = false, has_groups = false;
+  bool has_name = false, has_groups = false, has_priority = false;
+  std::string priority_class;
   berth::json::ServiceFields service;
   for (const auto& [key, val] : v.items()) {
     if (berth::json::ServiceFields::Handles(key)) {
@@ -194,6 +251,10 @@ StatusOr<JobSubmission> ParseJobJson(const json& v, JobSource source) {
       BERTH_RETURN_IF_ERROR(GetString(key, val, j.queue));
     } else if (key == "priority") {
       BERTH_RETURN_IF_ERROR(GetIntAs(key, val, -kInt32Max, kInt32Max, j.priority));
+      has_priority = true;
+    } else if (key == "priority_class") {
+      BERTH_RETURN_IF_ERROR(GetString(key, val, priority_class));
+      if (priority_class.empty()) return InvalidArgument("priority_class: empty (omit it instead)");
     } else if (key == "submit_time_s") {
       if (source == JobSource::kApi)
         return InvalidArgument(
@@ -263,6 +324,16 @@ StatusOr<JobSubmission> ParseJobJson(const json& v, JobSource source) {
     } else {
       return InvalidArgument("unknown field '" + ShownKey(key) + "'");
     }
+  }
+  if (!priority_class.empty()) {
+    const std::optional<int32_t> p = job::PriorityOfClass(priority_class);
+    if (!p)
+      return InvalidArgument("priority_class: '" + priority_class + "' is not a known class (" +
+                             std::string(job::PriorityClassNames()) + "), or give \"priority\": N");
+    if (has_priority && j.priority != *p)
+      return InvalidArgument("priority_class: '" + priority_class + "' is priority " + std::to_string(*p) +
+                             ", but priority is " + std::to_string(j.priority) + ": give one, or both agreeing");
+    j.priority = *p;
   }
   if (!has_name) return InvalidArgument("name: missing (every job needs a name)");
   if (j.name.empty()) return InvalidArgument("name: empty");

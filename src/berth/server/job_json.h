@@ -9,7 +9,11 @@
 //
 // Parsing is strict: unknown keys, duplicate keys, wrong types, out-of-range
 // values and names with control or bidirectional characters are errors naming
-// the field (e.g. "groups[0].gpus: expected an integer, found \"8\"").
+// the field (e.g. "groups[0].count: expected an integer, found \"2\"").
+// Beside the integer fields, Kubernetes forms: `gpus` as a quantity string
+// ("8"), `cpu` and `memory` quantities ("500m", "256Gi") in place of
+// `cpu_milli` and `memory_mib`, and `priority_class` (job/priority_class.h)
+// in place of `priority`.
 // `submit_time_s` (a trace's arrival time) is refused in an API body: the
 // service orders jobs by when it accepts them.
 //

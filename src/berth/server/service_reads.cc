@@ -10,6 +10,7 @@
 
 #include "berth/server/job_json.h"
 #include "berth/server/launch_json.h"
+#include "berth/server/queue_metrics.h"
 #include "berth/server/records.h"
 #include "berth/server/service.h"
 
@@ -366,12 +367,8 @@ std::string Service::MetricsText() {
       if (v.queued) ++(v.state == JobState::kRunning ? running_by_queue : pending_by_queue)[v.queue];
       return true;
     });
-    g += "# HELP berth_queue_pending_jobs Jobs waiting, per queue.\n# TYPE berth_queue_pending_jobs gauge\n";
-    for (const auto& [q, n] : pending_by_queue)
-      g += "berth_queue_pending_jobs{queue=\"" + PromLabel(q) + "\"} " + std::to_string(n) + "\n";
-    g += "# HELP berth_queue_running_jobs Jobs running, per queue.\n# TYPE berth_queue_running_jobs gauge\n";
-    for (const auto& [q, n] : running_by_queue)
-      g += "berth_queue_running_jobs{queue=\"" + PromLabel(q) + "\"} " + std::to_string(n) + "\n";
+    const QueueViews no_queues;
+    RenderQueueMetrics(snap->queues ? *snap->queues : no_queues, pending_by_queue, running_by_queue, g);
     const cluster::Cluster& cl = *snap->cluster;
     std::vector<int64_t> milli(cl.gpu_types().size(), 0), total(cl.gpu_types().size(), 0);
     int64_t nodes_up = 0, quarantined = 0;

@@ -112,7 +112,7 @@ TEST(ServiceWorkflowTest, BadWorkflowsAreRefusedNamingTheStage) {
        "stages[0] ('a').depends_on: no stage named 'zz'"},
       {R"({"name":"w","stages":[{"name":"a","depends_on":["b"],"groups":[{}]},{"name":"b","depends_on":["a"],"groups":[{}]}]})",
        "cycle a -> b -> a"},
-      {R"({"name":"w","stages":[{"name":"a","groups":[{"gpus":"8"}]}]})", "stages[0] ('a'): groups[0].gpus"},
+      {R"({"name":"w","stages":[{"name":"a","groups":[{"gpus":"8.5"}]}]})", "stages[0] ('a'): groups[0].gpus"},
       {R"({"name":"w","stages":[{"name":"a","retries":-1,"groups":[{}]}]})", "stages[0].retries"},
       {R"({"name":"w","stages":[{"name":"a","after":"later","groups":[{}]}]})", "stages[0].after"},
       {R"({"name":"w","groups":[{}],"stages":[{"name":"a","groups":[{}]}]})", "unknown field 'groups'"},

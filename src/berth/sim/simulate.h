@@ -104,8 +104,19 @@ struct SimulateOptions {
   StatusOr<cluster::Cluster> LoadClusterFile() const;
 };
 
+// What produced a run, for the reports (set by the command; empty fields are
+// left out of the reports).
+struct RunInfo {
+  std::string berth_version;  // "0.1.0"
+  std::string git_commit;     // "1a2b3c4d5e6f" ("-dirty" when the sources had local changes)
+  std::string build_type;     // "Release"
+  std::string command_line;   // the exact command, shell-quoted: "berth simulate --cluster c.yaml ..."
+  std::string cluster;        // the --cluster argument (file or compact spec)
+};
+
 struct SimulateOutput {
   std::vector<PolicyResult> results;
+  RunInfo run;
   std::string cluster_summary;
   std::string trace_summary;
   std::string trace_skips;  // the read report's skipped lines by reason, with the first errors ("" if none)

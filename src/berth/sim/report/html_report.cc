@@ -6,8 +6,11 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <iterator>
+#include <limits>
 #include <optional>
 
+#include "berth/sim/report/bar_chart.h"
 #include "berth/sim/report/downsample.h"
 #include "berth/sim/report/html_table.h"
 #include "berth/sim/report/svg_plot.h"
@@ -49,6 +52,10 @@ td.hash{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-si
 figure{margin:0 0 16px;background:var(--card);border:1px solid var(--line);border-radius:8px;padding:12px 12px 8px}
 figure svg{display:block;width:100%;height:auto}
 figcaption{color:var(--muted);font-size:12px;margin:4px 8px 4px}
+.runinfo dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;margin:0;background:var(--card);border:1px solid var(--line);border-radius:8px;padding:12px 16px}
+.runinfo dt{color:var(--muted)}
+.runinfo dd{margin:0;overflow-wrap:anywhere}
+.runinfo code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
 footer{margin-top:40px;color:var(--muted);font-size:12px;border-top:1px solid var(--line);padding-top:12px}
 )css";
 
@@ -91,6 +98,99 @@ double DivergenceX(const std::vector<PolicyResult>& rs) {
   return first;
 }
 
+// FGD detail: the y (and x) range of the zoomed chart, from a little below
+// the lowest final allocation to a little above the highest (at most 100).
+struct DetailRange {
+  double lo, hi;              // axis bounds, %
+  double final_lo, final_hi;  // the lowest and highest final allocation, %
+};
+std::optional<DetailRange> FgdDetailRange(const std::vector<PolicyResult>& rs) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const auto& r : rs) {
+    if (r.mode != "fgd") continue;
+    for (auto it = r.allocation_over_time.rbegin(); it != r.allocation_over_time.rend(); ++it) {
+      if (!std::isfinite(it->y)) continue;
+      lo = std::min(lo, it->y);
+      hi = std::max(hi, it->y);
+      break;
+    }
+  }
+  if (!(lo <= hi)) return std::nullopt;
+  const double spread = std::max(hi - lo, 1.0);
+  DetailRange d{std::max(0.0, std::floor(lo - spread)), std::min(100.0, std::ceil(hi + spread / 2)), lo, hi};
+  if (d.hi <= d.lo) d.hi = d.lo + 1;
+  return d;
+}
+
+// The value of a series (points in x order) at x: the last point at or
+// before x, NaN before the first.
+double StepAt(const std::vector<Point>& pts, double x) {
+  auto it = std::upper_bound(pts.begin(), pts.end(), x, [](double v, const Point& p) { return v < p.x; });
+  return it == pts.begin() ? std::numeric_limits<double>::quiet_NaN() : std::prev(it)->y;
+}
+
+// " Curves that coincide: a and b (within 0.05 points everywhere); the one
+// drawn last hides the others." for groups of series whose values differ by
+// at most `tol` at every one of 500 sample points of the common x range ("" if
+// none).
+std::string CoincidingNote(const std::vector<PlotSeries>& series, double tol, const char* unit) {
+  constexpr int kSamples = 500;
+  auto range = [](const PlotSeries& s) {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const Point& p : s.points)
+      if (std::isfinite(p.x)) lo = std::min(lo, p.x), hi = std::max(hi, p.x);
+    return std::pair{lo, hi};
+  };
+  auto same = [&](const PlotSeries& a, const PlotSeries& b) {
+    const auto [alo, ahi] = range(a);
+    const auto [blo, bhi] = range(b);
+    if (!(alo <= ahi) || !(blo <= bhi) || std::fabs(ahi - bhi) > 1e-9 * std::max(1.0, std::fabs(ahi))) return false;
+    const double lo = std::max(alo, blo), hi = ahi;
+    for (int k = 0; k <= kSamples; ++k) {
+      const double x = lo + (hi - lo) * k / kSamples;
+      const double ya = StepAt(a.points, x), yb = StepAt(b.points, x);
+      if (std::isfinite(ya) != std::isfinite(yb)) return false;
+      if (std::isfinite(ya) && std::fabs(ya - yb) > tol) return false;
+    }
+    return true;
+  };
+  std::string note;
+  std::vector<bool> done(series.size(), false);
+  for (size_t i = 0; i < series.size(); ++i) {
+    if (done[i]) continue;
+    std::vector<std::string> group = {series[i].name};
+    for (size_t j = i + 1; j < series.size(); ++j)
+      if (!done[j] && same(series[i], series[j])) {
+        group.push_back(series[j].name);
+        done[j] = true;
+      }
+    if (group.size() < 2) continue;
+    std::string names;
+    for (size_t k = 0; k < group.size(); ++k)
+      names += (k == 0 ? "" : k + 1 == group.size() ? " and " : ", ") + group[k];
+    note += (note.empty() ? "" : "; ") + names;
+  }
+  if (note.empty()) return "";
+  return " Curves that coincide: " + note + " (within " + FormatTick(tol) + " " + unit +
+         " everywhere); the one drawn last hides the others.";
+}
+
+// The final GPU allocation of every policy, one bar each.
+std::string FinalAllocationChart(const std::vector<PolicyResult>& rs) {
+  if (rs.empty()) return "";
+  BarChart c;
+  c.id = "final-alloc";
+  c.title = "GPU allocation by policy";
+  const bool fgd = std::all_of(rs.begin(), rs.end(), [](const PolicyResult& r) { return r.mode == "fgd"; });
+  c.axis.label = fgd ? "Allocated GPUs at the end (% of capacity)" : "Allocated GPUs (% of capacity; mean over time in replay)";
+  c.axis.min = 0;
+  c.axis.max = 100;
+  c.axis.suffix = "%";
+  for (size_t p = 0; p < rs.size(); ++p) c.bars.push_back({rs[p].policy, 100.0 * rs[p].gpu_allocation_ratio, p});
+  return Figure(RenderBarChart(c), fgd ? "Share of GPU capacity allocated when the last pod has arrived, per policy."
+                                       : "GPU allocation per policy: at the end in FGD mode, the time mean in replay.");
+}
+
 // Allocation over time: one chart per mode present (x differs by mode). In
 // FGD mode a second, zoomed chart shows where the policies part ways.
 std::string AllocationCharts(const std::vector<PolicyResult>& rs) {
@@ -114,7 +214,8 @@ std::string AllocationCharts(const std::vector<PolicyResult>& rs) {
     if (mode == "replay") {
       c.title = "GPU allocation over time";
       c.x.label = "Simulated time (hours)";
-      out += Figure(RenderLineChart(c), "Share of GPU capacity allocated to running jobs over simulated time.");
+      out += Figure(RenderLineChart(c), "Share of GPU capacity allocated to running jobs over simulated time." +
+                                            CoincidingNote(c.series, 0.05, "points"));
       continue;
     }
     c.title = "GPU allocation as demand arrives";
@@ -126,23 +227,28 @@ std::string AllocationCharts(const std::vector<PolicyResult>& rs) {
     out += Figure(RenderLineChart(c),
                   "FGD protocol: pods arrive one by one and never finish; each point is the allocated share of GPU "
                   "capacity once the arrived demand has reached x% of capacity. The dashed line is the ceiling "
-                  "reached when every arrived pod is placed; the gap below it is demand that could not be placed.");
-    // Detail from a little before the first policy falls behind.
+                  "reached when every arrived pod is placed; the gap below it is demand that could not be placed." +
+                      CoincidingNote(c.series, 0.05, "points"));
+    // Detail where the policies part ways, its y range fitted to the final
+    // allocations so a band of a few points fills the plot.
     const double split = DivergenceX(rs);
-    if (!std::isfinite(split) || split <= 0 || split >= max_x) continue;
-    const double from = std::max(0.0, std::floor((split - 0.25 * (max_x - split)) / 5) * 5);
+    const std::optional<DetailRange> range = FgdDetailRange(rs);
+    if (!std::isfinite(split) || split <= 0 || split >= max_x || !range) continue;
     LineChart z = c;
     z.id = "alloc-fgd-detail";
     z.title = "GPU allocation at high load (detail)";
     z.height = 320;
-    z.x.min = from;
-    z.y.min = z.y.max = std::numeric_limits<double>::quiet_NaN();
+    z.x.min = range->lo;
+    z.y.min = range->lo;
+    z.y.max = range->hi;
     for (auto& series : z.series) {
-      std::erase_if(series.points, [from](const Point& p) { return p.x < from; });
+      std::erase_if(series.points, [&range](const Point& p) { return p.x < range->lo; });
     }
-    out += Figure(RenderLineChart(z), "The same curves from " + FormatTick(from) +
-                                          "% of capacity arrived, where the policies part ways; the y axis is "
-                                          "scaled to the data.");
+    out += Figure(RenderLineChart(z), "The same curves zoomed on the results: y from " + FormatTick(range->lo) +
+                                          "% to " + FormatTick(range->hi) + "% allocated, x from " +
+                                          FormatTick(range->lo) + "% of capacity arrived; final allocations " +
+                                          Fmt("%.2f", range->final_lo) + "% to " + Fmt("%.2f", range->final_hi) +
+                                          "%." + CoincidingNote(c.series, 0.05, "points"));
   }
   return out;
 }
@@ -185,7 +291,8 @@ std::string QueueChart(const std::vector<PolicyResult>& rs) {
   c.y.label = "Pending jobs";
   c.y.min = 0;
   c.step = true;
-  return Figure(RenderLineChart(c), "Jobs waiting to be placed over simulated time.");
+  return Figure(RenderLineChart(c), "Jobs waiting to be placed over simulated time." +
+                                        CoincidingNote(c.series, 0.5, "jobs"));
 }
 
 std::string JctChart(const std::vector<PolicyResult>& rs) {
@@ -244,6 +351,24 @@ std::string SetupCards(const SimulateOutput& out) {
   return h;
 }
 
+// Version, commit, cluster and the exact command line.
+std::string RunInfoSection(const RunInfo& run) {
+  if (run.berth_version.empty() && run.command_line.empty() && run.cluster.empty()) return "";
+  std::string h = "<section class=\"runinfo\" id=\"run-info\"><h2>Run</h2><dl>";
+  auto row = [&h](const char* term, const std::string& v, bool code) {
+    if (v.empty()) return;
+    h += std::string("<dt>") + term + "</dt><dd>" + (code ? "<code>" : "") + EscapeXml(v) + (code ? "</code>" : "") +
+         "</dd>";
+  };
+  row("Berth version", run.berth_version, false);
+  row("Git commit", run.git_commit, true);
+  row("Build type", run.build_type, false);
+  row("Cluster", run.cluster, true);
+  row("Command line", run.command_line, true);
+  h += "</dl></section>";
+  return h;
+}
+
 }  // namespace
 
 std::string RenderHtmlReport(const SimulateOutput& out) {
@@ -262,12 +387,20 @@ std::string RenderHtmlReport(const SimulateOutput& out) {
   h += "<header><h1>Simulation report</h1><p class=\"sub\">" + EscapeXml(out.trace_name) +
        (names.empty() ? "" : " \xC2\xB7 " + EscapeXml(names)) + "</p></header>\n";
   h += SetupCards(out) + "\n";
+  const std::string run_info = RunInfoSection(out.run);
+  if (!run_info.empty()) h += run_info + "\n";
 
   h += "<h2>Results by policy</h2>\n";
   if (rs.empty()) {
     h += "<p class=\"note\">No policy was run.</p>\n";
   } else {
     h += PlacementTable(rs) + "\n";
+    if (std::any_of(rs.begin(), rs.end(), [](const PolicyResult& r) { return r.fragmentation_ratio >= 0; }))
+      h += "<p class=\"note\" id=\"fragmentation-defs\">Fragmentation (FGD's measure, Weng et al., ATC'23), at the "
+           "end of the run: a node's fragmented GPUs are its idle GPU capacity that the typical pods of the trace, "
+           "weighted by how often they occur, could not use (too little free on a GPU, too few GPUs, no CPU left, "
+           "or the wrong GPU type). <b>% of idle</b>: fragmented / idle GPU capacity (how much of what is left is "
+           "unusable). <b>% of capacity</b>: fragmented / all GPU capacity of the cluster.</p>\n";
     const std::string timing = TimingTable(rs);
     if (!timing.empty()) h += "<h3 class=\"table-title\">Timing</h3>\n" + timing + "\n";
     const std::string tenants = TenantTable(rs);
@@ -281,7 +414,7 @@ std::string RenderHtmlReport(const SimulateOutput& out) {
          "no data in this run are left out. Equal decision-log hashes mean identical decisions.</p>\n";
   }
 
-  std::string charts = AllocationCharts(rs) + QueueChart(rs) + JctChart(rs);
+  std::string charts = FinalAllocationChart(rs) + AllocationCharts(rs) + QueueChart(rs) + JctChart(rs);
   if (!charts.empty()) {
     h += "<h2>Plots</h2>\n";
     const std::string same = IdenticalRunsNote(rs);
@@ -289,7 +422,11 @@ std::string RenderHtmlReport(const SimulateOutput& out) {
     h += charts + "\n";
   }
 
-  h += "<footer>Generated by <code>berth simulate</code>. The same inputs and seed give the same decision-log "
+  h += "<footer>Generated by <code>berth simulate</code>" +
+       (out.run.berth_version.empty() ? std::string()
+                                      : " " + EscapeXml(out.run.berth_version) +
+                                            (out.run.git_commit.empty() ? "" : " (commit " + EscapeXml(out.run.git_commit) + ")")) +
+       ". The same inputs and seed give the same decision-log "
        "hash.</footer>\n</main>\n</body>\n</html>\n";
   return h;
 }

@@ -23,6 +23,10 @@ std::string TimingTable(const std::vector<PolicyResult>& rs);
 // finish-time fairness, preemptions, GPU-hours lost); "" otherwise.
 std::string TenantTable(const std::vector<PolicyResult>& rs);
 
+// A duration in the unit that suits it: 42 -> "42.0 s", 5400 -> "90.0 min",
+// 3.5 days -> "3.50 d"; 0 -> "0 s".
+std::string FormatSeconds(double seconds);
+
 // 1234567 -> "1,234,567".
 std::string Thousands(int64_t v);
 

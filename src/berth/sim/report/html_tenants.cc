@@ -1,5 +1,6 @@
 // The per-tenant table of the HTML report.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -19,13 +20,25 @@ std::string Fmt(const char* f, double v) {
   return buf;
 }
 
-// One unit for every duration of the table, from the largest p99.
-std::pair<double, const char*> Unit(double max_s) {
-  if (max_s < 120) return {1, "s"};
-  if (max_s < 2 * 3600) return {60, "min"};
-  if (max_s < 72 * 3600) return {3600, "h"};
-  return {86400, "d"};
+}  // namespace
+
+// Each duration in its own unit, with about three significant digits: tenants
+// of one table range from seconds to days, and one unit for all would print
+// most cells as 0.00.
+std::string FormatSeconds(double s) {
+  if (!std::isfinite(s)) return "\xE2\x80\x94";
+  if (s == 0) return "0 s";
+  const double a = std::fabs(s);
+  const auto [unit_s, unit] = a < 120              ? std::pair{1.0, "s"}
+                              : a < 2 * 3600       ? std::pair{60.0, "min"}
+                              : a < 72 * 3600      ? std::pair{3600.0, "h"}
+                                                   : std::pair{86400.0, "d"};
+  const double x = s / unit_s;
+  const double ax = std::fabs(x);
+  return Fmt(ax >= 100 ? "%.0f" : ax >= 10 ? "%.1f" : ax >= 0.1 ? "%.2f" : "%.3f", x) + " " + unit;
 }
+
+namespace {
 
 std::string Cell(const std::string& text, bool na = false) {
   return std::string("<td class=\"num") + (na ? " na" : "") + "\">" + EscapeXml(text) + "</td>";
@@ -36,24 +49,18 @@ std::string Cell(const std::string& text, bool na = false) {
 std::string TenantTable(const std::vector<PolicyResult>& rs) {
   // Tenants in name order, each followed by one row per policy that ran it.
   std::map<std::string, std::vector<std::pair<size_t, const TenantResult*>>> rows;
-  double max_s = 0;
   for (size_t p = 0; p < rs.size(); ++p) {
     if (rs[p].mode != "replay" || rs[p].tenants.size() < 2) continue;
-    for (const TenantResult& t : rs[p].tenants) {
-      rows[t.tenant].emplace_back(p, &t);
-      max_s = std::max({max_s, t.jct_s.p99, t.queue_delay_s.p99});
-    }
+    for (const TenantResult& t : rs[p].tenants) rows[t.tenant].emplace_back(p, &t);
   }
   if (rows.empty()) return "";
-  const auto [unit_s, unit] = Unit(max_s);
   auto dur = [&](const Distribution& d, double Distribution::*f) {
-    return d.count > 0 ? Cell(Fmt("%.2f", d.*f / unit_s)) : Cell("\xE2\x80\x94", true);
+    return d.count > 0 ? Cell(FormatSeconds(d.*f)) : Cell("\xE2\x80\x94", true);
   };
   std::string h = "<div class=\"tablewrap\"><table><thead><tr>";
   for (const char* col : {"tenant", "policy"}) h += std::string("<th class=\"left\">") + col + "</th>";
-  const std::string u(unit);
-  for (const std::string& col : std::vector<std::string>{"jobs", "finished", "JCT mean (" + u + ")", "JCT p99 (" + u + ")",
-                                "queue mean (" + u + ")", "queue p99 (" + u + ")", "GPU share %", "guarantee %",
+  for (const std::string& col : std::vector<std::string>{"jobs", "finished", "JCT mean", "JCT p99",
+                                "queue mean", "queue p99", "GPU share %", "guarantee %",
                                 "&#961; mean", "&#961; max", "preempted", "GPU-h lost"})
     h += "<th>" + col + "</th>";
   h += "</tr></thead><tbody>";

@@ -12,8 +12,29 @@ namespace {
 
 constexpr size_t kMaxSeriesPoints = 1000;
 
+// A figure of a distribution, or null when nothing was measured (the text
+// summary's "-"): in FGD mode nothing finishes, so there is no JCT.
+nlohmann::json Stat(const Distribution& d, double v) { return d.count > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
 nlohmann::json Dist(const Distribution& d) {
-  return {{"count", d.count}, {"mean", d.mean}, {"p50", d.p50}, {"p95", d.p95}, {"p99", d.p99}, {"max", d.max}};
+  return {{"count", d.count},         {"mean", Stat(d, d.mean)}, {"p50", Stat(d, d.p50)},
+          {"p95", Stat(d, d.p95)},    {"p99", Stat(d, d.p99)},   {"max", Stat(d, d.max)}};
+}
+
+// What produced the run: version, commit, command line, cluster.
+nlohmann::json RunJson(const SimulateOutput& out) {
+  nlohmann::json j = nlohmann::json::object();
+  auto put = [&j](const char* key, const std::string& v) {
+    if (!v.empty()) j[key] = v;
+  };
+  put("berth_version", out.run.berth_version);
+  put("git_commit", out.run.git_commit);
+  put("build_type", out.run.build_type);
+  put("command_line", out.run.command_line);
+  put("cluster", out.run.cluster);
+  put("cluster_summary", out.cluster_summary);
+  put("trace_summary", out.trace_summary);
+  return j;
 }
 
 nlohmann::json Tenants(const std::vector<TenantResult>& tenants) {
@@ -23,16 +44,16 @@ nlohmann::json Tenants(const std::vector<TenantResult>& tenants) {
                    {"queue", t.queue},
                    {"jobs", t.jobs},
                    {"jobs_finished", t.jobs_finished},
-                   {"jct_mean_s", t.jct_s.mean},
-                   {"jct_p99_s", t.jct_s.p99},
-                   {"queue_delay_mean_s", t.queue_delay_s.mean},
-                   {"queue_delay_p99_s", t.queue_delay_s.p99},
+                   {"jct_mean_s", Stat(t.jct_s, t.jct_s.mean)},
+                   {"jct_p99_s", Stat(t.jct_s, t.jct_s.p99)},
+                   {"queue_delay_mean_s", Stat(t.queue_delay_s, t.queue_delay_s.mean)},
+                   {"queue_delay_p99_s", Stat(t.queue_delay_s, t.queue_delay_s.p99)},
                    {"gpu_share", t.gpu_share},
                    {"guarantee_share", t.guarantee_share},
                    {"fair_gpus", t.fair_gpus},
-                   {"rho_mean", t.rho.mean},
-                   {"rho_p99", t.rho.p99},
-                   {"rho_max", t.rho.max},
+                   {"rho_mean", Stat(t.rho, t.rho.mean)},
+                   {"rho_p99", Stat(t.rho, t.rho.p99)},
+                   {"rho_max", Stat(t.rho, t.rho.max)},
                    {"preemptions", t.preemptions},
                    {"gpu_hours_lost", t.gpu_hours_lost}});
     if (t.normalized_share >= 0) {
@@ -141,11 +162,11 @@ std::string ResultsToJson(const SimulateOutput& out) {
     j["jobs_never_fit"] = r.jobs_never_fit;
     j["jobs_unfinished"] = r.jobs_unfinished;
     if (r.mode == "replay") j["jobs_stretched"] = r.jobs_stretched;
-    j["jct_mean_s"] = r.jct_s.mean;
-    j["jct_p99_s"] = r.jct_s.p99;
+    j["jct_mean_s"] = Stat(r.jct_s, r.jct_s.mean);
+    j["jct_p99_s"] = Stat(r.jct_s, r.jct_s.p99);
     j["jct_s"] = Dist(r.jct_s);
-    j["queue_delay_mean_s"] = r.queue_delay_s.mean;
-    j["queue_delay_p99_s"] = r.queue_delay_s.p99;
+    j["queue_delay_mean_s"] = Stat(r.queue_delay_s, r.queue_delay_s.mean);
+    j["queue_delay_p99_s"] = Stat(r.queue_delay_s, r.queue_delay_s.p99);
     j["queue_delay_s"] = Dist(r.queue_delay_s);
     j["makespan_s"] = r.makespan_s;
     j["utilization"] = r.utilization;
@@ -154,7 +175,7 @@ std::string ResultsToJson(const SimulateOutput& out) {
       j["fragmented_gpu_share"] = r.fragmented_gpu_share;
     }
     if (r.mode == "replay") {
-      j["pending_mean_s"] = r.pending_s.mean;
+      j["pending_mean_s"] = Stat(r.pending_s, r.pending_s.mean);
       j["pending_s"] = Dist(r.pending_s);
       j["tenants"] = Tenants(r.tenants);
     }
@@ -163,9 +184,9 @@ std::string ResultsToJson(const SimulateOutput& out) {
       j["workflows_succeeded"] = r.workflows.succeeded;
       j["workflows_failed"] = r.workflows.failed;
       j["workflows_unfinished"] = r.workflows.unfinished;
-      j["workflow_completion_mean_s"] = r.workflows.completion_s.mean;
-      j["workflow_completion_p50_s"] = r.workflows.completion_s.p50;
-      j["workflow_completion_p95_s"] = r.workflows.completion_s.p95;
+      j["workflow_completion_mean_s"] = Stat(r.workflows.completion_s, r.workflows.completion_s.mean);
+      j["workflow_completion_p50_s"] = Stat(r.workflows.completion_s, r.workflows.completion_s.p50);
+      j["workflow_completion_p95_s"] = Stat(r.workflows.completion_s, r.workflows.completion_s.p95);
       j["workflow_completion_s"] = Dist(r.workflows.completion_s);
     }
     j["preemptions"] = r.preemptions;
@@ -185,6 +206,7 @@ std::string ResultsToJson(const SimulateOutput& out) {
       j["pass_max_ms"] = r.pass_max_ms;
       j["pending_max"] = r.pending_max;
     }
+    j["run"] = RunJson(out);
     j["series"] = {{"allocation_over_time", Series(r.allocation_over_time)},
                    {"queue_length_over_time", Series(r.queue_length_over_time)}};
     arr.push_back(std::move(j));

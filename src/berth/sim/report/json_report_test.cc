@@ -55,5 +55,46 @@ TEST(JsonReport, PointsOnePerLineAndStringsUntouched) {
   EXPECT_TRUE(j[0]["series"]["queue_length_over_time"].empty());
 }
 
+TEST(JsonReport, UnmeasuredFiguresAreNull) {
+  SimulateOutput out;
+  PolicyResult r;
+  r.policy = "bestfit";
+  r.mode = "fgd";  // nothing finishes: no JCT, no queueing delay
+  out.results.push_back(r);
+  const auto j = nlohmann::json::parse(ResultsToJson(out))[0];
+  for (const char* key : {"jct_mean_s", "jct_p99_s", "queue_delay_mean_s", "queue_delay_p99_s"}) {
+    ASSERT_TRUE(j.contains(key)) << key;  // contract keys stay, as null
+    EXPECT_TRUE(j[key].is_null()) << key;
+  }
+  EXPECT_EQ(j["jct_s"]["count"], 0);
+  EXPECT_TRUE(j["jct_s"]["mean"].is_null());
+  EXPECT_TRUE(j["jct_s"]["p99"].is_null());
+  // Measured figures stay numbers, zeros included.
+  SimulateOutput replay = berth::testing::SyntheticReplayOutput();
+  const auto k = nlohmann::json::parse(ResultsToJson(replay))[0];
+  EXPECT_TRUE(k["jct_mean_s"].is_number());
+  EXPECT_TRUE(k["jct_s"]["p50"].is_number());
+}
+
+TEST(JsonReport, RunInfo) {
+  SimulateOutput out = berth::testing::SyntheticReplayOutput();
+  out.run = {"0.1.0", "1a2b3c4d5e6f", "Release", "berth simulate --cluster c.yaml --policy fifo", "c.yaml"};
+  out.cluster_summary = "4 nodes, 32 GPUs";
+  const auto j = nlohmann::json::parse(ResultsToJson(out));
+  for (const auto& o : j) {
+    ASSERT_TRUE(o.contains("run"));
+    EXPECT_EQ(o["run"]["berth_version"], "0.1.0");
+    EXPECT_EQ(o["run"]["git_commit"], "1a2b3c4d5e6f");
+    EXPECT_EQ(o["run"]["build_type"], "Release");
+    EXPECT_EQ(o["run"]["command_line"], "berth simulate --cluster c.yaml --policy fifo");
+    EXPECT_EQ(o["run"]["cluster"], "c.yaml");
+    EXPECT_EQ(o["run"]["cluster_summary"], "4 nodes, 32 GPUs");
+  }
+  // Nothing known: an empty object, no empty strings.
+  SimulateOutput bare;
+  bare.results.emplace_back();
+  EXPECT_TRUE(nlohmann::json::parse(ResultsToJson(bare))[0]["run"].empty());
+}
+
 }  // namespace
 }  // namespace berth::sim
