@@ -598,6 +598,19 @@ framework::Verdict Scheduler::TryPreempt(int32_t index, Verdict verdict, TimeUs 
     placed.reason += " (after preempting " + std::to_string(plan->victims.size()) + " jobs for it: " + plan->reason + ")";
     return placed;
   }
+  if (!framework_->post_filter().empty()) {
+    framework::PreemptContext ctx{rec.spec, rec.queue, verdict, view, rec.preempted_by, Queued(index)};
+    for (auto* pf : framework_->post_filter()) {
+      std::string why = pf->WhyNoPlan(ctx);
+      if (!why.empty()) {
+        // A verdict kept from an earlier pass carries the note already: replace it.
+        if (const size_t at = verdict.reason.find("; reclaim for queue '"); at != std::string::npos)
+          verdict.reason.erase(at);
+        verdict.reason += "; " + why;
+        break;
+      }
+    }
+  }
   return verdict;
 }
 
@@ -689,6 +702,10 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
                                                 " GPUs; the cluster has " + std::to_string(cluster_.total_gpus()));
     } else if (fast && CapacityShort(index)) {
       if (!preempting || idle_only) {
+        if (idle_only)
+          rec.last_verdict = Verdict::Unschedulable(
+              "budget", ledger_.BudgetWhy(spent, now) + ", and " + std::to_string(demand_[index].whole_gpus) +
+                            " GPUs are not free (" + std::to_string(state_.free_full_gpus_total()) + " free)");
         blocked(rec);
         if (hol) break;
         continue;
