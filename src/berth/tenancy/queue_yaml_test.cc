@@ -76,7 +76,7 @@ TEST(QueueYamlTest, TheExampleFileLoads) {
 TEST(QueueYamlTest, ErrorsNameFileLineAndField) {
   EXPECT_EQ(ErrorOf(""), "q.yaml:1: empty queue file (expected queues:)");
   EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    wieght: 2\n"),
-            "q.yaml:3: queues[0].wieght: unknown key (expected one of: name, parent, weight, quotas, tenants)");
+            "q.yaml:3: queues[0].wieght: unknown key (expected one of: name, parent, weight, quotas, tenants, budget)");
   EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    quotas:\n      '*': {guarantee: lots}\n"),
             "q.yaml:4: queues[0].quotas.*.guarantee: expected a number of GPUs, got 'lots'");
   EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    quotas:\n      '*': {guarantee: -1}\n"),
