@@ -454,6 +454,22 @@ int Queues(const ClientFlags& f) {
                   Gpus(d.value("usage", json())).c_str(), Gpus(d.value("borrowed", json())).c_str());
     }
   }
+  // Budgets (docs/queues.md "Budgets"): spend this period against the budget.
+  bool header = false;
+  for (const auto& q : r.body["queues"]) {
+    const json b = q.value("budget", json());
+    if (!b.is_object()) continue;
+    if (!header) {
+      std::printf("\n%-20s %12s %12s %12s %-22s %-14s %-6s %-5s %s\n", "BUDGET", "AMOUNT", "SPENT", "REMAINING", "UNIT",
+                  "PERIOD", "SPENT?", "THEN", "RENEWS_AT");
+      header = true;
+    }
+    std::printf("%-20s %12s %12s %12s %-22s %-14s %-6s %-5s %s\n", Str(q["name"]).substr(0, 20).c_str(),
+                Gpus(b.value("amount", json())).c_str(), Gpus(b.value("spent", json())).c_str(),
+                Gpus(b.value("remaining", json())).c_str(), Str(b.value("unit", json())).substr(0, 22).c_str(),
+                Str(b.value("period", json())).substr(0, 14).c_str(), b.value("exhausted", false) ? "yes" : "no",
+                Str(b.value("when_spent", json())).c_str(), Str(b.value("renews_at", json())).c_str());
+  }
   return 0;
 }
 

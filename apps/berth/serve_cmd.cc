@@ -22,6 +22,7 @@
 
 #include "berth/cluster/loaders.h"
 #include "berth/hetero/catalog_aliases.h"
+#include "berth/hetero/ledger_speeds.h"
 #include "berth/kubesched/extender_link.h"
 #include "berth/server/http_server.h"
 #include "berth/server/service.h"
@@ -311,6 +312,7 @@ int Serve(const ServeFlags& f) {
     }
     auto tree = tenancy::BuildQueueTree(*file, f.queues, *cluster);
     if (!tree.ok()) return fail("queues", tree.status());
+    if (Status s = hetero::AddCatalogPrices(*tree, f.k.catalog); !s.ok()) return fail("queues", s);
     opts.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree).value());
     opts.usage_half_life = file->half_life;
   }

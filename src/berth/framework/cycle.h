@@ -67,6 +67,18 @@ struct TaskPlacement {
   state::Allocation alloc;
 };
 
+// The capacity class of a run (docs/queues.md "Budgets"): within its queue's
+// guarantee, or best effort: beyond its guarantee (borrowed), or started
+// while its queue's budget was spent (on idle capacity only). With budgets in
+// the queue tree, preemption takes best-effort runs first.
+enum class RunClass : uint8_t { kGuaranteed, kBeyondGuarantee, kOverBudget };
+// "guaranteed" or "best-effort".
+inline const char* RunClassName(RunClass c) { return c == RunClass::kGuaranteed ? "guaranteed" : "best-effort"; }
+// "", "beyond guarantee" or "over budget".
+inline const char* RunClassReason(RunClass c) {
+  return c == RunClass::kBeyondGuarantee ? "beyond guarantee" : c == RunClass::kOverBudget ? "over budget" : "";
+}
+
 // A running job, as preemption and backfill plugins see it. Pointers are the
 // scheduler's and stay valid while the job runs.
 struct RunningJob {
@@ -80,6 +92,7 @@ struct RunningJob {
   int64_t milli_gpu = 0;  // what it holds
   int64_t charge = 0;     // what its queue is charged for it (the ledger's unit, all GPU types)
   int32_t preemptions = 0;
+  RunClass run_class = RunClass::kGuaranteed;
   // Copies of spec->priority and spec->checkpoint_interval, so that scans over
   // every running job (preemption) read this array only.
   int32_t priority = 0;

@@ -189,6 +189,9 @@ class PostFilterPlugin : public virtual Plugin {
  public:
   // Victims whose eviction lets the job fit at once, or nullopt. Pure.
   virtual std::optional<PreemptionPlan> PostFilter(const PreemptContext& ctx) = 0;
+  // When PostFilter proposed nothing: why not, for the job's "why" ("" when
+  // there is nothing to add). Called only after a PostFilter without a plan.
+  virtual std::string WhyNoPlan(const PreemptContext& ctx) const { return ""; }
 };
 
 class BindPlugin : public virtual Plugin {

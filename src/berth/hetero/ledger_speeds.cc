@@ -86,4 +86,19 @@ StatusOr<std::shared_ptr<const tenancy::SpeedModel>> SpeedsForTree(const tenancy
   return MakeLedgerSpeeds(std::move(model).value(), tree.reference(), cluster);
 }
 
+Status AddCatalogPrices(tenancy::QueueTree& tree, const std::string& catalog) {
+  if (!tree.has_money_budget()) return Status::Ok();
+  StatusOr<Catalog> c = LoadCatalog(catalog);
+  if (!c.ok()) return InvalidArgument("budgets in money: " + c.status().message());
+  std::map<std::string, int64_t> prices;
+  for (const AcceleratorSpec& a : c->types()) {
+    if (a.price_per_hour <= 0) continue;
+    const auto milli = static_cast<int64_t>(std::llround(a.price_per_hour * 1000));
+    prices.emplace(a.name, milli);
+    for (const auto& alias : a.aliases) prices.emplace(alias, milli);
+  }
+  tree.AddPrices(prices);
+  return Status::Ok();
+}
+
 }  // namespace berth::hetero

@@ -38,4 +38,9 @@ StatusOr<std::shared_ptr<const tenancy::SpeedModel>> SpeedsForTree(const tenancy
                                                                   const std::string& throughputs,
                                                                   const cluster::Cluster& cluster);
 
+// Budgets in money: adds the catalog's price_per_hour (by name and alias) for
+// every GPU type the tree's `prices` do not name. Nothing to do (and no file
+// read) when no queue has a budget in money.
+Status AddCatalogPrices(tenancy::QueueTree& tree, const std::string& catalog);
+
 }  // namespace berth::hetero

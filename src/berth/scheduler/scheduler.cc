@@ -112,16 +112,51 @@ int64_t Scheduler::ChargeLedger(const JobRecord& rec, int64_t sign, TimeUs now) 
     if (milli == 0) continue;
     const GpuTypeId type = cluster_.node(p.alloc.node).gpu_type;
     const int64_t amount = ledger_.Amount(rec.spec, type, milli);
-    ledger_.Charge(rec.queue, type, sign * amount, now);
+    ledger_.Charge(rec.queue, type, sign * amount, now, sign * milli);
     charged += amount;
   }
   return charged;
+}
+
+bool Scheduler::BeyondGuarantee(const JobRecord& rec) const {
+  const tenancy::QueueTree& tree = ledger_.tree();
+  if (rec.queue < 0 || rec.queue >= tree.size()) return false;
+  auto beyond = [&](int32_t dim) {
+    bool quota = false;
+    for (int32_t q = rec.queue; q >= 0; q = tree.node(q).parent) {
+      if (!tree.node(q).has_quota[dim]) continue;
+      if (ledger_.usage(q, dim) <= ledger_.guarantee(q, dim)) return false;
+      quota = true;
+    }
+    return quota;
+  };
+  if (beyond(ledger_.all_types_dim())) return true;
+  for (const auto& p : rec.placements) {
+    const GpuTypeId t = cluster_.node(p.alloc.node).gpu_type;
+    if (t.valid() && t.value() < tree.num_types() && p.alloc.total_milli() > 0 && beyond(t.value())) return true;
+  }
+  return false;
+}
+
+TimeUs Scheduler::NextBudgetRenewal(TimeUs now) const {
+  TimeUs next = -1;
+  for (int32_t q : budget_blocked_) {
+    const TimeUs t = ledger_.budgets().NextRenewal(q, now);
+    if (t > now && (next < 0 || t < next)) next = t;
+  }
+  return next;
 }
 
 void Scheduler::RunStarted(int32_t index, TimeUs now) {
   JobRecord& rec = jobs_[index];
   ++rec.alloc_version;
   rec.charge = ChargeLedger(rec, +1, now);
+  rec.run_class = rec.start_over_budget ? framework::RunClass::kOverBudget
+                  : BeyondGuarantee(rec)  ? framework::RunClass::kBeyondGuarantee
+                                          : framework::RunClass::kGuaranteed;
+  rec.start_over_budget = false;
+  if (rec.run_class != framework::RunClass::kGuaranteed) ++rec.best_effort_starts;
+  if (rec.run_class == framework::RunClass::kOverBudget) ++rec.over_budget_starts;
   rec.ref_charge = 0;
   for (const auto& p : rec.placements)
     rec.ref_charge += RefAmount(rec, cluster_.node(p.alloc.node).gpu_type, p.alloc.total_milli());
@@ -136,6 +171,7 @@ void Scheduler::RunStarted(int32_t index, TimeUs now) {
   for (const auto& p : rec.placements) r.milli_gpu += int64_t{std::popcount(p.alloc.gpu_mask)} * p.alloc.milli_per_gpu;
   r.charge = rec.charge;
   r.preemptions = rec.preemptions;
+  r.run_class = rec.run_class;
   r.priority = rec.spec.priority;
   r.checkpoint_interval = rec.spec.checkpoint_interval;
   r.attained_gpu_seconds = rec.attained_gpu_seconds;
@@ -601,6 +637,19 @@ framework::Verdict Scheduler::TryPreempt(int32_t index, Verdict verdict, TimeUs 
     placed.reason += " (after preempting " + std::to_string(plan->victims.size()) + " jobs for it: " + plan->reason + ")";
     return placed;
   }
+  if (!framework_->post_filter().empty()) {
+    framework::PreemptContext ctx{rec.spec, rec.queue, verdict, view, rec.preempted_by, Queued(index)};
+    for (auto* pf : framework_->post_filter()) {
+      std::string why = pf->WhyNoPlan(ctx);
+      if (!why.empty()) {
+        // A verdict kept from an earlier pass carries the note already: replace it.
+        if (const size_t at = verdict.reason.find("; reclaim for queue '"); at != std::string::npos)
+          verdict.reason.erase(at);
+        verdict.reason += "; " + why;
+        break;
+      }
+    }
+  }
   return verdict;
 }
 
@@ -631,6 +680,7 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
   const bool stop_when_full = fast && !preempting;
   bucket_count_valid_ = false;
   ++pass_;
+  if (resume < 0) budget_blocked_.clear();
   const bool hol = framework_->profile().head_of_line_blocking;
   const auto& admits = framework_->admit();
   if (!admits.empty()) {
@@ -679,11 +729,24 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
     JobRecord& rec = jobs_[index];
     visited_.push_back(rec.spec.id);
     Verdict v;
-    if (demand_[index].too_big) {
+    // A spent budget: the job waits, or starts only on idle capacity (no preemption).
+    const int32_t spent = ledger_.SpentBudget(rec.queue, now);
+    const bool idle_only = spent >= 0 && ledger_.budgets().spec(spent)->when_spent == tenancy::WhenSpent::kIdle;
+    if (spent >= 0 && std::find(budget_blocked_.begin(), budget_blocked_.end(), spent) == budget_blocked_.end())
+      budget_blocked_.push_back(spent);
+    rec.start_over_budget = idle_only;
+    if (spent >= 0 && !idle_only) {
+      v = Verdict::Unschedulable("budget", ledger_.BudgetWhy(spent, now));
+      rec.waited_for_budget = true;
+    } else if (demand_[index].too_big) {
       v = Verdict::Unresolvable("capacity", "needs " + std::to_string(demand_[index].whole_gpus) +
                                                 " GPUs; the cluster has " + std::to_string(cluster_.total_gpus()));
     } else if (fast && CapacityShort(index)) {
-      if (!preempting) {
+      if (!preempting || idle_only) {
+        if (idle_only)
+          rec.last_verdict = Verdict::Unschedulable(
+              "budget", ledger_.BudgetWhy(spent, now) + ", and " + std::to_string(demand_[index].whole_gpus) +
+                            " GPUs are not free (" + std::to_string(state_.free_full_gpus_total()) + " free)");
         blocked(rec);
         if (hol) break;
         continue;
@@ -692,7 +755,9 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
     } else {
       v = TryPlace(rec);
       demand_[index].full_verdict = true;
-      if (!v.ok() && preempting && v.code == framework::VerdictCode::kUnschedulable) v = TryPreempt(index, v, now);
+      if (!v.ok() && preempting && !idle_only && v.code == framework::VerdictCode::kUnschedulable)
+        v = TryPreempt(index, v, now);
+      if (!v.ok() && idle_only) v.reason = ledger_.BudgetWhy(spent, now) + "; " + v.reason;
     }
     if (v.ok()) {
       bucket_count_valid_ = false;
@@ -794,6 +859,7 @@ Status Scheduler::Evict(int32_t index, JobId preemptor, bool defer_requeue, cons
     rec.lost_gpu_seconds += run.LostGpuSeconds(now);
   }
   ++rec.preemptions;
+  if (run.run_class != framework::RunClass::kGuaranteed) ++rec.best_effort_evictions;
   rec.preempted_by = preemptor;
   for (auto* a : framework_->admit()) a->OnFinish(rec.spec);
   RunEnded(index, now, /*completed=*/false);

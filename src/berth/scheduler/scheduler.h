@@ -131,6 +131,16 @@ struct JobRecord {
   int64_t alloc_version = 0;
   int32_t requested_tasks = 0;  // the size it grows back to after a shrink for another job
   int32_t shrinks = 0;          // shrinks instead of an eviction
+  // The capacity class of the current run (set when it starts), and whether
+  // the next start is on idle capacity because its queue's budget is spent.
+  framework::RunClass run_class = framework::RunClass::kGuaranteed;
+  bool start_over_budget = false;
+  // Starts by class, evictions of best-effort runs, and whether the job ever
+  // waited because its queue's budget was spent (reports).
+  int32_t best_effort_starts = 0;
+  int32_t over_budget_starts = 0;
+  int32_t best_effort_evictions = 0;
+  bool waited_for_budget = false;
 };
 
 class Scheduler {
@@ -225,8 +235,16 @@ class Scheduler {
     int64_t class_cache = 0;
   };
   const PlacementCounts& placement_counts() const { return placement_counts_; }
+  // The earliest time after `now` when the budget of a queue that stopped a
+  // job in the last pass renews (a new period, or a rolling window's oldest
+  // bucket leaving it), or -1: drivers schedule a pass then.
+  TimeUs NextBudgetRenewal(TimeUs now) const;
 
  private:
+  // Whether the run of `rec` just charged is beyond its queue's guarantee:
+  // in some dimension it holds, no queue on its path with a quota there is
+  // within its guarantee (a path without quotas there is unconstrained).
+  bool BeyondGuarantee(const JobRecord& rec) const;
   struct PlaceOutcome {
     bool ok = false;
     state::Allocation alloc;
@@ -259,6 +277,7 @@ class Scheduler {
   void RunEnded(int32_t index, TimeUs now, bool completed);
   // Returns the amount charged (in the ledger's unit, unsigned).
   int64_t ChargeLedger(const JobRecord& rec, int64_t sign, TimeUs now);
+  std::vector<int32_t> budget_blocked_;  // queues whose spent budget stopped a job in the last pass
   // milli-GPU of `rec` on `type` in reference GPUs (milli itself without a speed model).
   int64_t RefAmount(const JobRecord& rec, GpuTypeId type, int64_t milli) const {
     return options_.speeds && type.valid() ? tenancy::ScaleMilli(milli, options_.speeds->PerMillion(rec.spec, type))

@@ -57,6 +57,7 @@ struct JobView {
   framework::Verdict verdict;
   int32_t attempts = 0, preemptions = 0;
   TimeUs startup_delay = 0;
+  framework::RunClass run_class = framework::RunClass::kGuaranteed;  // of the current run
   nlohmann::json extender;  // the extender's pod group, or null
 };
 
@@ -84,6 +85,14 @@ struct QueueViews {
   std::vector<nlohmann::json> items;
   std::string unit = "gpus";  // the tree's unit: "gpus" or "normalized"
   std::string reference;      // with "normalized": the reference type ("H100")
+  // Queues with a budget, for /metrics: name, currency word, amount and
+  // spent this period (units), and whether it is spent.
+  struct Budget {
+    std::string queue, unit;
+    double amount = 0, spent = 0;
+    bool exhausted = false;
+  };
+  std::vector<Budget> budgets;
 };
 
 struct ReadSnapshot {

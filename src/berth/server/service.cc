@@ -194,6 +194,7 @@ void Service::Loop() {
     PublishAndAnswer();
     hurry = false;
     if (ready_ && sched_) ServicesTick();
+    if (budget_renew_at_ >= 0 && clock_.Now() >= budget_renew_at_) dirty_ = true;
     if (dirty_ && ready_ && sched_) {
       SchedulePass();
       hurry = sched_->last_pass_split();
@@ -515,6 +516,7 @@ void Service::SchedulePass() {
     ++metrics_.pass_splits;
   }
   ++metrics_.scheduling_passes;
+  budget_renew_at_ = sched_->NextBudgetRenewal(clock_.Now());
   metrics_.pass_latency.Observe(dt);
   if (!started.empty()) {
     metrics_.decision_latency.Observe(dt);

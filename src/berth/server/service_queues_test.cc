@@ -146,3 +146,63 @@ TEST(ServiceQueuesTest, NormalizedUnits) {
 
 }  // namespace
 }  // namespace berth::server
+
+namespace berth::server {
+namespace {
+
+// Budgets: a run's class in the job document, the budget's figures in GET
+// /v1/queues and /metrics, and new work waiting with a why naming the budget.
+TEST(ServiceQueuesTest, BudgetsAndClasses) {
+  const char* yaml = R"(
+queues:
+  - name: a
+    tenants: [alice]
+    quotas: {"*": {guarantee: 8}}
+    budget: {gpu_hours: 0.001, period: day}
+)";
+  auto cluster = cluster::ParseClusterSpec("4x8:H100");
+  auto file = tenancy::ParseQueueYaml(yaml, "q.yaml");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto tree = tenancy::BuildQueueTree(*file, "q.yaml", *cluster);
+  ASSERT_TRUE(tree.ok()) << tree.status().ToString();
+  ServiceOptions options;
+  options.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree).value());
+  ServiceHarness h("4x8:H100", options);
+  ASSERT_TRUE(h.Start().ok());
+  const int64_t j1 = h.Submit(R"({"name":"j1","tenant":"alice","groups":[{"count":1,"gpus":8}]})");
+  const int64_t j2 = h.Submit(R"({"name":"j2","tenant":"alice","groups":[{"count":1,"gpus":8}]})");
+  ASSERT_TRUE(WaitFor([&] { return h.State(j1) == "running" && h.State(j2) == "running"; }));
+  EXPECT_EQ(h.service().GetJob(j1).body["class"], "guaranteed");
+  const nlohmann::json d2 = h.service().GetJob(j2).body;
+  EXPECT_EQ(d2["class"], "best-effort") << d2.dump();
+  EXPECT_EQ(d2["class_reason"], "beyond guarantee");
+  // 16 GPUs spend 0.001 GPU-hours in 0.225 s.
+  ASSERT_TRUE(WaitFor([&] {
+    const nlohmann::json* q = QueueNamed(h.service().Queues().body, "a");
+    return q && (*q)["budget"]["exhausted"] == true;
+  }));
+  const nlohmann::json* q = nullptr;
+  nlohmann::json body = h.service().Queues().body;
+  q = QueueNamed(body, "a");
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ((*q)["budget"]["unit"], "GPU-hours");
+  EXPECT_EQ((*q)["budget"]["period"], "day");
+  EXPECT_EQ((*q)["budget"]["when_spent"], "wait");
+  EXPECT_DOUBLE_EQ((*q)["budget"]["amount"].get<double>(), 0.001);
+  EXPECT_DOUBLE_EQ((*q)["budget"]["rate_per_hour"].get<double>(), 16.0);
+  EXPECT_EQ((*q)["running_best_effort"], 1);
+  const int64_t j3 = h.Submit(R"({"name":"j3","tenant":"alice","groups":[{"count":1,"gpus":1}]})");
+  ASSERT_TRUE(WaitFor([&] { return !h.service().WhyJob(j3).body["verdict"].is_null(); }));
+  const nlohmann::json why = h.service().WhyJob(j3).body;
+  EXPECT_EQ(why["verdict"]["plugin"], "budget") << why.dump();
+  EXPECT_NE(why["why"].get<std::string>().find("queue 'a': budget of 0.001 GPU-hours per day spent"),
+            std::string::npos)
+      << why.dump();
+  const std::string m = h.service().MetricsText();
+  EXPECT_NE(m.find("berth_queue_budget{queue=\"a\",unit=\"GPU-hours\"} 0.001"), std::string::npos) << m;
+  EXPECT_NE(m.find("berth_queue_budget_exhausted{queue=\"a\"} 1"), std::string::npos);
+  EXPECT_NE(m.find("berth_queue_running_best_effort_jobs{queue=\"a\"} 1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace berth::server

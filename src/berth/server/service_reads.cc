@@ -60,6 +60,11 @@ json JobJson(const cluster::Cluster& cluster, const JobView& e, bool detail) {
     if (seen.insert(p.alloc.node.value()).second) nodes.push_back(cluster.node(p.alloc.node).name);
   j["nodes"] = std::move(nodes);
   j["why"] = e.why;
+  // The capacity class of the current run: guaranteed, or best-effort (beyond its queue's guarantee, or over budget).
+  if (e.state == JobState::kRunning && e.has_record) {
+    j["class"] = framework::RunClassName(e.run_class);
+    if (e.run_class != framework::RunClass::kGuaranteed) j["class_reason"] = framework::RunClassReason(e.run_class);
+  }
   if (!detail) return j;
   j["idempotency_key"] = e.key;
   j["spec"] = JobToJson(spec);
@@ -269,6 +274,14 @@ ApiResult Service::Queues() {
     item["pending_gpus"] = item.value("pending_gpus", int64_t{0}) + c.pending_gpus;
     item["running_gpus"] = item.value("running_gpus", int64_t{0}) + c.running_gpus;
   }
+  // Running jobs by capacity class (best effort: beyond guarantee or over budget).
+  std::vector<int64_t> best_effort(size, 0);
+  ForEachJob(*snap, -1, [&](const JobView& v) {
+    if (!v.queued || v.state != JobState::kRunning || v.run_class == framework::RunClass::kGuaranteed) return true;
+    for (int32_t q = v.queue_index; q >= 0 && q < size; q = qv.parents[q]) ++best_effort[q];
+    return true;
+  });
+  for (int32_t q = 0; q < size; ++q) items[qv.names[q]]["running_best_effort"] = best_effort[q];
   json list = json::array();
   for (auto& [name, item] : items) list.push_back(std::move(item));
   json body = {{"queues", std::move(list)}, {"unit", qv.unit}};
@@ -362,13 +375,36 @@ std::string Service::MetricsText() {
   if (snap->nodes) {
     ReadGate::Slot slot(*read_gate_);
     std::string g;
-    std::map<std::string, int64_t> pending_by_queue, running_by_queue;
+    std::map<std::string, int64_t> pending_by_queue, running_by_queue, best_effort_by_queue;
     ForEachJob(*snap, -1, [&](const JobView& v) {
       if (v.queued) ++(v.state == JobState::kRunning ? running_by_queue : pending_by_queue)[v.queue];
+      if (v.queued && v.state == JobState::kRunning && v.run_class != framework::RunClass::kGuaranteed)
+        ++best_effort_by_queue[v.queue];
       return true;
     });
     const QueueViews no_queues;
     RenderQueueMetrics(snap->queues ? *snap->queues : no_queues, pending_by_queue, running_by_queue, g);
+    g += "# HELP berth_queue_running_best_effort_jobs Jobs running as best effort (beyond guarantee or over budget), "
+         "per queue.\n# TYPE berth_queue_running_best_effort_jobs gauge\n";
+    for (const auto& [q, n] : best_effort_by_queue)
+      g += "berth_queue_running_best_effort_jobs{queue=\"" + PromLabel(q) + "\"} " + std::to_string(n) + "\n";
+    if (snap->queues && !snap->queues->budgets.empty()) {
+      const auto& bs = snap->queues->budgets;
+      g += "# HELP berth_queue_budget Budget per period, per queue (unit: GPU-hours, reference-GPU-hours or money).\n"
+           "# TYPE berth_queue_budget gauge\n";
+      for (const auto& b : bs)
+        g += "berth_queue_budget{queue=\"" + PromLabel(b.queue) + "\",unit=\"" + PromLabel(b.unit) + "\"} " +
+             std::to_string(b.amount) + "\n";
+      g += "# HELP berth_queue_budget_spent Spent in the current budget period, per queue.\n"
+           "# TYPE berth_queue_budget_spent gauge\n";
+      for (const auto& b : bs)
+        g += "berth_queue_budget_spent{queue=\"" + PromLabel(b.queue) + "\",unit=\"" + PromLabel(b.unit) + "\"} " +
+             std::to_string(b.spent) + "\n";
+      g += "# HELP berth_queue_budget_exhausted 1 when the queue's budget is spent.\n"
+           "# TYPE berth_queue_budget_exhausted gauge\n";
+      for (const auto& b : bs)
+        g += "berth_queue_budget_exhausted{queue=\"" + PromLabel(b.queue) + "\"} " + (b.exhausted ? "1" : "0") + "\n";
+    }
     const cluster::Cluster& cl = *snap->cluster;
     std::vector<int64_t> milli(cl.gpu_types().size(), 0), total(cl.gpu_types().size(), 0);
     int64_t nodes_up = 0, quarantined = 0;

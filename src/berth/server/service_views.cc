@@ -100,6 +100,7 @@ std::shared_ptr<const JobView> Service::BuildJobView(JobEntry& e) const {
     v->attempts = rec->attempts;
     v->preemptions = rec->preemptions;
     v->startup_delay = rec->startup_delay;
+    v->run_class = rec->run_class;
   }
   if (e.extender) v->extender = ExtenderJson(e.id);
   return v;
@@ -233,6 +234,23 @@ void Service::PublishViews() {
                           {"unit", q->unit},
                           {"dominant_share", ledger.DominantShare(i)},
                           {"dimensions", dims}});
+      if (const tenancy::BudgetSpec* b = ledger.budgets().spec(i)) {
+        const double amount = static_cast<double>(b->amount) / 1e6;
+        const double spent = static_cast<double>(ledger.budgets().Spent(i, now)) / 1e6;
+        const bool exhausted = ledger.budgets().IsSpent(i, now);
+        q->items.back()["budget"] = {
+            {"amount", amount},
+            {"unit", ledger.BudgetWord(i)},
+            {"period", tenancy::PeriodName(*b)},
+            {"when_spent", tenancy::WhenSpentName(b->when_spent)},
+            {"spent", spent},
+            {"remaining", std::max(0.0, amount - spent)},
+            {"rate_per_hour", static_cast<double>(ledger.budgets().Rate(i)) / 1e6},
+            {"period_start", tenancy::FormatUtc(std::max<TimeUs>(0, ledger.budgets().CurrentPeriodStart(i, now)))},
+            {"renews_at", tenancy::FormatUtc(ledger.budgets().NextRenewal(i, now))},
+            {"exhausted", exhausted}};
+        q->budgets.push_back({n.name, ledger.BudgetWord(i), amount, spent, exhausted});
+      }
     }
     queue_views_ = std::move(q);
     queue_views_at_ = now;

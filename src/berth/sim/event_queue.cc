@@ -24,6 +24,7 @@ const char* EventKindName(EventKind kind) {
     case EventKind::kNodeUp: return "node-up";
     case EventKind::kScheduleRound: return "schedule-round";
     case EventKind::kEnd: return "end";
+    case EventKind::kBudgetRenewal: return "budget-renewal";
   }
   return "unknown";
 }

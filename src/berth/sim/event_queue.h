@@ -25,6 +25,7 @@ enum class EventKind : uint8_t {
   kNodeUp,      // subject: node id (reserved)
   kScheduleRound,  // a periodic scheduling round (reserved: batch schedulers)
   kEnd,         // the replay stops here (ReplayOptions::until)
+  kBudgetRenewal,  // a queue's spent budget renews: a scheduling pass
 };
 const char* EventKindName(EventKind kind);
 

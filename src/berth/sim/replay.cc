@@ -427,7 +427,13 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
   // rounds (nothing running) so that a job no round ever starts cannot stall it.
   int32_t idle_rounds = 0;
   auto rounds_pending = [&] { return round_interval > 0 && pending_now() > 0 && idle_rounds < 1000; };
-  while (real_events > 0 || (!q.empty() && q.Top().time <= alive_until && pending_now() > 0) || rounds_pending()) {
+  // A pass when a spent budget renews keeps the run going while jobs wait for
+  // it, up to a bound of renewals in a row that start nothing.
+  TimeUs budget_wake = -1;
+  int32_t idle_renewals = 0;
+  auto budget_pending = [&] { return budget_wake >= 0 && pending_now() > 0 && idle_renewals < 10000; };
+  while (real_events > 0 || (!q.empty() && q.Top().time <= alive_until && pending_now() > 0) || rounds_pending() ||
+         budget_pending()) {
     const TimeUs t = q.Top().time;
     alloc_integral += static_cast<double>(alloc_milli) * static_cast<double>(t - now);
     now = t;
@@ -505,6 +511,11 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
         case EventKind::kScheduleRound:
           round_due = true;
           break;
+        case EventKind::kBudgetRenewal:
+          if (e.time == budget_wake) budget_wake = -1;
+          for (Partition& p : parts) p.touched = true;
+          ++idle_renewals;
+          break;
         case EventKind::kNodeUp:
           return Internal(std::string("replay: unexpected ") + EventKindName(e.kind) + " event");
       }
@@ -525,6 +536,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
       pass_ms_sum += pass_ms;
       r.pass_max_ms = std::max(r.pass_max_ms, pass_ms);
       for (JobId id : started) {
+        idle_renewals = 0;
         const int32_t i = index_of.find(id)->second;
         if (has_workflows)  // a service stage is deployed: the stages after it arrive
           for (int32_t k : wf.JobStarted(i, t)) {
@@ -545,6 +557,13 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
         }
         q.Push(t + rec->startup_delay + d, EventKind::kCompletion, i, ++generation[i]);
         ++real_events;
+      }
+    }
+    for (const Partition& p : parts) {
+      const TimeUs w = p.sched->NextBudgetRenewal(t);
+      if (w > t && (budget_wake < 0 || w < budget_wake)) {
+        budget_wake = w;
+        q.Push(w, EventKind::kBudgetRenewal, 0);
       }
     }
     if (tracker.active()) tracker.Sync(t, find_record, push_tracked);
@@ -630,6 +649,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
     std::vector<const scheduler::Scheduler*> scheds;
     for (const Partition& p : parts) scheds.push_back(p.sched.get());
     FillTenantFigures({cluster, trace, ids, route, scheds, start, end, opts.speeds.get()}, r);
+    FillBudgetFigures({cluster, trace, ids, route, scheds, start, end, opts.speeds.get()}, r);
   }
   r.makespan_s = UsToSeconds(end - start);
   r.allocated_milli_gpu = alloc_milli;

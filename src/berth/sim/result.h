@@ -64,6 +64,24 @@ struct TenantResult {
   double gpu_hours_lost = 0;
 };
 
+// One queue with a budget (docs/queues.md "Budgets"): its budget and what it
+// spent (in `unit`: GPU-hours, reference-GPU-hours or money), and the jobs of
+// its subtree: starts by capacity class, evictions by class, and how many
+// jobs waited because the budget was spent.
+struct BudgetResult {
+  std::string queue;
+  std::string unit;
+  std::string period;
+  std::string when_spent;
+  double amount = 0;        // per period
+  double spent_total = 0;   // over the run
+  double spent_period = 0;  // in the period (window) holding the run's end
+  bool exhausted_at_end = false;
+  int64_t starts = 0, best_effort_starts = 0, over_budget_starts = 0;
+  int64_t evictions = 0, best_effort_evictions = 0;
+  int64_t jobs_waited_for_budget = 0;
+};
+
 // Replay with workflows (docs/workflows.md): how many there were, how they
 // ended, and completion time (last stage's end - submit) over those that ended.
 struct WorkflowFigures {
@@ -118,6 +136,7 @@ struct PolicyResult {
 
   // Replay: per tenant, by tenant name.
   std::vector<TenantResult> tenants;
+  std::vector<BudgetResult> budgets;  // queues with a budget (replay), by name
 
   // The plugins' own figures (Plugin::Counters, e.g. "backfill.reservations"),
   // by name; replay sums them over partitions (a name with "_max": the largest).

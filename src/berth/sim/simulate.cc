@@ -183,6 +183,7 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   if (!o.queues.empty()) {
     BERTH_ASSIGN_OR_RETURN(tenancy::QueueFile file, tenancy::ReadQueueFile(o.queues));
     BERTH_ASSIGN_OR_RETURN(tenancy::QueueTree tree, tenancy::BuildQueueTree(file, o.queues, cluster));
+    BERTH_RETURN_IF_ERROR(hetero::AddCatalogPrices(tree, o.catalog));
     if (o.half_life < 0 && file.has_half_life) ro_replay.usage_half_life = file.half_life;
     // Normalized units: the throughput model (--catalog, --throughputs) converts GPUs to reference GPUs.
     BERTH_ASSIGN_OR_RETURN(ro_replay.speeds, hetero::SpeedsForTree(tree, o.catalog, o.throughputs, cluster));

@@ -122,4 +122,48 @@ void FillTenantFigures(const ReplayRecords& in, PolicyResult& r) {
   }
 }
 
+void FillBudgetFigures(const ReplayRecords& in, PolicyResult& r) {
+  std::map<std::string, BudgetResult> by_queue;
+  for (const scheduler::Scheduler* sched : in.schedulers) {
+    const tenancy::Ledger& ledger = sched->ledger();
+    if (!ledger.has_budgets()) continue;
+    for (int32_t q = 0; q < ledger.tree().size(); ++q) {
+      const tenancy::BudgetSpec* b = ledger.budgets().spec(q);
+      if (!b) continue;
+      BudgetResult& br = by_queue[ledger.tree().node(q).name];
+      br.queue = ledger.tree().node(q).name;
+      br.unit = ledger.BudgetWord(q);
+      br.period = tenancy::PeriodName(*b);
+      br.when_spent = tenancy::WhenSpentName(b->when_spent);
+      br.amount = static_cast<double>(b->amount) / 1e6;
+      br.spent_total += static_cast<double>(ledger.budgets().TotalSpent(q, in.end)) / 1e6;
+      br.spent_period += static_cast<double>(ledger.budgets().Spent(q, in.end)) / 1e6;
+      br.exhausted_at_end = br.exhausted_at_end || ledger.budgets().IsSpent(q, in.end);
+    }
+  }
+  if (by_queue.empty()) {
+    r.budgets.clear();
+    return;
+  }
+  for (size_t i = 0; i < in.trace.jobs.size(); ++i) {
+    if (in.route[i] < 0) continue;
+    const scheduler::Scheduler& sched = *in.schedulers[in.route[i]];
+    const scheduler::JobRecord* rec = sched.Find(in.ids[i]);
+    if (rec == nullptr || rec->queue < 0) continue;
+    const tenancy::QueueTree& tree = sched.ledger().tree();
+    for (int32_t q = rec->queue; q >= 0; q = tree.node(q).parent) {
+      if (!sched.ledger().budgets().spec(q)) continue;
+      BudgetResult& br = by_queue[tree.node(q).name];
+      br.starts += rec->first_start_time >= 0 ? 1 + rec->preemptions + rec->restarts : 0;
+      br.best_effort_starts += rec->best_effort_starts;
+      br.over_budget_starts += rec->over_budget_starts;
+      br.evictions += rec->preemptions;
+      br.best_effort_evictions += rec->best_effort_evictions;
+      br.jobs_waited_for_budget += rec->waited_for_budget ? 1 : 0;
+    }
+  }
+  r.budgets.clear();
+  for (auto& [name, br] : by_queue) r.budgets.push_back(std::move(br));
+}
+
 }  // namespace berth::sim

@@ -27,5 +27,7 @@ struct ReplayRecords {
 
 // Fills result.tenants (by tenant name).
 void FillTenantFigures(const ReplayRecords& in, PolicyResult& result);
+// Fills result.budgets (queues with a budget, by name; summed over partitions).
+void FillBudgetFigures(const ReplayRecords& in, PolicyResult& result);
 
 }  // namespace berth::sim

@@ -21,6 +21,16 @@ Ledger::Ledger(QueueTree tree, const cluster::Cluster& cluster, TimeUs half_life
     capacity_[n.gpu_type.value()] += milli;
     capacity_[tree_.all_types_dim()] += milli;
   }
+  price_.assign(cluster.gpu_types().size(), 0);
+  for (size_t t = 0; t < price_.size(); ++t)
+    price_[t] = std::max<int64_t>(0, tree_.PriceOf(GpuTypeId(static_cast<int16_t>(t)), cluster));
+  std::vector<int32_t> parents;
+  std::vector<std::optional<BudgetSpec>> budgets;
+  for (int32_t q = 0; q < tree_.size(); ++q) {
+    parents.push_back(tree_.node(q).parent);
+    budgets.push_back(tree_.node(q).budget);
+  }
+  budgets_ = Budgets(std::move(parents), std::move(budgets));
   Grow();
   Recompute(own_, held_, top_taken_);  // guarantees kept back from lending are held from the start
 }
@@ -33,6 +43,7 @@ void Ledger::Grow() {
   held_.resize(want, 0);
   top_taken_.resize(num_dims(), 0);
   decayed_.resize(tree_.size(), 0.0);
+  while (budgets_.size() < tree_.size()) budgets_.AddQueue(tree_.node(budgets_.size()).parent);
 }
 
 int64_t Ledger::Taken(int32_t queue, int32_t dim, int64_t held) const {
@@ -118,13 +129,16 @@ void Ledger::Add(int32_t queue, int32_t dim, int64_t delta) {
   }
 }
 
-void Ledger::Charge(int32_t queue, GpuTypeId type, int64_t milli, TimeUs now) {
+void Ledger::Charge(int32_t queue, GpuTypeId type, int64_t milli, TimeUs now, int64_t gpu_milli) {
   Advance(now);
+  if (budgets_.any()) budgets_.Charge(queue, milli, (gpu_milli < 0 ? milli : gpu_milli) * price(type), now);
   if (type.valid() && type.value() < tree_.num_types()) Add(queue, type.value(), milli);
   Add(queue, all_types_dim(), milli);
 }
 
-void Ledger::Uncharge(int32_t queue, GpuTypeId type, int64_t milli, TimeUs now) { Charge(queue, type, -milli, now); }
+void Ledger::Uncharge(int32_t queue, GpuTypeId type, int64_t milli, TimeUs now, int64_t gpu_milli) {
+  Charge(queue, type, -milli, now, gpu_milli < 0 ? -1 : -gpu_milli);
+}
 
 void Ledger::Advance(TimeUs now) {
   if (!advanced_) {
@@ -170,6 +184,26 @@ std::string Gpus(int64_t milli) {
   return s;
 }
 }  // namespace
+
+std::string Ledger::BudgetWord(int32_t q) const {
+  const BudgetSpec* b = budgets_.spec(q);
+  if (b && b->money) return "money";
+  return normalized() ? (tree_.reference().empty() ? std::string("reference") : tree_.reference()) + "-equivalent-hours"
+                      : std::string("GPU-hours");
+}
+
+std::string Ledger::BudgetWhy(int32_t q, TimeUs now) const {
+  const BudgetSpec* b = budgets_.spec(q);
+  if (!b) return "";
+  auto micro = [](int64_t v) { return Gpus((v + (v >= 0 ? 500 : -500)) / 1000); };  // to three decimals
+  std::string s = "queue '" + tree_.node(q).name + "': budget of " + micro(b->amount) + " " + BudgetWord(q) + " per " +
+                  PeriodName(*b) + " spent (" + micro(budgets_.Spent(q, now)) + " used since " +
+                  FormatUtc(std::max<TimeUs>(0, budgets_.CurrentPeriodStart(q, now))) + "; ";
+  s += b->period == BudgetPeriod::kRolling ? "the window moves on at " : "renews at ";
+  s += FormatUtc(budgets_.NextRenewal(q, now)) + ")";
+  if (b->when_spent == WhenSpent::kIdle) s += "; new work runs only on idle capacity";
+  return s;
+}
 
 Status Ledger::CheckDim(int32_t queue, int32_t dim, int64_t x) const {
   if (x <= 0) return Status::Ok();

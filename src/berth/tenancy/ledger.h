@@ -60,6 +60,7 @@
 #include "berth/cluster/cluster.h"
 #include "berth/common/quantity.h"
 #include "berth/common/status.h"
+#include "berth/tenancy/budget.h"
 #include "berth/tenancy/queue_tree.h"
 #include "berth/tenancy/units.h"
 
@@ -99,11 +100,29 @@ class Ledger {
   // The same with the tentative additions per dimension: `pending_type` in
   // `type`'s dimension, `pending_all` in all types (a gang spread over types).
   Status CheckFits(int32_t queue, GpuTypeId type, int64_t milli, int64_t pending_type, int64_t pending_all) const;
-  void Charge(int32_t queue, GpuTypeId type, int64_t milli, TimeUs now);
-  void Uncharge(int32_t queue, GpuTypeId type, int64_t milli, TimeUs now);
+  // `milli` is in the ledger's unit; `gpu_milli` is the milli-GPU it stands
+  // for (budgets in money price GPUs; -1: the same as `milli`).
+  void Charge(int32_t queue, GpuTypeId type, int64_t milli, TimeUs now, int64_t gpu_milli = -1);
+  void Uncharge(int32_t queue, GpuTypeId type, int64_t milli, TimeUs now, int64_t gpu_milli = -1);
   // The same, converting `milli` milli-GPU of `job` on `type` with Amount.
   void ChargeJob(int32_t queue, const job::JobSpec& job, GpuTypeId type, int64_t milli, TimeUs now) {
-    Charge(queue, type, Amount(job, type, milli), now);
+    Charge(queue, type, Amount(job, type, milli), now, milli);
+  }
+
+  // Budgets (budget.h): spend per period of the queues that have one, kept
+  // up to date by Charge (O(depth)).
+  const Budgets& budgets() const { return budgets_; }
+  bool has_budgets() const { return budgets_.any(); }
+  // The first queue from `leaf` up whose budget is spent at `now`, or -1.
+  int32_t SpentBudget(int32_t leaf, TimeUs now) const { return budgets_.SpentOnPath(leaf, now); }
+  // "GPU-hours", "H100-equivalent-hours" or "money" (q's budget's currency).
+  std::string BudgetWord(int32_t q) const;
+  // Why q's budget stops new work: "queue 'a': budget of 100 GPU-hours per
+  // day spent (100.5 used since ...; renews at ...)".
+  std::string BudgetWhy(int32_t q, TimeUs now) const;
+  // A cluster GPU type's price (milli-money per GPU-hour; 0 unknown).
+  int64_t price(GpuTypeId type) const {
+    return type.valid() && type.value() < static_cast<int32_t>(price_.size()) ? price_[type.value()] : 0;
   }
   // Brings the decayed usage up to `now`.
   void Advance(TimeUs now);
@@ -153,6 +172,8 @@ class Ledger {
   std::vector<int64_t> held_;      // queue x dim: own + sum of the children's taken()
   std::vector<int64_t> top_taken_; // per dim: sum of taken() over queues without a parent
   std::vector<double> decayed_;    // per queue
+  std::vector<int64_t> price_;     // per GPU type: milli-money per GPU-hour (0: unknown)
+  Budgets budgets_;
   TimeUs half_life_ = 0;           // 0: no decay (plain integral)
   TimeUs last_advance_ = 0;
   bool advanced_ = false;

@@ -76,6 +76,7 @@ StatusOr<QueueTree> QueueTree::Create(const std::vector<QueueSpec>& specs, const
     QueueNode n;
     n.name = s.name;
     n.weight = s.weight;
+    n.budget = s.budget;
     n.quota.assign(dims, Quota{});
     n.has_quota.assign(dims, false);
     for (const auto& [type, q] : s.quotas) {
@@ -201,6 +202,17 @@ std::vector<int32_t> QueueTree::Leaves() const {
   for (int32_t i = 0; i < size(); ++i)
     if (nodes_[i].is_leaf()) out.push_back(i);
   return out;
+}
+
+int64_t QueueTree::PriceOf(GpuTypeId type, const cluster::Cluster& cluster) const {
+  if (!type.valid() || type.value() >= static_cast<int32_t>(cluster.gpu_types().size())) return -1;
+  auto it = prices_.find(cluster.gpu_type(type).name);
+  if (it != prices_.end()) return it->second;
+  for (const auto& [name, p] : prices_) {
+    std::optional<GpuTypeId> t = cluster.FindGpuType(name);
+    if (t && *t == type) return p;
+  }
+  return -1;
 }
 
 }  // namespace berth::tenancy

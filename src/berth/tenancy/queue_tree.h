@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -31,6 +32,7 @@
 #include "berth/cluster/cluster.h"
 #include "berth/common/status.h"
 #include "berth/job/job.h"
+#include "berth/tenancy/budget.h"
 #include "berth/tenancy/units.h"
 
 namespace berth::tenancy {
@@ -52,6 +54,7 @@ struct QueueSpec {
   // or "*" for all types together -> quota.
   std::map<std::string, Quota> quotas;
   std::vector<std::string> tenants;  // tenants charged to this (leaf) queue
+  std::optional<BudgetSpec> budget;  // spend per period (budget.h)
 };
 
 // A GPU product name as Kubernetes labels carry it ("NVIDIA-H100-80GB-HBM3")
@@ -68,6 +71,7 @@ struct QueueNode {
   // Per dimension (GPU type id, then kAllTypes at index num_types): set or not.
   std::vector<Quota> quota;
   std::vector<bool> has_quota;
+  std::optional<BudgetSpec> budget;
   bool is_leaf() const { return children.empty(); }
 };
 
@@ -115,6 +119,22 @@ class QueueTree {
   // a reference too: its quotas stay in GPUs; reports add reference-GPU figures.
   Unit unit() const { return unit_; }
   const std::string& reference() const { return reference_; }
+  // Prices in milli-money per GPU-hour by GPU type name (as written: the
+  // ledger resolves them against the cluster's types and aliases), for
+  // budgets in money: the queue file's `prices`, then the catalog's.
+  const std::map<std::string, int64_t>& prices() const { return prices_; }
+  // Adds prices for names not priced yet.
+  void AddPrices(const std::map<std::string, int64_t>& prices) {
+    for (const auto& [name, p] : prices) prices_.emplace(name, p);
+  }
+  // The price of a cluster GPU type (its name, then any priced name that
+  // resolves to it), or -1.
+  int64_t PriceOf(GpuTypeId type, const cluster::Cluster& cluster) const;
+  bool has_money_budget() const {
+    for (const auto& n : nodes_)
+      if (n.budget && n.budget->money) return true;
+    return false;
+  }
   void set_unit(Unit unit, std::string reference) {
     unit_ = unit;
     reference_ = std::move(reference);
@@ -128,6 +148,7 @@ class QueueTree {
   Unit unit_ = Unit::kGpus;
   std::string reference_;
   std::vector<QueueNode> nodes_;
+  std::map<std::string, int64_t> prices_;
   std::unordered_map<std::string, int32_t> by_name_;    // looked up, never iterated
   std::unordered_map<std::string, int32_t> by_tenant_;  // looked up, never iterated
 };

@@ -37,6 +37,8 @@ class Parser {
   StatusOr<std::string> Scalar(const YAML::Node& v, const std::string& path) const;
   StatusOr<int64_t> Gpus(const YAML::Node& v, const std::string& path) const;
   Status Queue(const YAML::Node& e, const std::string& path, QueueFile& out);
+  StatusOr<BudgetSpec> Budget(const YAML::Node& b, const std::string& path) const;
+  StatusOr<int64_t> Milli(const YAML::Node& v, const std::string& path, const char* what) const;
 
   std::string file_;
 };
@@ -77,8 +79,58 @@ StatusOr<int64_t> Parser::Gpus(const YAML::Node& v, const std::string& path) con
   return static_cast<int64_t>(std::llround(milli));
 }
 
+// A non-negative number with at most three decimals, in thousandths.
+StatusOr<int64_t> Parser::Milli(const YAML::Node& v, const std::string& path, const char* what) const {
+  BERTH_ASSIGN_OR_RETURN(std::string text, Scalar(v, path));
+  double x = 0;
+  if (!ParseDouble(text, x).ok() || !std::isfinite(x))
+    return Error(v, path, std::string("expected ") + what + ", got '" + text + "'");
+  if (x < 0) return Error(v, path, "must not be negative");
+  if (x > 1e12) return Error(v, path, "too large");
+  const double milli = x * 1000;
+  if (std::abs(milli - std::round(milli)) > 1e-6)
+    return Error(v, path, "at most three decimals, got '" + text + "'");
+  return static_cast<int64_t>(std::llround(milli));
+}
+
+StatusOr<BudgetSpec> Parser::Budget(const YAML::Node& b, const std::string& p) const {
+  BERTH_RETURN_IF_ERROR(CheckKeys(b, p, {"gpu_hours", "money", "period", "when_spent"}));
+  BudgetSpec out;
+  const YAML::Node hours = b["gpu_hours"], money = b["money"];
+  const bool has_hours = hours && !hours.IsNull(), has_money = money && !money.IsNull();
+  if (has_hours == has_money) return Error(b, p, "give one of gpu_hours or money");
+  out.money = has_money;
+  BERTH_ASSIGN_OR_RETURN(const int64_t milli, Milli(has_money ? money : hours, p + (has_money ? ".money" : ".gpu_hours"),
+                                                    has_money ? "an amount of money" : "a number of GPU-hours"));
+  out.amount = milli * 1000;  // micro-units
+  const YAML::Node period = b["period"];
+  if (!period || period.IsNull()) return Error(b, p + ".period", "missing (day, week, month or a rolling window such as 24h)");
+  BERTH_ASSIGN_OR_RETURN(std::string text, Scalar(period, p + ".period"));
+  if (text == "day") {
+    out.period = BudgetPeriod::kDay;
+  } else if (text == "week") {
+    out.period = BudgetPeriod::kWeek;
+  } else if (text == "month") {
+    out.period = BudgetPeriod::kMonth;
+  } else {
+    StatusOr<TimeUs> w = ParseQueueDuration(text);
+    if (!w.ok()) return Error(period, p + ".period", "expected day, week, month or a rolling window such as 24h, got '" + text + "'");
+    if (*w < 3600 * kUsPerSecond || *w > 366 * 86400 * kUsPerSecond)
+      return Error(period, p + ".period", "a rolling window must be between 1h and 366d, got '" + text + "'");
+    out.period = BudgetPeriod::kRolling;
+    out.window = *w;
+  }
+  if (const YAML::Node w = b["when_spent"]; w && !w.IsNull()) {
+    BERTH_ASSIGN_OR_RETURN(std::string mode, Scalar(w, p + ".when_spent"));
+    if (mode == "wait") out.when_spent = WhenSpent::kWait;
+    else if (mode == "idle") out.when_spent = WhenSpent::kIdle;
+    else return Error(w, p + ".when_spent", "expected wait or idle, got '" + mode + "'");
+  }
+  return out;
+}
+
 Status Parser::Queue(const YAML::Node& e, const std::string& p, QueueFile& out) {
-  BERTH_RETURN_IF_ERROR(CheckKeys(e, p, {"name", "parent", "weight", "quotas", "tenants"}));
+  BERTH_RETURN_IF_ERROR(CheckKeys(e, p, {"name", "parent", "weight", "quotas", "tenants", "budget"}));
   QueueSpec spec;
   if (!e["name"] || e["name"].IsNull()) return Error(e, p + ".name", "missing");
   BERTH_ASSIGN_OR_RETURN(spec.name, Scalar(e["name"], p + ".name"));
@@ -128,6 +180,9 @@ Status Parser::Queue(const YAML::Node& e, const std::string& p, QueueFile& out) 
       spec.tenants.push_back(std::move(t));
     }
   }
+  if (const YAML::Node b = e["budget"]; b && !b.IsNull()) {
+    BERTH_ASSIGN_OR_RETURN(spec.budget, Budget(b, p + ".budget"));
+  }
   out.quota_lines.resize(out.queues.size() + 1);
   out.lines.push_back(e.Mark().line + 1);
   out.queues.push_back(std::move(spec));
@@ -136,8 +191,19 @@ Status Parser::Queue(const YAML::Node& e, const std::string& p, QueueFile& out) 
 
 StatusOr<QueueFile> Parser::Top(const YAML::Node& root) {
   if (!root.IsDefined() || root.IsNull()) return InvalidArgument(file_ + ":1: empty queue file (expected queues:)");
-  BERTH_RETURN_IF_ERROR(CheckKeys(root, "", {"half_life", "unit", "reference", "queues"}));
+  BERTH_RETURN_IF_ERROR(CheckKeys(root, "", {"half_life", "unit", "reference", "queues", "prices"}));
   QueueFile out;
+  if (const YAML::Node pr = root["prices"]; pr && !pr.IsNull()) {
+    if (!pr.IsMap()) return Error(pr, "prices", "expected a map of GPU type -> price per GPU-hour");
+    for (auto it = pr.begin(); it != pr.end(); ++it) {
+      const std::string type = it->first.Scalar();
+      if (type.empty()) return Error(it->first, "prices", "empty GPU type");
+      if (out.prices.count(type)) return Error(it->first, "prices." + type, "given twice");
+      BERTH_ASSIGN_OR_RETURN(const int64_t price, Milli(it->second, "prices." + type, "a price per GPU-hour"));
+      out.prices[type] = price;
+      out.price_lines[type] = it->first.Mark().line + 1;
+    }
+  }
   if (const YAML::Node u = root["unit"]; u && !u.IsNull()) {
     BERTH_ASSIGN_OR_RETURN(std::string text, Scalar(u, "unit"));
     StatusOr<Unit> unit = ParseUnit(text);
@@ -252,9 +318,22 @@ StatusOr<QueueTree> BuildQueueTree(const QueueFile& given, std::string_view sour
                              ": the cluster has no GPU type '" + type + "' (it has: " + known + "; or use \"*\")");
     }
   }
+  for (const auto& [type, line] : file.price_lines) {
+    if (cluster.FindGpuType(type) || !GpuTypeOfProductName(type, cluster).empty()) continue;
+    std::string known;
+    for (const auto& t : cluster.gpu_types()) known += (known.empty() ? "" : ", ") + t.name;
+    return InvalidArgument(name + ":" + std::to_string(line) + ": prices." + type + ": the cluster has no GPU type '" +
+                           type + "' (it has: " + known + ")");
+  }
   StatusOr<QueueTree> tree = QueueTree::Create(file.queues, cluster);
   if (tree.ok()) {
     tree->set_unit(file.unit, file.reference);
+    std::map<std::string, int64_t> prices;
+    for (const auto& [type, price] : file.prices) {
+      const std::string resolved = cluster.FindGpuType(type) ? type : GpuTypeOfProductName(type, cluster);
+      prices.emplace(resolved, price);
+    }
+    tree->AddPrices(prices);
     return tree;
   }
   // Create names the queue ("queue 'x': ..."): point at its line.

@@ -15,6 +15,8 @@
 //     - name: research-nlp
 //       parent: research
 //       tenants: [alice, "vc-6214e9"]
+//       budget: {gpu_hours: 500, period: week, when_spent: idle}   # or money: 1200
+//   prices: {H100: 4.00}   # money per GPU-hour (else the catalog's price_per_hour)
 //
 //   StatusOr<QueueTree> t = LoadQueueTree("queues.yaml", cluster);
 //   // "queues.yaml:7: queues[0].quotas.H200: the cluster has no GPU type 'H200'"
@@ -47,6 +49,9 @@ struct QueueFile {
   std::vector<QueueSpec> queues;
   std::vector<int> lines;  // 1-based line of each queue's entry (for errors)
   std::vector<std::map<std::string, int>> quota_lines;  // per queue: GPU type -> line
+  // `prices`: GPU type -> milli-money per GPU-hour (budgets in money).
+  std::map<std::string, int64_t> prices;
+  std::map<std::string, int> price_lines;
 };
 
 // Parses the text (`source_name` is used in errors). Checks syntax, keys,

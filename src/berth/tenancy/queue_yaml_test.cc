@@ -76,7 +76,7 @@ TEST(QueueYamlTest, TheExampleFileLoads) {
 TEST(QueueYamlTest, ErrorsNameFileLineAndField) {
   EXPECT_EQ(ErrorOf(""), "q.yaml:1: empty queue file (expected queues:)");
   EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    wieght: 2\n"),
-            "q.yaml:3: queues[0].wieght: unknown key (expected one of: name, parent, weight, quotas, tenants)");
+            "q.yaml:3: queues[0].wieght: unknown key (expected one of: name, parent, weight, quotas, tenants, budget)");
   EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    quotas:\n      '*': {guarantee: lots}\n"),
             "q.yaml:4: queues[0].quotas.*.guarantee: expected a number of GPUs, got 'lots'");
   EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    quotas:\n      '*': {guarantee: -1}\n"),
@@ -150,6 +150,72 @@ queues:
   EXPECT_EQ(dropped, (std::vector<std::string>{"H100", "B200"}));
   EXPECT_EQ(with_a100.queues[1].quotas.count("NVIDIA-A100-SXM4-80GB"), 1u);
   EXPECT_TRUE(BuildQueueTree(with_a100, "q.yaml", a100).ok());
+}
+
+}  // namespace
+}  // namespace berth::tenancy
+
+namespace berth::tenancy {
+namespace {
+
+TEST(QueueYamlBudgets, ReadsBudgetsAndPrices) {
+  const char* text = R"(prices: {H100: 4.25}
+queues:
+  - name: a
+    budget: {gpu_hours: 500, period: week}
+  - name: b
+    budget: {money: 12.5, period: 36h, when_spent: idle}
+  - name: c
+)";
+  auto f = ParseQueueYaml(text, "q.yaml");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  auto c = H100s();
+  auto t = BuildQueueTree(*f, "q.yaml", c);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const QueueNode& a = t->node(t->Find("a"));
+  ASSERT_TRUE(a.budget.has_value());
+  EXPECT_FALSE(a.budget->money);
+  EXPECT_EQ(a.budget->amount, 500'000'000);
+  EXPECT_EQ(a.budget->period, BudgetPeriod::kWeek);
+  EXPECT_EQ(a.budget->when_spent, WhenSpent::kWait);
+  const QueueNode& b = t->node(t->Find("b"));
+  ASSERT_TRUE(b.budget.has_value());
+  EXPECT_TRUE(b.budget->money);
+  EXPECT_EQ(b.budget->amount, 12'500'000);
+  EXPECT_EQ(b.budget->period, BudgetPeriod::kRolling);
+  EXPECT_EQ(b.budget->window, 36 * 3600 * kUsPerSecond);
+  EXPECT_EQ(b.budget->when_spent, WhenSpent::kIdle);
+  EXPECT_EQ(PeriodName(*b.budget), "rolling 36h");
+  EXPECT_FALSE(t->node(t->Find("c")).budget.has_value());
+  EXPECT_EQ(t->PriceOf(GpuTypeId(0), c), 4250);
+  EXPECT_TRUE(t->has_money_budget());
+}
+
+TEST(QueueYamlBudgets, ErrorsNameTheLineAndField) {
+  const struct {
+    const char* text;
+    const char* error;
+  } cases[] = {
+      {"queues:\n  - name: a\n    budget: {period: day}\n", "q.yaml:3: queues[0].budget: give one of gpu_hours or money"},
+      {"queues:\n  - name: a\n    budget: {gpu_hours: 1, money: 2, period: day}\n", "give one of gpu_hours or money"},
+      {"queues:\n  - name: a\n    budget: {gpu_hours: -1, period: day}\n", "queues[0].budget.gpu_hours: must not be negative"},
+      {"queues:\n  - name: a\n    budget: {gpu_hours: lots, period: day}\n",
+       "queues[0].budget.gpu_hours: expected a number of GPU-hours, got 'lots'"},
+      {"queues:\n  - name: a\n    budget: {money: 1.2345, period: day}\n", "queues[0].budget.money: at most three decimals"},
+      {"queues:\n  - name: a\n    budget: {gpu_hours: 1}\n", "queues[0].budget.period: missing"},
+      {"queues:\n  - name: a\n    budget: {gpu_hours: 1, period: fortnight}\n",
+       "q.yaml:3: queues[0].budget.period: expected day, week, month or a rolling window such as 24h, got 'fortnight'"},
+      {"queues:\n  - name: a\n    budget: {gpu_hours: 1, period: 30m}\n", "a rolling window must be between 1h and 366d"},
+      {"queues:\n  - name: a\n    budget: {gpu_hours: 1, period: day, when_spent: later}\n",
+       "queues[0].budget.when_spent: expected wait or idle, got 'later'"},
+      {"queues:\n  - name: a\n    budget: {gpu_hours: 1, period: day, cap: 2}\n", "queues[0].budget.cap: unknown key"},
+      {"prices: {H200: 3}\nqueues:\n  - name: a\n", "q.yaml:1: prices.H200: the cluster has no GPU type 'H200'"},
+      {"prices: {H100: free}\nqueues:\n  - name: a\n", "prices.H100: expected a price per GPU-hour, got 'free'"},
+  };
+  for (const auto& c : cases) {
+    const std::string e = ErrorOf(c.text);
+    EXPECT_NE(e.find(c.error), std::string::npos) << c.text << "\n=> " << e;
+  }
 }
 
 }  // namespace

@@ -42,6 +42,7 @@ struct QueueSetup {
   std::optional<std::string> queue_sort;
   std::optional<bool> head_of_line;
   std::map<std::string, framework::PluginArgs> args;  // plugin name -> args
+  std::map<std::string, int64_t> prices;  // from queue files (budgets in money)
 };
 
 Status Fixed(Runner& r, const char* what) {
@@ -145,6 +146,7 @@ Runner::Handler Queues(std::shared_ptr<QueueSetup> setup) {
       setup->specs.push_back(std::move(q));
     }
     if (file.has_half_life && !setup->half_life) setup->half_life = file.half_life;
+    for (const auto& [type, price] : file.prices) setup->prices.emplace(type, price);
     return Status::Ok();
   };
 }
@@ -257,6 +259,7 @@ Status Setup(const QueueSetup& setup, Runner& r, framework::Profile& profile, sc
     StatusOr<tenancy::QueueTree> tree = tenancy::QueueTree::Create(setup.specs, *r.cluster());
     if (!tree.ok()) return InvalidArgument("queue tree: " + tree.status().message());
     tree->set_unit(setup.unit, setup.reference);
+    tree->AddPrices(setup.prices);
     BERTH_ASSIGN_OR_RETURN(o.speeds, hetero::SpeedsForTree(*tree, setup.catalog, setup.throughputs, *r.cluster()));
     o.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree).value());
   }
@@ -413,6 +416,43 @@ Status WorksAfter(Runner& r, Args& a) {
                             "s after its start, expected " + std::to_string(UsToSeconds(want)) + "s");
 }
 
+// expect class JOB guaranteed|best-effort [reason~TEXT]: the capacity class of its current run.
+Status Class(Runner& r, Args& a) {
+  if (a.words().size() != 2) return InvalidArgument("usage: expect class JOB guaranteed|best-effort [reason~TEXT]");
+  BERTH_ASSIGN_OR_RETURN(const JobRecord* rec, Record(r, a.words()[0]));
+  if (rec->state != job::JobState::kRunning) return FailedPrecondition(a.words()[0] + " is not running");
+  const std::string got = framework::RunClassName(rec->run_class);
+  const std::string reason = framework::RunClassReason(rec->run_class);
+  if (got != a.words()[1])
+    return FailedPrecondition(a.words()[0] + " runs as " + got + (reason.empty() ? "" : " (" + reason + ")") +
+                              ", expected " + a.words()[1]);
+  if (auto want = a.Get("reason"); want && reason.find(*want) == std::string::npos)
+    return FailedPrecondition(a.words()[0] + " is " + got + " (" + reason + "), expected the reason '" + *want + "'");
+  return Status::Ok();
+}
+
+// expect budget-spent QUEUE X [total]: what the queue spent in its current
+// period (or over the whole script with `total`), in its budget's unit, to 0.001.
+Status BudgetSpent(Runner& r, Args& a) {
+  const char* usage = "usage: expect budget-spent QUEUE X [total]";
+  if (a.words().size() != 2 && a.words().size() != 3) return InvalidArgument(usage);
+  BERTH_ASSIGN_OR_RETURN(scheduler::Scheduler * s, r.Sched());
+  const tenancy::Ledger& ledger = s->ledger();
+  const int32_t q = ledger.tree().Find(a.words()[0]);
+  if (q < 0) return NotFound("no queue named '" + a.words()[0] + "'");
+  if (!ledger.budgets().spec(q)) return FailedPrecondition("queue '" + a.words()[0] + "' has no budget");
+  double want = 0;
+  if (!ParseDouble(a.words()[1], want).ok()) return InvalidArgument(usage);
+  const bool total = a.words().size() == 3;
+  if (total && a.words()[2] != "total") return InvalidArgument(usage);
+  const TimeUs now = r.clock().Now();
+  const double got =
+      static_cast<double>(total ? ledger.budgets().TotalSpent(q, now) : ledger.budgets().Spent(q, now)) / 1e6;
+  if (std::abs(got - want) <= 1e-3) return Status::Ok();
+  return FailedPrecondition("queue '" + a.words()[0] + "' spent " + std::to_string(got) + " " + ledger.BudgetWord(q) +
+                            (total ? " in all" : " this period") + ", expected " + a.words()[1]);
+}
+
 }  // namespace
 
 void RegisterScenarioQueueCommands(ScenarioRunner& r) {
@@ -433,6 +473,8 @@ void RegisterScenarioQueueCommands(ScenarioRunner& r) {
   r.AddExpectation("lost-gpu-seconds", LostGpuSeconds);
   r.AddExpectation("works-after", WorksAfter);
   r.AddExpectation("work-done", WorkDone);
+  r.AddExpectation("class", Class);
+  r.AddExpectation("budget-spent", BudgetSpent);
 }
 
 }  // namespace berth::testing

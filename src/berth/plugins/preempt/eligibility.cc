@@ -5,6 +5,11 @@
 #include <bit>
 
 namespace berth::plugins::preempt {
+namespace {
+// Added to the cost of evicting a guaranteed run when the tree has budgets, so
+// that any set of best-effort victims costs less than one with a guaranteed run.
+constexpr double kGuaranteedCost = 1e12;
+}  // namespace
 
 int32_t JobDimension(const job::JobSpec& job, int32_t queue, const tenancy::Ledger& ledger) {
   const int32_t all = ledger.all_types_dim();
@@ -65,6 +70,9 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
              ledger_->usage(qj, dim_) + JobAmount(ctx.job, dim_, *ledger_) <= ledger_->guarantee(qj, dim_);
   const int32_t pj = ctx.job.priority;
 
+  // A job whose own budget is spent runs only on idle capacity: it evicts nobody.
+  const bool budgets = ledger_->has_budgets();
+  if (budgets && qj_known && ledger_->SpentBudget(qj, view.now) >= 0) return false;
   j_ancestor_.assign(queues, 0);
   for (int32_t a = qj_known ? qj : -1; a >= 0; a = tree.node(a).parent) j_ancestor_[a] = 1;
   path_of_queue_begin_.assign(queues, -1);
@@ -101,7 +109,9 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
     Candidate c;
     c.run = static_cast<int32_t>(r);
     const bool by_priority = pv < pj;
-    if (v.queue == qj || v.queue < 0 || v.queue >= queues) {
+    if (budgets && v.run_class == framework::RunClass::kOverBudget && v.queue != qj) {
+      // Started on idle capacity while its budget was spent: it yields to any other queue's work.
+    } else if (v.queue == qj || v.queue < 0 || v.queue >= queues) {
       if (!by_priority) continue;
     } else {
       if (!reclaim_ && !by_priority) continue;
@@ -117,6 +127,8 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
       c.dim_milli = static_cast<int32_t>(ledger_->Amount(*v.spec, GpuTypeId(static_cast<int16_t>(dim_)), held));
     }
     c.cost = LostGpuSeconds(v, view.now);
+    // With budgets, best-effort runs (beyond guarantee, over budget) go first.
+    if (budgets && v.run_class == framework::RunClass::kGuaranteed) c.cost += kGuaranteedCost;
     by_node_.Add(static_cast<int32_t>(candidates_.size()), v.placements);
     candidates_.push_back(c);
   }

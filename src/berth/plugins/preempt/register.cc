@@ -94,6 +94,56 @@ class PreemptBase : public framework::PostFilterPlugin {
     return l.tree().node(ctx.queue).has_quota[dim] &&
            l.usage(ctx.queue, dim) + preempt::JobAmount(ctx.job, dim, l) <= l.guarantee(ctx.queue, dim);
   }
+  // A job with the reclaim right that found no victims: the queue, who
+  // borrows in its dimension (and how much) and when the first borrowing
+  // job's min-runtime guard expires.
+  std::string WhyNoPlan(const PreemptContext& ctx) const override {
+    if (!MayReclaim(ctx)) return "";
+    const tenancy::Ledger& l = ctx.view.ledger;
+    const tenancy::QueueTree& tree = l.tree();
+    const int32_t dim = preempt::JobDimension(ctx.job, ctx.queue, l);
+    std::vector<uint8_t> mine(tree.size(), 0);  // qJ and its ancestors
+    for (int32_t a = ctx.queue; a >= 0; a = tree.node(a).parent) mine[a] = 1;
+    auto units = [&](int64_t milli) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%g", static_cast<double>(milli) / kMilliPerGpu);
+      return std::string(buf) + " " + l.unit_word();
+    };
+    std::string borrowers;
+    int64_t borrowed = 0;
+    std::vector<uint8_t> named(tree.size(), 0);
+    for (int32_t q = 0; q < tree.size(); ++q) {
+      if (mine[q] || !tree.node(q).is_leaf()) continue;
+      // A leaf borrows where the first queue with a quota on its path does (named once).
+      int32_t at = q;
+      while (at >= 0 && !tree.node(at).has_quota[dim]) at = tree.node(at).parent;
+      if (at < 0 || mine[at] || named[at] || l.borrowed(at, dim) <= 0) continue;
+      named[at] = 1;
+      borrowed += l.borrowed(at, dim);
+      if (borrowers.size() < 200)
+        borrowers += (borrowers.empty() ? "" : ", ") + tree.node(at).name + " (" + units(l.borrowed(at, dim)) + ")";
+    }
+    const int32_t qj = ctx.queue;
+    std::string s = "reclaim for queue '" + tree.node(qj).name + "' (" + l.DimName(dim) + "): it uses " +
+                    units(l.usage(qj, dim)) + " of its guarantee of " + units(l.guarantee(qj, dim));
+    if (borrowed <= 0) return s + "; no other queue borrows there, so nothing can be reclaimed";
+    s += "; borrowed by " + borrowers;
+    // The min-runtime guard: the first borrowing job that becomes evictable.
+    TimeUs first = -1;
+    for (const auto& v : ctx.view.running) {
+      if (v.queue < 0 || v.queue >= tree.size() || mine[v.queue]) continue;
+      const TimeUs at = v.start_time + options_.min_runtime;
+      if (at > ctx.view.now && (first < 0 || at < first)) first = at;
+    }
+    if (first >= 0) {
+      s += "; their jobs may be evicted after " + std::to_string(options_.min_runtime / kUsPerSecond) +
+           "s of runtime (--min-runtime): the next guard expires at " + tenancy::FormatUtc(first) + ", in " +
+           std::to_string((first - ctx.view.now + kUsPerSecond - 1) / kUsPerSecond) + "s";
+    } else {
+      s += "; no eviction of theirs frees room for the job in one domain yet";
+    }
+    return s;
+  }
   PreemptionPlan MakePlan(const PreemptContext& ctx, std::span<const int32_t> victims, const std::string& where) {
     PreemptionPlan plan;
     plan.shrink_elastic = true;

@@ -64,6 +64,26 @@ nlohmann::json Tenants(const std::vector<TenantResult>& tenants) {
   return arr;
 }
 
+nlohmann::json Budgets(const std::vector<BudgetResult>& budgets) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const BudgetResult& b : budgets)
+    arr.push_back({{"queue", b.queue},
+                   {"unit", b.unit},
+                   {"period", b.period},
+                   {"when_spent", b.when_spent},
+                   {"amount", b.amount},
+                   {"spent_total", b.spent_total},
+                   {"spent_period", b.spent_period},
+                   {"exhausted_at_end", b.exhausted_at_end},
+                   {"starts", b.starts},
+                   {"best_effort_starts", b.best_effort_starts},
+                   {"over_budget_starts", b.over_budget_starts},
+                   {"evictions", b.evictions},
+                   {"best_effort_evictions", b.best_effort_evictions},
+                   {"jobs_waited_for_budget", b.jobs_waited_for_budget}});
+  return arr;
+}
+
 // [[x, y], ...]: finite points, thinned to kMaxSeriesPoints, rounded to 1e-4.
 nlohmann::json Series(const std::vector<Point>& points) {
   auto round = [](double v) { return std::round(v * 1e4) / 1e4; };
@@ -178,6 +198,7 @@ std::string ResultsToJson(const SimulateOutput& out) {
       j["pending_mean_s"] = Stat(r.pending_s, r.pending_s.mean);
       j["pending_s"] = Dist(r.pending_s);
       j["tenants"] = Tenants(r.tenants);
+      if (!r.budgets.empty()) j["budgets"] = Budgets(r.budgets);
     }
     if (r.workflows.total > 0) {
       j["workflows"] = r.workflows.total;

@@ -88,6 +88,31 @@ std::string TenantSection(const std::vector<PolicyResult>& rs) {
   return s;
 }
 
+// Queues with a budget: spend, starts and evictions by capacity class, budget waits.
+std::string BudgetSection(const std::vector<PolicyResult>& rs) {
+  std::vector<TextColumn> cols = {{"policy", true}, {"queue", true}, {"budget", true}, {"spent"},
+                                  {"this period"}, {"starts"}, {"best-effort"}, {"over-budget"},
+                                  {"evicted"}, {"evicted b-e"}, {"waited"}};
+  for (const PolicyResult& r : rs) {
+    for (const BudgetResult& b : r.budgets) {
+      size_t i = 0;
+      cols[i++].cells.push_back(r.policy);
+      cols[i++].cells.push_back(b.queue);
+      cols[i++].cells.push_back(Fmt("%.1f", b.amount) + " " + b.unit + "/" + b.period + " (" + b.when_spent + ")");
+      cols[i++].cells.push_back(Fmt("%.1f", b.spent_total));
+      cols[i++].cells.push_back(Fmt("%.1f", b.spent_period) + (b.exhausted_at_end ? " (spent)" : ""));
+      cols[i++].cells.push_back(std::to_string(b.starts));
+      cols[i++].cells.push_back(std::to_string(b.best_effort_starts));
+      cols[i++].cells.push_back(std::to_string(b.over_budget_starts));
+      cols[i++].cells.push_back(std::to_string(b.evictions));
+      cols[i++].cells.push_back(std::to_string(b.best_effort_evictions));
+      cols[i++].cells.push_back(std::to_string(b.jobs_waited_for_budget));
+    }
+  }
+  if (cols[0].cells.empty()) return "";
+  return "\nbudgets\n" + Render(cols);
+}
+
 // With --failures: goodput, effective training time and what the failures cost, per policy.
 std::string FailureSection(const std::vector<PolicyResult>& rs) {
   if (std::none_of(rs.begin(), rs.end(), [](const PolicyResult& r) { return r.failures_on; })) return "";
@@ -186,6 +211,7 @@ std::string FormatTextSummary(const SimulateOutput& out) {
     if (best_jct) s += "lowest mean JCT:    " + best_jct->policy + " (" + Fmt("%.1f", best_jct->jct_s.mean) + " s)\n";
   }
   s += TenantSection(rs);
+  s += BudgetSection(rs);
   s += FailureSection(rs);
   for (const auto& r : rs) {
     const WorkflowFigures& w = r.workflows;
