@@ -69,14 +69,19 @@ struct TaskPlacement {
 
 // The capacity class of a run (docs/queues.md "Budgets"): within its queue's
 // guarantee, or best effort: beyond its guarantee (borrowed), or started
-// while its queue's budget was spent (on idle capacity only). With budgets in
-// the queue tree, preemption takes best-effort runs first.
-enum class RunClass : uint8_t { kGuaranteed, kBeyondGuarantee, kOverBudget };
+// while its queue's budget was spent (on idle capacity only), or declared so by
+// the job (`best_effort`: it yields within the best-effort deadline,
+// docs/services.md). With budgets in the queue tree, preemption takes
+// best-effort runs first.
+enum class RunClass : uint8_t { kGuaranteed, kBeyondGuarantee, kOverBudget, kDeclared };
 // "guaranteed" or "best-effort".
 inline const char* RunClassName(RunClass c) { return c == RunClass::kGuaranteed ? "guaranteed" : "best-effort"; }
-// "", "beyond guarantee" or "over budget".
+// "", "beyond guarantee", "over budget" or "declared best effort".
 inline const char* RunClassReason(RunClass c) {
-  return c == RunClass::kBeyondGuarantee ? "beyond guarantee" : c == RunClass::kOverBudget ? "over budget" : "";
+  return c == RunClass::kBeyondGuarantee ? "beyond guarantee"
+         : c == RunClass::kOverBudget    ? "over budget"
+         : c == RunClass::kDeclared      ? "declared best effort"
+                                         : "";
 }
 
 // A running job, as preemption and backfill plugins see it. Pointers are the

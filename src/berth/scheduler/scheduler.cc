@@ -151,9 +151,10 @@ void Scheduler::RunStarted(int32_t index, TimeUs now) {
   JobRecord& rec = jobs_[index];
   ++rec.alloc_version;
   rec.charge = ChargeLedger(rec, +1, now);
-  rec.run_class = rec.start_over_budget ? framework::RunClass::kOverBudget
-                  : BeyondGuarantee(rec)  ? framework::RunClass::kBeyondGuarantee
-                                          : framework::RunClass::kGuaranteed;
+  rec.run_class = rec.start_over_budget  ? framework::RunClass::kOverBudget
+                  : BeyondGuarantee(rec)   ? framework::RunClass::kBeyondGuarantee
+                  : rec.spec.best_effort  ? framework::RunClass::kDeclared
+                                           : framework::RunClass::kGuaranteed;
   rec.start_over_budget = false;
   if (rec.run_class != framework::RunClass::kGuaranteed) ++rec.best_effort_starts;
   if (rec.run_class == framework::RunClass::kOverBudget) ++rec.over_budget_starts;
