@@ -218,7 +218,12 @@ def case_mpi(h):
     follow = berth_logs(h, jid, rank0["task"], "--follow", "--interval", "0.2")  # from before the job's output
     with open(gate, "w"):
         pass
-    j = h.wait_state(jid, "succeeded", 300)
+    try:
+        j = h.wait_state(jid, "succeeded", 300)
+    except SystemExit:
+        code, text = h.logs(jid, rank0["task"])  # mpirun's own words on why it failed
+        print("--- rank 0's task log (mpirun's output), HTTP %s\n%s" % (code, text[-4000:]))
+        raise
     took = time.monotonic() - t0
     code, text = h.logs(jid, rank0["task"])
     if code != 200:

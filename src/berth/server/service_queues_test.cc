@@ -178,8 +178,9 @@ queues:
   EXPECT_EQ(d2["class_reason"], "beyond guarantee");
   // 16 GPUs spend 0.001 GPU-hours in 0.225 s.
   ASSERT_TRUE(WaitFor([&] {
-    const nlohmann::json* q = QueueNamed(h.service().Queues().body, "a");
-    return q && (*q)["budget"]["exhausted"] == true;
+    const nlohmann::json queues = h.service().Queues().body;  // QueueNamed points into it
+    const nlohmann::json* q = QueueNamed(queues, "a");
+    return q && q->contains("budget") && (*q)["budget"].value("exhausted", false);
   }));
   const nlohmann::json* q = nullptr;
   nlohmann::json body = h.service().Queues().body;
