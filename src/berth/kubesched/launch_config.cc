@@ -1,8 +1,7 @@
 // The launch ConfigMap of a gang: its name and its object.
 #include "berth/kubesched/launch_config.h"
 
-#include <cstdio>
-
+#include "berth/common/hash.h"
 #include "berth/server/launch_json.h"
 
 namespace berth::kube {
@@ -12,14 +11,9 @@ using nlohmann::json;
 namespace {
 
 std::string Hex16(const std::string& text) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a 64
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  StableHash h;
+  h.Add(text);
+  return h.Hex();
 }
 
 bool Alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
