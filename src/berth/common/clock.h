@@ -30,4 +30,8 @@ class SystemClock final : public Clock {
   TimeUs Now() const override;
 };
 
+// Microseconds on the monotonic clock: for timeouts, heartbeat ages and
+// latencies in the service and the stores, never for decisions.
+TimeUs SteadyNowUs();
+
 }  // namespace berth

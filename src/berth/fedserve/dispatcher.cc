@@ -1,6 +1,7 @@
 // The live federation dispatcher: submissions, the loop (digests, dispatch,
 // forwarding, following jobs, failures) and recovery (dispatcher.h). The
 // read side is in dispatcher_reads.cc.
+#include "berth/common/clock.h"
 #include "berth/fedserve/dispatcher.h"
 
 #include <algorithm>
@@ -62,10 +63,7 @@ Dispatcher::Dispatcher(const federation::Federation& fed, std::vector<std::strin
 
 Dispatcher::~Dispatcher() { Stop(); }
 
-TimeUs Dispatcher::SteadyNow() const {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+TimeUs Dispatcher::SteadyNow() const { return SteadyNowUs(); }
 
 Status Dispatcher::Start() {
   BERTH_RETURN_IF_ERROR(options_.Validate());

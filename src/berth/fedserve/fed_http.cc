@@ -54,16 +54,7 @@ void FedHttpServer::Routes() {
   s.Get("/v1/jobs", [this, ready](const http::Request& req, http::Response& res) {
     if (!ready(res)) return;
     int64_t after = -1, limit = 1000;
-    if (req.has_param("after")) {
-      auto v = ParseId(req.get_param_value("after"));
-      if (!v) return Send(res, ApiResult::Error(400, "after: expected a job id"));
-      after = *v;
-    }
-    if (req.has_param("limit")) {
-      auto v = ParseId(req.get_param_value("limit"));
-      if (!v) return Send(res, ApiResult::Error(400, "limit: expected a positive integer"));
-      limit = *v;
-    }
+    if (auto bad = server::ParseListPage(req, after, limit)) return Send(res, *bad);
     Send(res, d_.ListJobs(req.get_param_value("state"), after, limit));
   }, http::RunOn::kHeavy);
   s.Get(R"(/v1/jobs/([^/]+)/why)", [this, ready, with_id](const http::Request& req, http::Response& res) {

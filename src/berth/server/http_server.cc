@@ -114,6 +114,22 @@ std::optional<int64_t> ParseIdSegment(const std::string& s) {
   return v;
 }
 
+std::optional<ApiResult> ParseListPage(const http::Request& req, int64_t& after, int64_t& limit) {
+  after = -1;
+  limit = 1000;
+  if (req.has_param("after")) {
+    auto v = ParseIdSegment(req.get_param_value("after"));
+    if (!v) return ApiResult::Error(400, "after: expected a job id");
+    after = *v;
+  }
+  if (req.has_param("limit")) {
+    auto v = ParseIdSegment(req.get_param_value("limit"));
+    if (!v) return ApiResult::Error(400, "limit: expected a positive integer");
+    limit = *v;
+  }
+  return std::nullopt;
+}
+
 void InstallJsonErrorHandlers(http::Server& s, Logger& log) {
   s.set_error_handler([](const http::Request& req, http::Response& res) {
     if (!res.body.empty()) return;  // a handler already answered
@@ -212,16 +228,7 @@ void HttpServer::Routes() {
   s.Get("/v1/jobs", [this, loaded](const httplib::Request& req, httplib::Response& res) {
     if (!loaded(res)) return;
     int64_t after = -1, limit = 1000;
-    if (req.has_param("after")) {
-      auto v = ParseId(req.get_param_value("after"));
-      if (!v) return Send(res, ApiResult::Error(400, "after: expected a job id"));
-      after = *v;
-    }
-    if (req.has_param("limit")) {
-      auto v = ParseId(req.get_param_value("limit"));
-      if (!v) return Send(res, ApiResult::Error(400, "limit: expected a positive integer"));
-      limit = *v;
-    }
+    if (auto bad = ParseListPage(req, after, limit)) return Send(res, *bad);
     Send(res, service_.ListJobs(req.get_param_value("state"), after, limit));
   }, http::RunOn::kHeavy);  // large reads: a pool of their own, never holding the workers writes need
   s.Get(R"(/v1/jobs/([^/]+)/why)", [this, with_id, loaded](const httplib::Request& req, httplib::Response& res) {

@@ -36,7 +36,7 @@
 #include "berth/server/metrics.h"
 #include "berth/server/service.h"
 
-namespace berth::http { class Server; struct ServerOptions; struct Response; }
+namespace berth::http { class Server; struct ServerOptions; struct Request; struct Response; }
 
 namespace berth::server {
 
@@ -74,6 +74,9 @@ http::ServerOptions ToServerOptions(const HttpOptions& options);
 void SendJson(http::Response& res, const ApiResult& result);
 std::optional<int64_t> ParseIdSegment(const std::string& s);
 void InstallJsonErrorHandlers(http::Server& server, Logger& log);
+// The `after` and `limit` parameters of a job list (defaults -1 and 1000): a
+// 400 naming the parameter when one is not a non-negative integer.
+std::optional<ApiResult> ParseListPage(const http::Request& req, int64_t& after, int64_t& limit);
 
 // Whether a listen host is a loopback address (127.0.0.0/8, ::1, localhost).
 bool IsLoopbackHost(const std::string& host);

@@ -1,5 +1,6 @@
 // The service's scheduling thread: queue plumbing, submissions, the
 // scheduling pass, completions, node health.
+#include "berth/common/clock.h"
 #include "berth/server/service.h"
 
 #include <algorithm>
@@ -20,10 +21,6 @@ using job::JobState;
 using nlohmann::json;
 
 namespace {
-TimeUs SteadyNow() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -58,7 +55,7 @@ Service::Service(const cluster::Cluster& cluster, store::Store& store, ServiceOp
     : cluster_(std::shared_ptr<void>(), &cluster), store_(store), options_(std::move(options)), log_(log), metrics_(metrics) {
   nodes_.resize(cluster_->num_nodes());
   beat_at_ = std::make_unique<std::atomic<int64_t>[]>(cluster_->num_nodes());
-  const TimeUs now = SteadyNow();
+  const TimeUs now = SteadyNowUs();
   for (int32_t n = 0; n < cluster_->num_nodes(); ++n) beat_at_[n].store(now, std::memory_order_relaxed);
   int slots = options_.read_slots;
   if (slots == 0) slots = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 2);
@@ -649,7 +646,7 @@ void Service::OnJobDone(int64_t id, int32_t generation) {
 
 // The agents' thread: each arrival is recorded at once; the loop may be busy.
 void Service::Heartbeats(const std::vector<int32_t>& nodes) {
-  const TimeUs now = SteadyNow();
+  const TimeUs now = SteadyNowUs();
   TimeUs gap_max = 0;
   uint64_t late = 0;
   for (int32_t n : nodes) {
@@ -668,7 +665,7 @@ void Service::Heartbeats(const std::vector<int32_t>& nodes) {
 // process was stopped or starved), silence in that gap proves nothing about
 // the nodes, so every node gets a fresh timeout.
 void Service::CheckHeartbeats() {
-  const TimeUs now = SteadyNow();
+  const TimeUs now = SteadyNowUs();
   if (last_check_ > 0 && now - last_check_ > options_.heartbeat_timeout) {
     grace_from_ = now;
     ++metrics_.heartbeat_graces;
@@ -695,7 +692,7 @@ void Service::CheckHeartbeats() {
 
 void Service::NodeDown(NodeId node, const std::string& reason) {
   NodeEntry& ne = nodes_[node.value()];
-  const TimeUs now = SteadyNow();
+  const TimeUs now = SteadyNowUs();
   const std::string& name = cluster_->node(node).name;
   ne.up = false;
   ne.down_at = now;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <tuple>
 
+#include "berth/common/clock.h"
 #include "berth/hetero/ledger_speeds.h"
 #include "berth/server/agent_api.h"
 #include "berth/server/records.h"
@@ -21,11 +22,6 @@ using job::JobState;
 using nlohmann::json;
 
 namespace {
-
-TimeUs SteadyNow() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string Cut(const std::string& s) { return s.size() > 120 ? s.substr(0, 120) + "..." : s; }
 
@@ -76,7 +72,7 @@ Status Service::Feasible(const job::JobSpec& spec) const {
 // running jobs are adopted on the nodes they ran on.
 Status Service::LoadAgents() {
   BERTH_ASSIGN_OR_RETURN(store::Loaded loaded, store_.Load());
-  const TimeUs now = SteadyNow();
+  const TimeUs now = SteadyNowUs();
   for (const store::Record& r : loaded.records) {
     if (r.kind != store::RecordKind::kNodeRegistered) continue;
     auto reg = ParseAgentRegistration(r.body);
@@ -107,7 +103,7 @@ Status Service::RebuildAgentCluster(const std::string& why) {
   auto next = std::make_shared<const cluster::Cluster>(std::move(built));
   BERTH_ASSIGN_OR_RETURN(std::unique_ptr<scheduler::Scheduler> s, NewScheduler(*next));
 
-  const TimeUs steady_now = SteadyNow();
+  const TimeUs steady_now = SteadyNowUs();
   std::vector<NodeEntry> next_nodes(next->num_nodes());
   auto next_beats = std::make_unique<std::atomic<int64_t>[]>(next->num_nodes());
   for (int32_t n = 0; n < next->num_nodes(); ++n) {
@@ -346,7 +342,7 @@ ApiResult Service::AgentRegister(const std::string& body) {
                   {"kill_grace_s", UsToSeconds(options_.kill_grace)}}};
     auto beat = [&] {
       std::lock_guard<std::mutex> lock(beat_mu_);
-      agent_beats_[r->name] = {r->agent_id, SteadyNow()};
+      agent_beats_[r->name] = {r->agent_id, SteadyNowUs()};
     };
     if (same) {
       beat();
@@ -394,7 +390,7 @@ ApiResult Service::AgentHeartbeat(const std::string& body) {
     if (it == agent_beats_.end()) return NotRegistered(hb->name);
     if (it->second.first != hb->agent_id)
       return ApiResult::Error(409, "node '" + Cut(hb->name) + "' is registered by another agent");
-    it->second.second = SteadyNow();
+    it->second.second = SteadyNowUs();
   }
   auto h = std::make_shared<server::AgentHeartbeat>(std::move(hb).value());
   auto out = Call<ApiResult>([this, h]() -> ApiResult {

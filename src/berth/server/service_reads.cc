@@ -8,6 +8,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "berth/common/clock.h"
 #include "berth/server/job_json.h"
 #include "berth/server/launch_json.h"
 #include "berth/server/queue_metrics.h"
@@ -27,11 +28,6 @@ std::string FormatGpus(int64_t milli) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(milli) / kMilliPerGpu);
   return milli % kMilliPerGpu == 0 ? std::to_string(milli / kMilliPerGpu) : std::string(buf);
-}
-
-TimeUs SteadyNow() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 json VerdictJson(const JobView& v) {
@@ -294,7 +290,7 @@ ApiResult Service::Nodes() {
   if (!snap->nodes) return ApiResult::Error(503, "the state is not loaded yet");
   ReadGate::Slot slot(*read_gate_);
   json items = json::array();
-  const TimeUs steady_now = SteadyNow();
+  const TimeUs steady_now = SteadyNowUs();
   const cluster::Cluster& cl = *snap->cluster;
   std::unordered_map<std::string, std::pair<std::string, TimeUs>> beats;
   if (options_.agent_nodes) {
@@ -450,7 +446,7 @@ ApiResult Service::AdminNodes(const std::string& who) {
   auto snap = views_.Current();
   if (!snap->nodes) return ApiResult::Error(503, "the state is not loaded yet");
   json items = json::array();
-  const TimeUs steady_now = SteadyNow();
+  const TimeUs steady_now = SteadyNowUs();
   int64_t down = 0, quarantined = 0;
   const cluster::Cluster& cl = *snap->cluster;
   for (int32_t i = 0; i < cl.num_nodes() && i < static_cast<int32_t>(snap->nodes->size()); ++i) {

@@ -107,6 +107,16 @@ std::shared_ptr<const JobView> Service::BuildJobView(JobEntry& e) const {
 }
 
 void Service::PublishViews() {
+  auto publish = [this] {
+    auto snap = std::make_shared<ReadSnapshot>();
+    snap->cluster = cluster_;
+    snap->chunks.assign(chunks_.begin(), chunks_.end());
+    snap->nodes = node_views_;
+    snap->queues = queue_views_;
+    snap->turn = turn_;
+    std::fill(chunk_fresh_.begin(), chunk_fresh_.end(), 0);
+    views_.Publish(std::move(snap));
+  };
   ++turn_;
   bool changed = false;
   auto put = [&](int64_t id, std::shared_ptr<const JobView> view) {
@@ -166,14 +176,7 @@ void Service::PublishViews() {
       changed = true;
     }
     if (!changed) return;
-    auto snap = std::make_shared<ReadSnapshot>();
-    snap->cluster = cluster_;
-    snap->chunks.assign(chunks_.begin(), chunks_.end());
-    snap->nodes = node_views_;
-    snap->queues = queue_views_;
-    snap->turn = turn_;
-    std::fill(chunk_fresh_.begin(), chunk_fresh_.end(), 0);
-    views_.Publish(std::move(snap));
+    publish();
     return;
   }
   // Nodes and queue figures follow the cluster state.
@@ -258,14 +261,7 @@ void Service::PublishViews() {
   }
   views_state_version_ = st.version();
   if (!changed) return;
-  auto snap = std::make_shared<ReadSnapshot>();
-  snap->cluster = cluster_;
-  snap->chunks.assign(chunks_.begin(), chunks_.end());
-  snap->nodes = node_views_;
-  snap->queues = queue_views_;
-  snap->turn = turn_;
-  std::fill(chunk_fresh_.begin(), chunk_fresh_.end(), 0);
-  views_.Publish(std::move(snap));
+  publish();
 }
 
 }  // namespace berth::server

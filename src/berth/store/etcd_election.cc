@@ -1,17 +1,11 @@
 // Leader election: campaign, lease keepalive, resignation.
+#include "berth/common/clock.h"
 #include "berth/store/etcd_election.h"
 
 #include <algorithm>
 #include <chrono>
 
 namespace berth::store {
-namespace {
-TimeUs SteadyNowUs() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
-
 LeaderElection::LeaderElection(std::vector<std::string> endpoints, ElectionOptions options, LostFn on_lost)
     : options_(std::move(options)),
       on_lost_(std::move(on_lost)),

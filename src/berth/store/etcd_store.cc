@@ -1,4 +1,5 @@
 // The etcd store: record encoding, fenced txns, load.
+#include "berth/common/clock.h"
 #include "berth/store/etcd_store.h"
 
 #include <unistd.h>
@@ -13,11 +14,6 @@ namespace berth::store {
 namespace {
 
 constexpr int kSeqDigits = 20;
-
-TimeUs SteadyNowUs() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 bool ParseInt(std::string_view s, int64_t& out) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);

@@ -1,16 +1,10 @@
 // The committer thread of GroupCommitStore.
+#include "berth/common/clock.h"
 #include "berth/store/group_commit.h"
 
 #include <chrono>
 
 namespace berth::store {
-namespace {
-TimeUs SteadyNowUs() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
-
 GroupCommitStore::GroupCommitStore(StoreOptions options) : options_(std::move(options)) {}
 
 GroupCommitStore::~GroupCommitStore() { Stop(); }
