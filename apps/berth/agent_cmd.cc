@@ -25,6 +25,7 @@ struct AgentFlags {
   std::string work_dir = "./berth-agent";
   std::string nvidia_smi = "nvidia-smi";
   std::string address;
+  std::string gpu_health_file;
 };
 
 StatusOr<std::string> ReadNodeToken(const std::string& path) {
@@ -85,6 +86,7 @@ int RunAgent(const AgentFlags& f) {
   o.server = *server;
   o.node_token = *token;
   o.work_dir = f.work_dir;
+  o.gpu_health_file = f.gpu_health_file;
   agent::Agent a(o, std::move(config));
   return a.Run(stop);
 }
@@ -112,6 +114,9 @@ void AddAgentCommands(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--nvidia-smi", flags->nvidia_smi,
                   "the nvidia-smi to discover GPUs with when the configuration lists none (\"\" = no discovery)")
       ->capture_default_str();
+  cmd->add_option("--gpu-health-file", flags->gpu_health_file,
+                  "a file listing the device indexes of failed GPUs (written by an XID/DCGM watcher), read at "
+                  "every heartbeat: those GPUs leave the scheduler, the node keeps serving the others");
   cmd->callback([flags, &run] { run = [flags] { return RunAgent(*flags); }; });
 
   auto dir = std::make_shared<std::string>();

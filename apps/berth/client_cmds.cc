@@ -1,7 +1,9 @@
 // The client commands: `berth submit`, `berth status`, `berth cancel`,
 // `berth launch`, `berth logs` (a task's output, `--follow` until the job
-// ends), `berth queues`, `berth nodes` (`--unhealthy`: the admin list of down and
-// quarantined nodes), `berth unquarantine`. Thin HTTP clients of `berth serve`. The
+// ends), `berth queues`, `berth nodes` (`--unhealthy`: the admin list of down,
+// quarantined and draining nodes), and the admin node actions `berth
+// quarantine`, `berth drain [--deadline D]`, `berth unquarantine` (also as `berth
+// nodes quarantine|drain|unquarantine NODE...`). Thin HTTP clients of `berth serve`. The
 // server comes from --server, else BERTH_SERVER, else http://127.0.0.1:7450;
 // the token file from --token-file, else BERTH_TOKEN_FILE; for an https://
 // server the CA that signed its certificate from --ca-cert, else BERTH_CA_CERT
@@ -19,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "berth/tenancy/queue_yaml.h"
 #include "client_util.h"
 #include "commands.h"
 
@@ -486,12 +489,13 @@ int Nodes(const ClientFlags& f) {
     name_w = std::max(name_w, static_cast<int>(Str(n["name"]).size()));
     type_w = std::max(type_w, static_cast<int>(Str(n["gpu_type"]).size()));
   }
-  std::printf("%-*s %-*s %5s %9s %6s %5s %11s\n", name_w, "NODE", type_w, "TYPE", "GPUS", "USED_GPU", "TASKS", "UP",
-              "QUARANTINED");
+  std::printf("%-*s %-*s %5s %9s %6s %5s %11s %8s\n", name_w, "NODE", type_w, "TYPE", "GPUS", "USED_GPU", "TASKS", "UP",
+              "QUARANTINED", "DRAINING");
   for (const auto& n : r.body["nodes"])
-    std::printf("%-*s %-*s %5s %9.2f %6s %5s %11s\n", name_w, Str(n["name"]).c_str(), type_w, Str(n["gpu_type"]).c_str(),
-                Str(n["gpus"]).c_str(), n["gpus_used_milli"].get<double>() / 1000.0, Str(n["tasks"]).c_str(),
-                n["up"].get<bool>() ? "yes" : "no", n["quarantined"].get<bool>() ? "yes" : "no");
+    std::printf("%-*s %-*s %5s %9.2f %6s %5s %11s %8s\n", name_w, Str(n["name"]).c_str(), type_w,
+                Str(n["gpu_type"]).c_str(), Str(n["gpus"]).c_str(), n["gpus_used_milli"].get<double>() / 1000.0,
+                Str(n["tasks"]).c_str(), n["up"].get<bool>() ? "yes" : "no",
+                n["quarantined"].get<bool>() ? "yes" : "no", n.value("draining", false) ? "yes" : "no");
   return 0;
 }
 
@@ -503,12 +507,21 @@ int UnhealthyNodes(const ClientFlags& f) {
     std::cout << r.body.dump(2) << "\n";
     return 0;
   }
-  std::printf("%s down, %s quarantined\n", Str(r.body["down"]).c_str(), Str(r.body["quarantined"]).c_str());
+  std::printf("%s down, %s quarantined, %s draining\n", Str(r.body["down"]).c_str(),
+              Str(r.body["quarantined"]).c_str(), Str(r.body.value("draining", json(0))).c_str());
   if (r.body["nodes"].empty()) return 0;
-  std::printf("%-16s %5s %11s %8s\n", "NODE", "UP", "QUARANTINED", "FAILURES");
-  for (const auto& n : r.body["nodes"])
-    std::printf("%-16s %5s %11s %8s\n", Str(n["name"]).c_str(), n["up"].get<bool>() ? "yes" : "no",
-                n["quarantined"].get<bool>() ? "yes" : "no", Str(n["failures"]).c_str());
+  std::printf("%-16s %5s %11s %8s %8s %5s\n", "NODE", "UP", "QUARANTINED", "DRAINING", "FAILURES", "TASKS");
+  for (const auto& n : r.body["nodes"]) {
+    std::string draining = n.value("draining", false) ? "yes" : "no";
+    if (n.value("draining", false) && n.contains("drain_deadline_s") && !n["drain_deadline_s"].is_null()) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.0fs", n["drain_deadline_s"].get<double>());
+      draining = buf;  // the time left until the deadline
+    }
+    std::printf("%-16s %5s %11s %8s %8s %5s\n", Str(n["name"]).c_str(), n["up"].get<bool>() ? "yes" : "no",
+                n["quarantined"].get<bool>() ? "yes" : "no", draining.c_str(), Str(n["failures"]).c_str(),
+                Str(n.value("tasks", json(nullptr))).c_str());
+  }
   return 0;
 }
 
@@ -526,10 +539,32 @@ std::string PathSegment(const std::string& s) {
   return out;
 }
 
-int Unquarantine(const ClientFlags& f, const std::vector<std::string>& nodes) {
+// What an admin node action did, in a line.
+std::string NodeActionLine(const std::string& action, const json& b) {
+  if (action == "unquarantine") {
+    const bool q = b.value("was_quarantined", false), d = b.value("was_draining", false);
+    if (q && d) return "quarantine and drain lifted";
+    if (q) return "quarantine lifted";
+    if (d) return "drain lifted";
+    return "was not quarantined or draining";
+  }
+  if (action == "quarantine") {
+    if (b.value("was_quarantined", false)) return "was already quarantined";
+    return "quarantined; " + Str(b["tasks_stopped"]) + " tasks stopped and their jobs requeued";
+  }
+  std::string line = std::string(b.value("was_draining", false) ? "draining (deadline changed)" : "draining") + "; " +
+                     Str(b["running_jobs"]) + " jobs still running";
+  if (b.contains("deadline_s") && !b["deadline_s"].is_null())
+    line += ", checkpointed and requeued in " + Str(b["deadline_s"]) + " s if still there";
+  return line;
+}
+
+// POST /v1/admin/nodes/NODE/ACTION for each node; `body` is sent as is.
+int NodeAction(const ClientFlags& f, const std::string& action, const std::vector<std::string>& nodes,
+               const std::string& body = "") {
   int code = 0;
   for (const auto& n : nodes) {
-    Reply r = Request(f, "POST", "/v1/admin/nodes/" + PathSegment(n) + "/unquarantine");
+    Reply r = Request(f, "POST", "/v1/admin/nodes/" + PathSegment(n) + "/" + action, body);
     if (r.status != 200) {
       code = Fail(r);
       continue;
@@ -537,9 +572,57 @@ int Unquarantine(const ClientFlags& f, const std::vector<std::string>& nodes) {
     if (f.json_out)
       std::cout << r.body.dump() << "\n";
     else
-      std::printf("%s: %s\n", n.c_str(), r.body.value("was_quarantined", false) ? "quarantine lifted" : "was not quarantined");
+      std::printf("%s: %s\n", n.c_str(), NodeActionLine(action, r.body).c_str());
   }
   return code;
+}
+
+// The admin node actions as commands under `parent` (the top level and
+// `berth nodes`).
+void AddNodeActionCommands(CLI::App& parent, std::function<int()>& run) {
+  struct Action {
+    const char* name;
+    const char* help;
+  };
+  static constexpr Action kActions[] = {
+      {"quarantine",
+       "Quarantine nodes (admin API, needs --token-file): no new work, and the jobs running there go back to the "
+       "queue from their last checkpoint; until unquarantine"},
+      {"drain",
+       "Drain nodes (admin API, needs --token-file): no new work; running jobs go on, or with --deadline take a "
+       "checkpoint and go back to the queue when it passes; until unquarantine"},
+      {"unquarantine",
+       "Return nodes to service (admin API, needs --token-file): lifts a quarantine or drain; a node that is down "
+       "returns at its next heartbeat"},
+  };
+  for (const Action& a : kActions) {
+    auto f = std::make_shared<ClientFlags>();
+    auto nodes = std::make_shared<std::vector<std::string>>();
+    auto deadline = std::make_shared<std::string>();
+    const std::string action = a.name;
+    CLI::App* cmd = parent.add_subcommand(action, a.help);
+    cmd->add_option("NODE", *nodes, "node names")->required();
+    if (action == "drain")
+      cmd->add_option("--deadline", *deadline,
+                      "stop the work still on the node this long from now, after a checkpoint (e.g. 30m, 3600s)");
+    AddClientFlags(cmd, *f);
+    cmd->callback([f, nodes, deadline, action, &run] {
+      run = [f, nodes, deadline, action] {
+        if (int code = CheckServer(*f, action.c_str())) return code;
+        std::string body;
+        if (!deadline->empty()) {
+          StatusOr<TimeUs> d = tenancy::ParseQueueDuration(*deadline);
+          if (!d.ok() || *d < 0 || *d % kUsPerSecond != 0) {
+            std::cerr << "berth drain: --deadline " << *deadline << ": "
+                      << (d.ok() ? "must be whole seconds, 0 or more" : d.status().message()) << "\n";
+            return kExitUsage;
+          }
+          body = json{{"deadline_s", *d / kUsPerSecond}}.dump();
+        }
+        return NodeAction(*f, action, *nodes, body);
+      };
+    });
+  }
 }
 
 }  // namespace
@@ -654,31 +737,21 @@ void AddClientCommands(CLI::App& app, std::function<int()>& run) {
   {
     auto f = std::make_shared<ClientFlags>();
     auto unhealthy = std::make_shared<bool>(false);
-    CLI::App* cmd = app.add_subcommand("nodes", "Show nodes: GPUs used, health, quarantine");
+    CLI::App* cmd = app.add_subcommand("nodes", "Show nodes: GPUs used, health, quarantine, drain");
     cmd->add_flag("--unhealthy,--quarantined", *unhealthy,
-                  "only the nodes down or quarantined, from the admin API (needs --token-file)");
+                  "only the nodes down, quarantined or draining, from the admin API (needs --token-file)");
     AddClientFlags(cmd, *f);
-    cmd->callback([f, unhealthy, &run] {
+    AddNodeActionCommands(*cmd, run);
+    cmd->callback([f, unhealthy, cmd, &run] {
+      for (const char* a : {"quarantine", "drain", "unquarantine"})
+        if (cmd->got_subcommand(a)) return;  // `berth nodes drain ...` set run itself
       run = [f, unhealthy] {
         if (int code = CheckServer(*f, "nodes")) return code;
         return *unhealthy ? UnhealthyNodes(*f) : Nodes(*f);
       };
     });
   }
-  {
-    auto f = std::make_shared<ClientFlags>();
-    auto nodes = std::make_shared<std::vector<std::string>>();
-    CLI::App* cmd = app.add_subcommand(
-        "unquarantine", "Lift the quarantine of nodes (admin API, needs --token-file); they return at their next heartbeat");
-    cmd->add_option("NODE", *nodes, "node names")->required();
-    AddClientFlags(cmd, *f);
-    cmd->callback([f, nodes, &run] {
-      run = [f, nodes] {
-        if (int code = CheckServer(*f, "unquarantine")) return code;
-        return Unquarantine(*f, *nodes);
-      };
-    });
-  }
+  AddNodeActionCommands(app, run);
 }
 
 }  // namespace berth::apps

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "berth/agent/supervisor.h"
@@ -56,6 +57,29 @@ StatusOr<std::map<std::string, std::string>> StringMap(const std::string& where,
 }
 
 }  // namespace
+
+StatusOr<std::vector<int32_t>> ParseGpuHealth(const std::string& text) {
+  std::vector<int32_t> out;
+  std::set<int32_t> seen;
+  std::istringstream lines(text);
+  std::string line;
+  for (int n = 1; std::getline(lines, line); ++n) {
+    line = line.substr(0, line.find('#'));
+    for (char& c : line)
+      if (c == ',' || c == '\t' || c == '\r') c = ' ';
+    std::istringstream words(line);
+    std::string w;
+    while (words >> w) {
+      int64_t v = -1;
+      const bool digits = !w.empty() && w.size() <= 9 && w.find_first_not_of("0123456789") == std::string::npos;
+      if (digits) v = std::stoll(w);
+      if (!digits || v > 1'000'000)
+        return InvalidArgument("line " + std::to_string(n) + ": '" + w.substr(0, 40) + "' is not a GPU index");
+      if (seen.insert(static_cast<int32_t>(v)).second) out.push_back(static_cast<int32_t>(v));
+    }
+  }
+  return out;
+}
 
 StatusOr<std::vector<Assignment>> ParseRunList(const json& run) {
   if (!run.is_array()) return InvalidArgument("run: expected an array");
@@ -224,7 +248,24 @@ void Agent::Heartbeat() {
     }
     tasks.push_back(std::move(t));
   }
-  Reply r = Post("/v1/agent/heartbeat", json{{"name", config_.name}, {"agent_id", state_.agent_id}, {"tasks", tasks}}.dump());
+  json beat = {{"name", config_.name}, {"agent_id", state_.agent_id}, {"tasks", tasks}};
+  if (!options_.gpu_health_file.empty()) {
+    // Re-read every beat; a file that cannot be parsed keeps the last set.
+    std::ifstream in(options_.gpu_health_file);
+    std::string text;
+    if (in) text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    auto failed = ParseGpuHealth(text);
+    const std::string error = failed.ok() ? "" : failed.status().message();
+    if (error != gpu_health_error_ && !error.empty())
+      Log("bad_gpu_health_file", {{"file", options_.gpu_health_file}, {"error", error}});
+    gpu_health_error_ = error;
+    if (failed.ok()) {
+      if (*failed != failed_gpus_) Log("gpu_health", {{"failed_gpus", *failed}});
+      failed_gpus_ = std::move(failed).value();
+    }
+    if (!failed_gpus_.empty()) beat["failed_gpus"] = failed_gpus_;
+  }
+  Reply r = Post("/v1/agent/heartbeat", beat.dump());
   if (r.status == 404 && r.body.is_object() && r.body.value("register", false)) {
     registered_ = false;
     Log("reregistering", {{"reason", r.error}});

@@ -33,7 +33,16 @@ struct AgentOptions {
   std::string work_dir = "./berth-agent";
   std::string supervisor_exe;  // the berth binary (agent-supervise); "" = /proc/self/exe
   int64_t tick_ms = 100;       // the loop's period (process polling, log uploads)
+  // A file listing the device indexes of this node's failed GPUs (written by
+  // an XID or DCGM health watcher), read at every heartbeat and sent as
+  // failed_gpus; a missing or empty file: none failed. "" = no health file.
+  std::string gpu_health_file;
 };
+
+// The GPU health file: device indexes separated by spaces, commas or
+// newlines; '#' starts a comment to the end of the line. Errors name the
+// line ("line 2: 'x' is not a GPU index").
+StatusOr<std::vector<int32_t>> ParseGpuHealth(const std::string& text);
 
 // One task as a heartbeat answer lists it.
 struct Assignment {
@@ -99,6 +108,8 @@ class Agent {
   int64_t kill_grace_ms_ = 10'000;
   int64_t next_beat_ms_ = 0;
   int64_t failures_logged_ = 0;
+  std::string gpu_health_error_;  // the health file's last error (logged once per change)
+  std::vector<int32_t> failed_gpus_;  // as last read from the health file
 };
 
 }  // namespace berth::agent

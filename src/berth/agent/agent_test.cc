@@ -59,3 +59,20 @@ TEST(AgentTest, TaskEnvironmentPutsBerthLast) {
 
 }  // namespace
 }  // namespace berth::agent
+
+namespace berth::agent {
+namespace {
+
+TEST(AgentTest, ParsesTheGpuHealthFile) {
+  auto g = ParseGpuHealth("# failed GPUs (XID 79)\n3, 5\n\n7 3  # again\n");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(*g, (std::vector<int32_t>{3, 5, 7}));
+  EXPECT_TRUE(ParseGpuHealth("").value().empty());
+  auto bad = ParseGpuHealth("1\ngpu2\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 2"), std::string::npos) << bad.status().message();
+  EXPECT_FALSE(ParseGpuHealth("-1").ok());
+}
+
+}  // namespace
+}  // namespace berth::agent

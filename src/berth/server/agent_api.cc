@@ -190,6 +190,20 @@ StatusOr<AgentHeartbeat> ParseAgentHeartbeat(const std::string& body) {
   BERTH_RETURN_IF_ERROR(Identity(v, h.name, h.agent_id));
   for (const auto& [key, val] : v.items()) {
     if (key == "name" || key == "agent_id") continue;
+    if (key == "failed_gpus") {
+      if (!val.is_array()) return InvalidArgument("failed_gpus: expected an array of GPU indexes, found " + Shown(val));
+      if (val.size() > kMaxAgentGpus)
+        return InvalidArgument("failed_gpus: more than " + std::to_string(kMaxAgentGpus) + " GPUs");
+      std::set<int32_t> seen;
+      for (size_t i = 0; i < val.size(); ++i) {
+        int32_t g = 0;
+        BERTH_RETURN_IF_ERROR(GetIntAs("failed_gpus[" + std::to_string(i) + "]", val[i], 0, kI32, g));
+        if (!seen.insert(g).second)
+          return InvalidArgument("failed_gpus[" + std::to_string(i) + "]: GPU " + std::to_string(g) + " listed twice");
+        h.failed_gpus.push_back(g);
+      }
+      continue;
+    }
     if (key != "tasks") return InvalidArgument("unknown field '" + berth::json::ExcerptText(key, 60) + "'");
     if (!val.is_array()) return InvalidArgument("tasks: expected an array, found " + Shown(val));
     if (val.size() > kMaxAgentTasks)

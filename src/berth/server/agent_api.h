@@ -7,7 +7,8 @@
 //    "gpus":[{"index":0,"type":"H100","memory_mib":81920}],
 //    "labels":{"leaf":"leaf-1","spine":"spine-0"}}                 register
 //   {"name":"gpu-1","agent_id":"5f0c...",
-//    "tasks":[{"job":3,"generation":1,"task":0,"state":"running"}]}  heartbeat
+//    "tasks":[{"job":3,"generation":1,"task":0,"state":"running"}],
+//    "failed_gpus":[5]}                                               heartbeat
 //   {"name":"gpu-1","agent_id":"5f0c...","job":3,"generation":1,"task":0,
 //    "state":"exited","exit_code":0}                                  status
 #pragma once
@@ -54,6 +55,10 @@ struct AgentHeartbeat {
   std::string name;
   std::string agent_id;
   std::vector<AgentTaskReport> tasks;
+  // The device indexes (AgentGpu::index) of the node's GPUs that failed
+  // (XID-style errors, a health check): every heartbeat says the whole set,
+  // so a GPU left out is healthy again. Absent: none.
+  std::vector<int32_t> failed_gpus;
 };
 
 struct AgentStatus {

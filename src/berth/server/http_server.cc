@@ -339,6 +339,12 @@ void HttpServer::Routes() {
   s.Post(R"(/v1/admin/nodes/([^/]+)/unquarantine)", [this, admin, who](const httplib::Request& req, httplib::Response& res) {
     if (admin(req, res)) Send(res, service_.Unquarantine(req.matches[1], who(req)));
   }, http::RunOn::kWorker, 4 << 10);  // takes no body
+  s.Post(R"(/v1/admin/nodes/([^/]+)/quarantine)", [this, admin, who](const httplib::Request& req, httplib::Response& res) {
+    if (admin(req, res)) Send(res, service_.Quarantine(req.matches[1], who(req)));
+  }, http::RunOn::kWorker, 4 << 10);  // takes no body
+  s.Post(R"(/v1/admin/nodes/([^/]+)/drain)", [this, admin, who](const httplib::Request& req, httplib::Response& res) {
+    if (admin(req, res)) Send(res, service_.Drain(req.matches[1], req.body, who(req)));
+  }, http::RunOn::kWorker, 4 << 10);  // an optional {"deadline_s": S}
   // On the I/O thread: answers while every worker is busy.
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { Send(res, {200, {{"status", "ok"}}}); },
         http::RunOn::kOnLoop);

@@ -64,6 +64,7 @@ struct Metrics {
   std::atomic<uint64_t> heartbeats_late{0};    // heartbeats that came longer than the timeout after the last
   std::atomic<uint64_t> heartbeat_graces{0};   // checker runs that granted every node a fresh timeout
   std::atomic<uint64_t> node_failures{0};
+  std::atomic<uint64_t> gpu_failures{0};  // GPUs node agents reported failed
   std::atomic<uint64_t> store_commits{0};
   std::atomic<uint64_t> store_records{0};
   std::atomic<uint64_t> store_errors{0};

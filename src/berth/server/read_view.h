@@ -75,6 +75,9 @@ struct NodeView {
   int64_t failures = 0;
   bool up = true;
   bool quarantined = false;
+  bool draining = false;
+  TimeUs drain_deadline = -1;  // wall clock; -1: none
+  uint64_t failed_gpus = 0;    // node-local GPU positions reported failed
 };
 
 // The ledger's figures for /v1/queues: one item per queue of the tree (every

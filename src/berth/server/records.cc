@@ -140,17 +140,27 @@ Status DecodeEnd(const std::string& body, job::JobState& state, std::string& rea
   });
 }
 
-std::string EncodeNode(bool quarantined, int64_t failures) {
-  return json{{"quarantined", quarantined}, {"failures", failures}}.dump();
+std::string EncodeNode(const NodeRecord& node) {
+  json j = {{"quarantined", node.quarantined}, {"failures", node.failures}};
+  if (node.draining) {
+    j["draining"] = true;
+    j["drain_deadline_us"] = node.drain_deadline;
+  }
+  return j.dump();
 }
 
-Status DecodeNode(const std::string& body, bool& quarantined, int64_t& failures) {
-  return Guard("node record", [&]() -> Status {
+StatusOr<NodeRecord> DecodeNode(const std::string& body) {
+  NodeRecord out;
+  Status s = Guard("node record", [&]() -> Status {
     BERTH_ASSIGN_OR_RETURN(json v, ParseRecord(body));
-    quarantined = v.at("quarantined").get<bool>();
-    failures = v.value("failures", int64_t{0});
+    out.quarantined = v.at("quarantined").get<bool>();
+    out.failures = v.value("failures", int64_t{0});
+    out.draining = v.value("draining", false);
+    out.drain_deadline = v.value("drain_deadline_us", TimeUs{-1});
     return Status::Ok();
   });
+  if (!s.ok()) return s;
+  return out;
 }
 
 namespace {

@@ -28,9 +28,18 @@ StatusOr<std::vector<framework::TaskPlacement>> DecodePlacements(const cluster::
 std::string EncodeEnd(job::JobState state, const std::string& reason);
 Status DecodeEnd(const std::string& body, job::JobState& state, std::string& reason);
 
-// kNodeState: {"quarantined":true,"failures":3}.
-std::string EncodeNode(bool quarantined, int64_t failures);
-Status DecodeNode(const std::string& body, bool& quarantined, int64_t& failures);
+// kNodeState: {"quarantined":true,"failures":3,"draining":true,"drain_deadline_us":...}
+// (a node's operator and failure state; draining and its deadline, the wall
+// clock in microseconds or -1, are left out when not draining and read as
+// false and -1 from older records).
+struct NodeRecord {
+  bool quarantined = false;
+  int64_t failures = 0;
+  bool draining = false;
+  TimeUs drain_deadline = -1;
+};
+std::string EncodeNode(const NodeRecord& node);
+StatusOr<NodeRecord> DecodeNode(const std::string& body);
 
 // kClusterInfo: {"fingerprint":"9f...","summary":"64 nodes, 512 GPUs; ...","nodes":64,"gpus":512}.
 // The fingerprint hashes every node's name, GPU type and count, CPU, memory

@@ -184,6 +184,7 @@ void Service::Loop() {
     for (auto& fn : work) fn();
     work.clear();
     if (options_.virtual_nodes || options_.agent_nodes) CheckHeartbeats();
+    if (ready_ && sched_) CheckDrains();
     ExpireExtenderReservations();
     ExpireIdempotencyKeys();
     // The turn's answers go out before the pass (which may take its budget,
@@ -680,7 +681,8 @@ void Service::CheckHeartbeats() {
     if (ne.up) {
       if (now - std::max(beat, grace_from_) > options_.heartbeat_timeout) NodeDown(NodeId(n), "heartbeat timeout");
     } else if (!ne.quarantined && beat > ne.down_at) {
-      if (sched_->SetNodeUp(NodeId(n), true).ok()) {
+      // Healthy again; a draining node still takes no new work.
+      if (sched_->SetNodeUp(NodeId(n), !ne.draining).ok()) {
         ne.up = true;
         node_views_dirty_ = true;
         dirty_ = true;
@@ -706,28 +708,40 @@ void Service::NodeDown(NodeId node, const std::string& reason) {
   if (!ne.quarantined && static_cast<int32_t>(ne.failures.size()) >= options_.quarantine_failures) {
     ne.quarantined = true;
     log_.Warn("node_quarantined", {{"node", name}, {"failures", ne.failures.size()}});
-    AppendRecord({store::RecordKind::kNodeState, -1, clock_.Now(), name, EncodeNode(true, ne.total_failures)});
+    AppendNodeRecord(node.value());
   }
+  StopJobsOn(node, "node " + name + " down: " + reason, false);
+}
+
+void Service::StopJobsOn(NodeId node, const std::string& reason, bool checkpoint_now) {
   // Every job with a task on the node goes back to the queue.
   std::set<int64_t> hit;
   for (const TaskKey& t : sched_->state().tasks_on(node)) hit.insert(t.job.value());
   for (int64_t id : hit) {
     auto it = jobs_.find(id);
     if (it == jobs_.end() || it->second.state != JobState::kRunning) continue;
-    if (options_.agent_nodes) {
-      // A failure, not a preemption: the gang restarts from its checkpoint.
+    if (options_.agent_nodes || checkpoint_now) {
+      // A failure or a drain, not a preemption: the gang restarts from its
+      // checkpoint (a drain takes one first).
       JobEntry& e = it->second;
       const TimeUs cost = e.spec.restart_cost >= 0 ? e.spec.restart_cost : options_.restore_cost;
-      if (Status s = sched_->Interrupt(JobId(id), cost, false); !s.ok()) {
+      if (Status s = sched_->Interrupt(JobId(id), cost, checkpoint_now); !s.ok()) {
         log_.Error("requeue_failed", {{"job", id}, {"error", s.message()}});
         continue;
       }
-      Requeued(e, "node " + name + " down: " + reason);
+      Requeued(e, reason);
     } else {
-      Requeue(it->second, "node " + name + " down: " + reason);
+      Requeue(it->second, reason);
     }
   }
   dirty_ = true;
+}
+
+void Service::AppendNodeRecord(int32_t n, std::function<void(const Status&)> then) {
+  const NodeEntry& ne = nodes_[n];
+  AppendRecord({store::RecordKind::kNodeState, -1, clock_.Now(), cluster_->node(NodeId(n)).name,
+                EncodeNode({ne.quarantined, ne.total_failures, ne.draining, ne.drain_deadline})},
+               std::move(then));
 }
 
 void Service::Requeue(JobEntry& e, const std::string& reason) {

@@ -220,7 +220,22 @@ class Service final : private VirtualNodes::Sink {
   // Lifts the quarantine of node `name` (its failure window is cleared; it is
   // up again at its next heartbeat), durably. 404: no such node; 200 with
   // "was_quarantined": false when it was not.
+  // Returns node `name` to service: lifts its quarantine (its failure window
+  // is cleared; it is up again at its next heartbeat) and its drain, durably.
+  // 404: no such node; 200 with "was_quarantined" and "was_draining" false
+  // when it was neither.
   ApiResult Unquarantine(const std::string& name, const std::string& who);
+  // Quarantines node `name` by hand, durably: no new work lands on it, and the
+  // jobs running there stop and go back to the queue (from their last
+  // checkpoint) at once. It stays out, across restarts, until Unquarantine.
+  // Not counted as a failure. 404: no such node.
+  ApiResult Quarantine(const std::string& name, const std::string& who);
+  // Drains node `name`, durably: no new work lands on it; its running jobs go
+  // on. The body is empty or {"deadline_s": S} (an integer >= 0): S seconds
+  // from now the jobs still there take a checkpoint and go back to the queue
+  // (planned maintenance). A drain of a draining node sets the new deadline.
+  // 400: bad body; 404: no such node.
+  ApiResult Drain(const std::string& name, const std::string& body, const std::string& who);
 
   // --- services (kind: service; docs/service.md, "Services") ---
   // A load report for service `id`: the body {"requests_per_s": R}; the
@@ -293,6 +308,7 @@ class Service final : private VirtualNodes::Sink {
     std::string agent_id;
     cluster::NodeSpec spec;
     std::string body;  // the registration as stored
+    std::vector<int32_t> gpu_indexes;  // the device index of each GPU position of the node
   };
   // A workflow (service_workflows.cc): its core state and the job of each
   // stage attempt. Durable: its acceptance is a kWorkflowAccepted record and
@@ -312,8 +328,18 @@ class Service final : private VirtualNodes::Sink {
     TimeUs down_at = 0;       // steady clock: when marked down (a later heartbeat brings it up)
     bool up = true;           // as the scheduler sees it
     bool quarantined = false;
+    // An operator's drain (Drain): no new work; at drain_deadline (wall
+    // clock, clock_; -1 none or passed) the work still there is stopped.
+    bool draining = false;
+    TimeUs drain_deadline = -1;
     std::deque<TimeUs> failures;  // within the quarantine window
     int64_t total_failures = 0;
+    // GPUs (node-local positions) out of service after a failure report:
+    // taken out of the scheduler's state (SetGpuUp) until reported healthy.
+    uint64_t failed_gpus = 0;
+    int64_t gpu_failures = 0;  // GPU failure reports so far
+    // The scheduler may place work here: healthy, not quarantined, not draining.
+    bool schedulable() const { return up && !quarantined && !draining; }
   };
   // Extender bookkeeping: a pod group (or a lone pod) as one Berth job.
   struct ExtPod {
@@ -347,6 +373,13 @@ class Service final : private VirtualNodes::Sink {
   // An exit of (job, generation, task) on `node`: 0 ok, else 404/409 with why.
   ApiResult ApplyTaskExit(NodeId node, int64_t job, int32_t generation, int32_t task, bool lost, int32_t code);
   void CopyAgentBeats();
+  // A heartbeat's failed GPUs (device indexes) of `node`: GPUs newly failed
+  // stop the jobs holding them and leave the scheduler's state; GPUs no
+  // longer listed return (service_gpu_health.cc).
+  void ApplyGpuHealth(NodeId node, const std::vector<int32_t>& failed_devices);
+  // Takes the failed GPUs of `node` out of the scheduler's state (after a
+  // rebuild of the cluster model).
+  void ReapplyFailedGpus(scheduler::Scheduler& s, NodeId node, uint64_t mask);
   void EndJob(JobEntry& e, job::JobState state, const std::string& reason);
 
   // Queue plumbing.
@@ -396,6 +429,25 @@ class Service final : private VirtualNodes::Sink {
   void OnJobDone(int64_t id, int32_t generation);
   void CheckHeartbeats();
   void NodeDown(NodeId node, const std::string& reason);
+  // Stops every running job with a task on `node` and sends it back to the
+  // queue, from its last checkpoint or (checkpoint_now) from now.
+  void StopJobsOn(NodeId node, const std::string& reason, bool checkpoint_now);
+  // Drains whose deadline passed stop the work still on their node
+  // (service_admin.cc).
+  void CheckDrains();
+  // The durable record of node `n`'s operator and failure state.
+  void AppendNodeRecord(int32_t n, std::function<void(const Status&)> then = nullptr);
+  // An admin action on node `name` run on the loop (service_admin.cc): `fn`
+  // changes the entry and says what to answer; the answer waits until the
+  // node's record is durable when `fn` wrote one.
+  struct AdminOutcome {
+    bool found = false;
+    nlohmann::json body;
+    nlohmann::json audit;
+    bool write = false;  // append the node's record
+  };
+  ApiResult AdminNodeAction(const std::string& action, const std::string& name, const std::string& who,
+                            std::function<AdminOutcome(int32_t node)> fn);
   void Requeue(JobEntry& e, const std::string& reason);
   // Bookkeeping of a job the scheduler already sent back to the queue.
   void Requeued(JobEntry& e, const std::string& reason);

@@ -34,6 +34,13 @@ std::string LogPath(const std::string& dir, int64_t job, int32_t task, int32_t g
          std::to_string(generation) + ".log";
 }
 
+// The device index of each GPU position, as the node registered them.
+std::vector<int32_t> GpuIndexes(const AgentRegistration& r) {
+  std::vector<int32_t> out;
+  for (const auto& g : r.gpus) out.push_back(g.index);
+  return out;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<scheduler::Scheduler>> Service::NewScheduler(const cluster::Cluster& c) {
@@ -77,7 +84,7 @@ Status Service::LoadAgents() {
     if (r.kind != store::RecordKind::kNodeRegistered) continue;
     auto reg = ParseAgentRegistration(r.body);
     if (!reg.ok()) return Internal("store record " + std::to_string(r.revision) + ": " + reg.status().message());
-    agents_[reg->name] = AgentEntry{reg->agent_id, reg->ToNodeSpec(), r.body};
+    agents_[reg->name] = AgentEntry{reg->agent_id, reg->ToNodeSpec(), r.body, GpuIndexes(*reg)};
     SetNodeAddress(reg->name, reg->address);
     std::lock_guard<std::mutex> lock(beat_mu_);
     agent_beats_[reg->name] = {reg->agent_id, now};  // a fresh timeout to come back in
@@ -165,8 +172,12 @@ Status Service::RebuildAgentCluster(const std::string& why) {
     ++metrics_.jobs_requeued;
     AppendRecord({store::RecordKind::kJobRequeued, id, 0, "", EncodeEnd(JobState::kPending, reason)});
   }
-  for (int32_t n = 0; n < next->num_nodes(); ++n)
-    if (!next_nodes[n].up) (void)s->SetNodeUp(NodeId(n), false);
+  for (int32_t n = 0; n < next->num_nodes(); ++n) {
+    if (!next_nodes[n].schedulable()) (void)s->SetNodeUp(NodeId(n), false);
+    const int32_t count = next->node(NodeId(n)).gpu_count;
+    if (count < 64) next_nodes[n].failed_gpus &= (uint64_t{1} << count) - 1;  // re-registered with fewer GPUs
+    ReapplyFailedGpus(*s, NodeId(n), next_nodes[n].failed_gpus);
+  }
   sched_ = std::move(s);  // the old scheduler goes while its cluster still lives
   cluster_ = std::move(next);
   nodes_ = std::move(next_nodes);
@@ -350,7 +361,7 @@ ApiResult Service::AgentRegister(const std::string& body) {
     }
     std::optional<AgentEntry> before;
     if (it != agents_.end()) before = it->second;
-    agents_[r->name] = AgentEntry{r->agent_id, r->ToNodeSpec(), stored};
+    agents_[r->name] = AgentEntry{r->agent_id, r->ToNodeSpec(), stored, GpuIndexes(*r)};
     if (Status s = RebuildAgentCluster("node " + r->name + " registered"); !s.ok()) {
       if (before) {
         agents_[r->name] = *before;
@@ -397,6 +408,7 @@ ApiResult Service::AgentHeartbeat(const std::string& body) {
     auto n = cluster_->FindNode(h->name);
     if (!n) return NotRegistered(h->name);
     json refused = json::array();
+    ApplyGpuHealth(*n, h->failed_gpus);
     for (const auto& t : h->tasks) {
       if (t.state == AgentTaskReport::State::kRunning) continue;
       ApiResult r = ApplyTaskExit(*n, t.job, t.generation, t.task, t.state == AgentTaskReport::State::kLost,

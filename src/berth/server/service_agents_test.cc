@@ -255,3 +255,65 @@ TEST(AgentApiTest, ParsesAndEncodesRegistrations) {
 
 }  // namespace
 }  // namespace berth::server
+
+namespace berth::server {
+namespace {
+
+// A heartbeat that reports a failed GPU: the job on it goes back to the queue
+// and runs again on the node's other GPUs; the GPU stays out until a
+// heartbeat leaves it out of the list, and again after a restart.
+TEST(ServiceAgentsTest, FailedGpuTakesOnlyThatGpuOut) {
+  auto data = std::make_shared<store::MemoryStore::Data>();
+  AgentHarness h(data);
+  ASSERT_TRUE(h.Start().ok());
+  ASSERT_EQ(h.Register("n1", "a1", 8).code, 200);
+  auto beat = [&](AgentHarness& x, json failed) {
+    return x.s().AgentHeartbeat(json{{"name", "n1"}, {"agent_id", "a1"}, {"tasks", json::array()},
+                                     {"failed_gpus", failed}}
+                                    .dump());
+  };
+  const int64_t a = h.s().SubmitJob(R"({"name":"a","groups":[{"name":"w","count":1,"gpus":4}],"command":["x"]})")
+                        .body["id"];
+  ASSERT_TRUE(WaitFor([&] { return h.State(a) == "running"; }));
+  const int bad = h.s().GetJob(a).body["placements"][0]["gpus"][0];
+  ApiResult r = beat(h, json::array({bad}));
+  ASSERT_EQ(r.code, 200) << r.body.dump();
+  // Requeued from its checkpoint, then placed again on healthy GPUs.
+  ASSERT_TRUE(WaitFor([&] { return h.s().GetJob(a).body["requeues"] == 1 && h.State(a) == "running"; }));
+  for (const auto& g : h.s().GetJob(a).body["placements"][0]["gpus"]) EXPECT_NE(g, bad);
+  json node = h.s().Nodes().body["nodes"][0];
+  EXPECT_EQ(node["failed_gpus"], json::array({bad}));
+  EXPECT_TRUE(node["up"].get<bool>());
+  EXPECT_EQ(h.s().AdminNodes("test").body["nodes"][0]["failed_gpus"], json::array({bad}));
+  EXPECT_NE(h.s().MetricsText().find("berth_gpu_failures_total 1"), std::string::npos);
+  // The same report again changes nothing; 3 healthy GPUs are left.
+  ASSERT_EQ(beat(h, json::array({bad})).code, 200);
+  const int64_t b = h.s().SubmitJob(R"({"name":"b","groups":[{"name":"w","count":1,"gpus":4}],"command":["x"]})")
+                        .body["id"];
+  ASSERT_TRUE(h.s().Sync());
+  ASSERT_TRUE(h.s().Sync());
+  EXPECT_EQ(h.State(b), "pending");
+  EXPECT_EQ(h.s().GetJob(a).body["requeues"], 1);
+  // Bad reports are refused whole; an index the node never registered is ignored.
+  EXPECT_EQ(beat(h, json::array({"x"})).code, 400);
+  EXPECT_EQ(beat(h, json::array({1, 1})).code, 400);
+  EXPECT_EQ(beat(h, json("3")).code, 400);
+  ASSERT_EQ(beat(h, json::array({bad, 99})).code, 200);
+  EXPECT_EQ(h.s().Nodes().body["nodes"][0]["failed_gpus"], json::array({bad}));
+  h.s().Stop();
+
+  // After a restart the next heartbeat says it again; then the GPU heals.
+  AgentHarness again(data);
+  ASSERT_TRUE(again.Start().ok());
+  ASSERT_EQ(beat(again, json::array({bad})).code, 200);
+  ASSERT_TRUE(again.s().Sync());
+  EXPECT_EQ(again.s().Nodes().body["nodes"][0]["failed_gpus"], json::array({bad}));
+  EXPECT_EQ(again.State(a), "running");
+  EXPECT_EQ(again.State(b), "pending");
+  ASSERT_EQ(beat(again, json::array()).code, 200);
+  ASSERT_TRUE(WaitFor([&] { return again.State(b) == "running"; }));
+  EXPECT_TRUE(again.s().Nodes().body["nodes"][0]["failed_gpus"].empty());
+}
+
+}  // namespace
+}  // namespace berth::server

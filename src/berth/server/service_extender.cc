@@ -522,7 +522,7 @@ ApiResult Service::ExtenderPreempt(const std::string& body) {
     const auto& in = shared->has_meta_victims ? shared->node_to_meta_victims : shared->node_to_victims;
     for (const auto& [node, victims] : in) {
       auto n = cluster_->FindNode(node);
-      if (!n || !nodes_[n->value()].up || nodes_[n->value()].quarantined) continue;
+      if (!n || !nodes_[n->value()].schedulable()) continue;
       if (!planned.empty() && node != planned) continue;
       const cluster::Node& cn = cluster_->node(*n);
       if (cn.gpu_count < pod.gpus || (cn.cpu_milli > 0 && cn.cpu_milli < pod.cpu_milli) ||

@@ -1,5 +1,5 @@
-// The read side of the API: job documents, "why", queues, nodes, metrics and
-// the admin API. Reads never run on the scheduling thread: they answer from
+// The read side of the API: job documents, "why", queues, nodes and metrics
+// (the admin API is service_admin.cc). Reads never run on the scheduling thread: they answer from
 // the snapshot it last published (service_views.cc), so a flood of them cannot
 // delay scheduling or heartbeats; large ones take a ReadGate slot.
 #include <algorithm>
@@ -21,6 +21,14 @@ using job::JobState;
 using nlohmann::json;
 
 namespace {
+
+// Node-local GPU positions in a mask, as a list.
+json GpuList(uint64_t mask) {
+  json out = json::array();
+  for (int g = 0; g < 64; ++g)
+    if (mask >> g & 1) out.push_back(g);
+  return out;
+}
 
 json Seconds(TimeUs t) { return t < 0 ? json(nullptr) : json(UsToSeconds(t)); }
 
@@ -307,6 +315,8 @@ ApiResult Service::Nodes() {
               {"tasks", nv.tasks},
               {"up", nv.up},
               {"quarantined", nv.quarantined},
+              {"draining", nv.draining},
+              {"failed_gpus", GpuList(nv.failed_gpus)},
               {"failures", nv.failures},
               {"leaf", cl.domain(node.domain[static_cast<int>(cluster::Level::kLeaf)]).name},
               {"spine", cl.domain(node.domain[static_cast<int>(cluster::Level::kSpine)]).name}};
@@ -345,6 +355,7 @@ std::string Service::MetricsText() {
   counter("berth_scheduling_pass_splits_total", "Passes stopped by their time budget (--pass-budget) and continued.",
           metrics_.pass_splits);
   counter("berth_node_failures_total", "Nodes declared down.", metrics_.node_failures);
+  counter("berth_gpu_failures_total", "GPUs node agents reported failed.", metrics_.gpu_failures);
   counter("berth_heartbeats_late_total", "Heartbeats that arrived longer than the timeout after the node's last.",
           metrics_.heartbeats_late);
   counter("berth_heartbeat_graces_total", "Times the heartbeat checker had not run for a timeout and gave every node a fresh one.",
@@ -432,79 +443,6 @@ std::string Service::MetricsText() {
   out += "# HELP berth_ready 1 when this process leads and has loaded its state.\n# TYPE berth_ready gauge\n";
   out += std::string("berth_ready ") + (ready_ ? "1" : "0") + "\n";
   return out;
-}
-
-// ------------------------------------------------------------------ admin API
-
-void Service::AuditLog(const std::string& action, const std::string& who, json fields) {
-  fields["action"] = action;
-  fields["who"] = who;
-  log_.Warn("admin_action", std::move(fields));  // warn: kept when info lines are dropped
-}
-
-ApiResult Service::AdminNodes(const std::string& who) {
-  auto snap = views_.Current();
-  if (!snap->nodes) return ApiResult::Error(503, "the state is not loaded yet");
-  json items = json::array();
-  const TimeUs steady_now = SteadyNowUs();
-  int64_t down = 0, quarantined = 0;
-  const cluster::Cluster& cl = *snap->cluster;
-  for (int32_t i = 0; i < cl.num_nodes() && i < static_cast<int32_t>(snap->nodes->size()); ++i) {
-    const NodeView& nv = (*snap->nodes)[i];
-    if (nv.up && !nv.quarantined) continue;
-    down += !nv.up;
-    quarantined += nv.quarantined;
-    json j = {{"name", cl.node(NodeId(i)).name}, {"up", nv.up}, {"quarantined", nv.quarantined},
-              {"failures", nv.failures}};
-    if (options_.virtual_nodes)
-      j["heartbeat_age_s"] = UsToSeconds(steady_now - beat_at_[i].load(std::memory_order_relaxed));
-    items.push_back(std::move(j));
-  }
-  AuditLog("list_nodes", who, {{"down", down}, {"quarantined", quarantined}});
-  return ApiResult{200, {{"nodes", std::move(items)}, {"down", down}, {"quarantined", quarantined}}};
-}
-
-ApiResult Service::Unquarantine(const std::string& name, const std::string& who) {
-  if (!ready_) return NotReady();
-  const std::string shown = name.size() > 200 ? name.substr(0, 200) + "..." : name;
-  struct Out {
-    bool found = false;
-    bool was = false;
-    int64_t failures = 0;
-    std::shared_future<Status> durable;
-  };
-  auto out = Call<Out>([this, name]() -> Out {
-    auto node = cluster_->FindNode(name);  // on the loop: agents may change the cluster
-    if (!node) return Out{};
-    const int32_t n = node->value();
-    NodeEntry& ne = nodes_[n];
-    Out o{true, ne.quarantined, ne.total_failures, {}};
-    if (!ne.quarantined) return o;
-    ne.quarantined = false;
-    ne.failures.clear();  // a fresh window: the next failure alone does not quarantine it again
-    node_views_dirty_ = true;
-    // Up again at its next heartbeat after it went down (CheckHeartbeats).
-    auto promise = std::make_shared<std::promise<Status>>();
-    o.durable = promise->get_future().share();
-    AppendRecord({store::RecordKind::kNodeState, -1, clock_.Now(), cluster_->node(NodeId(n)).name,
-                  EncodeNode(false, ne.total_failures)},
-                 [promise](const Status& s) { promise->set_value(s); });
-    return o;
-  });
-  if (!out) return ApiResult::Error(503, "the scheduling loop did not answer in time");
-  if (!out->found) {
-    AuditLog("unquarantine", who, {{"node", shown}, {"result", "no such node"}});
-    return ApiResult::Error(404, "no node '" + shown + "'");
-  }
-  if (out->durable.valid()) {
-    if (out->durable.wait_for(std::chrono::microseconds(options_.request_timeout)) != std::future_status::ready)
-      return ApiResult::Error(503, "the store did not record the change in time");
-    Status s = out->durable.get();
-    if (!s.ok()) return ApiResult::Error(503, "not stored: " + s.message());
-  }
-  AuditLog("unquarantine", who,
-           {{"node", shown}, {"result", out->was ? "lifted" : "not quarantined"}, {"failures", out->failures}});
-  return ApiResult{200, {{"node", shown}, {"was_quarantined", out->was}, {"quarantined", false}}};
 }
 
 }  // namespace berth::server

@@ -114,11 +114,12 @@ Status Service::Recover() {
       case store::RecordKind::kNodeState: {
         auto n = cluster_->FindNode(r.key);
         if (!n) continue;
-        bool quarantined = false;
-        int64_t failures = 0;
-        if (DecodeNode(r.body, quarantined, failures).ok()) {
-          nodes_[n->value()].quarantined = quarantined;
-          nodes_[n->value()].total_failures = failures;
+        if (auto rec = DecodeNode(r.body); rec.ok()) {
+          NodeEntry& ne = nodes_[n->value()];
+          ne.quarantined = rec->quarantined;
+          ne.total_failures = rec->failures;
+          ne.draining = rec->draining;
+          ne.drain_deadline = rec->draining ? rec->drain_deadline : -1;
         }
         break;
       }
@@ -144,10 +145,8 @@ Status Service::Recover() {
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
   for (int32_t n = 0; n < cluster_->num_nodes(); ++n) {
     beat_at_[n].store(steady_now, std::memory_order_relaxed);
-    if (nodes_[n].quarantined) {
-      nodes_[n].up = false;
-      BERTH_RETURN_IF_ERROR(sched_->SetNodeUp(NodeId(n), false));
-    }
+    if (nodes_[n].quarantined) nodes_[n].up = false;
+    if (!nodes_[n].schedulable()) BERTH_RETURN_IF_ERROR(sched_->SetNodeUp(NodeId(n), false));
   }
   // Re-submit unfinished jobs in id order; re-apply running placements.
   int64_t pending = 0, running = 0, finished = 0, lost = 0;

@@ -193,6 +193,9 @@ void Service::PublishViews() {
       v.tasks = static_cast<int64_t>(st.tasks_on(n).size());
       v.up = nodes_[i].up;
       v.quarantined = nodes_[i].quarantined;
+      v.draining = nodes_[i].draining;
+      v.drain_deadline = nodes_[i].drain_deadline;
+      v.failed_gpus = nodes_[i].failed_gpus;
       v.failures = nodes_[i].total_failures;
     }
     node_views_ = std::move(nodes);
