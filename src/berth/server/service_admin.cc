@@ -27,7 +27,9 @@ json DeadlineJson(TimeUs deadline, TimeUs now) {
 // The body of a drain: empty, or {"deadline_s": S} with S an integer >= 0.
 StatusOr<TimeUs> ParseDrainDeadline(const std::string& body) {
   if (body.find_first_not_of(" \t\r\n") == std::string::npos) return TimeUs{-1};
-  BERTH_ASSIGN_OR_RETURN(json v, berth::json::ParseUntrusted(body, {.max_bytes = 4 << 10}));
+  auto parsed = berth::json::ParseUntrusted(body, {.max_bytes = 4 << 10});
+  if (!parsed.ok()) return InvalidArgument("drain: the body: " + parsed.status().message());
+  const json v = std::move(parsed).value();
   if (!v.is_object()) return InvalidArgument("drain: the body must be an object such as {\"deadline_s\": 600}");
   for (const auto& [key, value] : v.items())
     if (key != "deadline_s") return InvalidArgument("drain: unknown field '" + Shown(key) + "' (expected deadline_s)");

@@ -27,9 +27,11 @@ std::string NodeOf(ServiceHarness& h, int64_t id) {
 }
 
 nlohmann::json NodeView(ServiceHarness& h, const std::string& name) {
-  for (const auto& n : h.service().Nodes().body["nodes"])
+  ApiResult nodes = h.service().Nodes();
+  for (const auto& n : nodes.body["nodes"])
     if (n["name"] == name) return n;
-  return nullptr;
+  ADD_FAILURE() << "no node '" << name << "' in " << nodes.body.dump();
+  return nlohmann::json::object({{"quarantined", false}, {"draining", false}, {"up", false}, {"tasks", -1}});
 }
 
 TEST(ServiceAdminTest, QuarantineStopsTheWorkAndHoldsAcrossARestart) {

@@ -145,7 +145,9 @@ Status Service::Recover() {
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
   for (int32_t n = 0; n < cluster_->num_nodes(); ++n) {
     beat_at_[n].store(steady_now, std::memory_order_relaxed);
-    if (nodes_[n].quarantined) nodes_[n].up = false;
+    // With heartbeats a quarantined node counts as down until it beats again;
+    // without, it is healthy and takes work once returned to service.
+    if (nodes_[n].quarantined && (options_.virtual_nodes || options_.agent_nodes)) nodes_[n].up = false;
     if (!nodes_[n].schedulable()) BERTH_RETURN_IF_ERROR(sched_->SetNodeUp(NodeId(n), false));
   }
   // Re-submit unfinished jobs in id order; re-apply running placements.
