@@ -510,7 +510,8 @@ int UnhealthyNodes(const ClientFlags& f) {
   std::printf("%s down, %s quarantined, %s draining\n", Str(r.body["down"]).c_str(),
               Str(r.body["quarantined"]).c_str(), Str(r.body.value("draining", json(0))).c_str());
   if (r.body["nodes"].empty()) return 0;
-  std::printf("%-16s %5s %11s %8s %8s %5s\n", "NODE", "UP", "QUARANTINED", "DRAINING", "FAILURES", "TASKS");
+  std::printf("%-16s %5s %11s %8s %8s %5s %s\n", "NODE", "UP", "QUARANTINED", "DRAINING", "FAILURES", "TASKS",
+              "FAILED_GPUS");
   for (const auto& n : r.body["nodes"]) {
     std::string draining = n.value("draining", false) ? "yes" : "no";
     if (n.value("draining", false) && n.contains("drain_deadline_s") && !n["drain_deadline_s"].is_null()) {
@@ -518,9 +519,11 @@ int UnhealthyNodes(const ClientFlags& f) {
       std::snprintf(buf, sizeof buf, "%.0fs", n["drain_deadline_s"].get<double>());
       draining = buf;  // the time left until the deadline
     }
-    std::printf("%-16s %5s %11s %8s %8s %5s\n", Str(n["name"]).c_str(), n["up"].get<bool>() ? "yes" : "no",
+    std::string failed;
+    for (const auto& g : n.value("failed_gpus", json::array())) failed += (failed.empty() ? "" : ",") + Str(g);
+    std::printf("%-16s %5s %11s %8s %8s %5s %s\n", Str(n["name"]).c_str(), n["up"].get<bool>() ? "yes" : "no",
                 n["quarantined"].get<bool>() ? "yes" : "no", draining.c_str(), Str(n["failures"]).c_str(),
-                Str(n.value("tasks", json(nullptr))).c_str());
+                Str(n.value("tasks", json(nullptr))).c_str(), failed.empty() ? "-" : failed.c_str());
   }
   return 0;
 }
@@ -550,10 +553,10 @@ std::string NodeActionLine(const std::string& action, const json& b) {
   }
   if (action == "quarantine") {
     if (b.value("was_quarantined", false)) return "was already quarantined";
-    return "quarantined; " + Str(b["tasks_stopped"]) + " tasks stopped and their jobs requeued";
+    return "quarantined; tasks stopped (their jobs requeued): " + Str(b["tasks_stopped"]);
   }
-  std::string line = std::string(b.value("was_draining", false) ? "draining (deadline changed)" : "draining") + "; " +
-                     Str(b["running_jobs"]) + " jobs still running";
+  std::string line = std::string(b.value("was_draining", false) ? "draining (deadline changed)" : "draining") +
+                     "; running jobs: " + Str(b["running_jobs"]);
   if (b.contains("deadline_s") && !b["deadline_s"].is_null())
     line += ", checkpointed and requeued in " + Str(b["deadline_s"]) + " s if still there";
   return line;
