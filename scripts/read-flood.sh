@@ -57,14 +57,22 @@ d = lambda k: a.get(k, 0) - b.get(k, 0)
 buckets = sorted((float(k.split('le="')[1].split('"')[0]) if 'Inf' not in k else float('inf'), d(k))
                  for k in a if k.startswith('berth_scheduling_pass_seconds_bucket'))
 count = d('berth_scheduling_pass_seconds_count')
-def q(p):
-    for bound, cum in buckets:
+def hist(name):
+    return sorted((float(k.split('le="')[1].split('"')[0]) if 'Inf' not in k else float('inf'), d(k))
+                  for k in a if k.startswith(name + '_bucket'))
+cpu_buckets = hist('berth_scheduling_pass_cpu_seconds')
+def q(p, bs=None):
+    for bound, cum in (buckets if bs is None else bs):
         if count and cum >= p * count: return bound
     return None
 print(json.dumps({
     'window': name, 'passes': int(count), 'pass_splits': int(d('berth_scheduling_pass_splits_total')),
     'pass_p50_s_le': q(0.5), 'pass_p99_s_le': q(0.99),
     'pass_mean_s': d('berth_scheduling_pass_seconds_sum') / count if count else None,
+    'pass_cpu_p50_s_le': q(0.5, cpu_buckets), 'pass_cpu_p99_s_le': q(0.99, cpu_buckets),
+    'passes_preempted': int(d('berth_scheduling_passes_preempted_total')),
+    'passes_blocked': int(d('berth_scheduling_passes_blocked_total')),
+    'passes_faulted': int(d('berth_scheduling_passes_faulted_total')),
     'nodes_marked_down': int(d('berth_node_failures_total')), 'requeues': int(d('berth_jobs_requeued_total')),
     'late_heartbeats': int(d('berth_heartbeats_late_total')), 'graces': int(d('berth_heartbeat_graces_total')),
     'heartbeat_gap_max_s': a.get('berth_heartbeat_gap_max_seconds'), 'nodes_up': int(a.get('berth_nodes_up', 0)),
