@@ -6,10 +6,12 @@
 # windows of SECONDS each with the same trickle of submissions (so passes run
 # over the waiting queue): a quiet one, and one with READERS clients reading
 # job lists (10,000 per page), nodes, queues and metrics. Prints one JSON line
-# per window: passes, pass p50/p99 (histogram bucket bounds), nodes marked down,
+# per window: passes, pass p50/p99 (histogram bucket bounds) of wall and CPU
+# time, passes preempted / blocked / page-faulted, nodes marked down,
 # requeues, late heartbeats, graces, the longest heartbeat gap, and the readers'
 # figures. Needs curl and python3.
 # Usage: scripts/read-flood.sh [NODES JOBS READERS SECONDS]   (default 12500 100000 64 60)
+# SERVE_ARGS adds flags to `berth serve` (e.g. SERVE_ARGS="--scheduler-nice 0").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NODES="${1:-12500}"
@@ -22,7 +24,7 @@ LOADGEN="${LOADGEN:-build/release/tests/berth_loadgen}"
 . "tests/service/serve_lib.sh"
 # Every client here shares the address 127.0.0.1: the per-client connection
 # limit (64 by default) is raised so that the readers and the submitter fit.
-serve_start "$BERTH" read-flood-token --cluster "${NODES}x8:H100/leaf=32" --virtual-nodes --speedup "$SPEEDUP" --max-connections-per-client 1024
+serve_start "$BERTH" read-flood-token --cluster "${NODES}x8:H100/leaf=32" --virtual-nodes --speedup "$SPEEDUP" --max-connections-per-client 1024 ${SERVE_ARGS:-}
 
 echo "submitting $JOBS jobs to $NODES nodes..." >&2
 "$LOADGEN" --server "$URL" --token "$TOKEN" --count "$JOBS" --concurrency 16 --prefix flood --max-seconds 600 >&2
