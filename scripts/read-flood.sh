@@ -6,10 +6,12 @@
 # windows of SECONDS each with the same trickle of submissions (so passes run
 # over the waiting queue): a quiet one, and one with READERS clients reading
 # job lists (10,000 per page), nodes, queues and metrics. Prints one JSON line
-# per window: passes, pass p50/p99 (histogram bucket bounds), nodes marked down,
+# per window: passes, pass p50/p99 (histogram bucket bounds) of wall and CPU
+# time, passes preempted / blocked / page-faulted, nodes marked down,
 # requeues, late heartbeats, graces, the longest heartbeat gap, and the readers'
 # figures. Needs curl and python3.
 # Usage: scripts/read-flood.sh [NODES JOBS READERS SECONDS]   (default 12500 100000 64 60)
+# SERVE_ARGS adds flags to `berth serve` (e.g. SERVE_ARGS="--scheduler-nice 0").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NODES="${1:-12500}"
@@ -22,7 +24,7 @@ LOADGEN="${LOADGEN:-build/release/tests/berth_loadgen}"
 . "tests/service/serve_lib.sh"
 # Every client here shares the address 127.0.0.1: the per-client connection
 # limit (64 by default) is raised so that the readers and the submitter fit.
-serve_start "$BERTH" read-flood-token --cluster "${NODES}x8:H100/leaf=32" --virtual-nodes --speedup "$SPEEDUP" --max-connections-per-client 1024
+serve_start "$BERTH" read-flood-token --cluster "${NODES}x8:H100/leaf=32" --virtual-nodes --speedup "$SPEEDUP" --max-connections-per-client 1024 ${SERVE_ARGS:-}
 
 echo "submitting $JOBS jobs to $NODES nodes..." >&2
 "$LOADGEN" --server "$URL" --token "$TOKEN" --count "$JOBS" --concurrency 16 --prefix flood --max-seconds 600 >&2
@@ -57,14 +59,22 @@ d = lambda k: a.get(k, 0) - b.get(k, 0)
 buckets = sorted((float(k.split('le="')[1].split('"')[0]) if 'Inf' not in k else float('inf'), d(k))
                  for k in a if k.startswith('berth_scheduling_pass_seconds_bucket'))
 count = d('berth_scheduling_pass_seconds_count')
-def q(p):
-    for bound, cum in buckets:
+def hist(name):
+    return sorted((float(k.split('le="')[1].split('"')[0]) if 'Inf' not in k else float('inf'), d(k))
+                  for k in a if k.startswith(name + '_bucket'))
+cpu_buckets = hist('berth_scheduling_pass_cpu_seconds')
+def q(p, bs=None):
+    for bound, cum in (buckets if bs is None else bs):
         if count and cum >= p * count: return bound
     return None
 print(json.dumps({
     'window': name, 'passes': int(count), 'pass_splits': int(d('berth_scheduling_pass_splits_total')),
     'pass_p50_s_le': q(0.5), 'pass_p99_s_le': q(0.99),
     'pass_mean_s': d('berth_scheduling_pass_seconds_sum') / count if count else None,
+    'pass_cpu_p50_s_le': q(0.5, cpu_buckets), 'pass_cpu_p99_s_le': q(0.99, cpu_buckets),
+    'passes_preempted': int(d('berth_scheduling_passes_preempted_total')),
+    'passes_blocked': int(d('berth_scheduling_passes_blocked_total')),
+    'passes_faulted': int(d('berth_scheduling_passes_faulted_total')),
     'nodes_marked_down': int(d('berth_node_failures_total')), 'requeues': int(d('berth_jobs_requeued_total')),
     'late_heartbeats': int(d('berth_heartbeats_late_total')), 'graces': int(d('berth_heartbeat_graces_total')),
     'heartbeat_gap_max_s': a.get('berth_heartbeat_gap_max_seconds'), 'nodes_up': int(a.get('berth_nodes_up', 0)),

@@ -83,6 +83,7 @@ struct ServeFlags {
   std::string min_runtime;
   std::string restore_cost;
   std::string pass_budget;
+  int32_t scheduler_nice = server::ServiceOptions{}.scheduler_nice;
   std::string throughputs;
   std::string idempotency_ttl;  // duration, parsed in Serve
   bool accept_cluster_change = false;
@@ -277,6 +278,7 @@ int Serve(const ServeFlags& f) {
   opts.yield_best_effort = yield_best_effort;
   opts.yield_training_grace = yield_training_grace;
   opts.pass_budget = pass_budget;
+  opts.scheduler_nice = f.scheduler_nice;
   opts.virtual_nodes = f.virtual_nodes || demo;
   opts.idempotency_ttl = idempotency_ttl;
   opts.accept_cluster_change = f.accept_cluster_change;
@@ -486,6 +488,10 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--pass-budget", flags->pass_budget,
                   "longest a scheduling pass runs before it yields to heartbeats, submissions and reads, e.g. "
                   "0.1s (default), 0.5s; the next turn continues it where it stopped");
+  cmd->add_option("--scheduler-nice", flags->scheduler_nice,
+                  "nice value of the scheduling thread, below the HTTP threads (0) and the large-read pool (10) so "
+                  "reads cannot take its core mid-pass (default -5; 0: unchanged; needs CAP_SYS_NICE or RLIMIT_NICE, "
+                  "else a warning and 0)");
   cmd->add_option("--throughputs", flags->throughputs,
                   "measured throughput table (Gavel JSON) the hetero-speed/hetero-cost model is fitted to "
                   "(default: specs only)");

@@ -72,6 +72,13 @@ struct Metrics {
   std::atomic<uint64_t> http_errors{0};        // 4xx and 5xx
   Histogram decision_latency;  // seconds: wall time of one scheduling pass that placed jobs
   Histogram pass_latency;      // seconds: wall time of every scheduling pass
+  Histogram pass_cpu;          // seconds: CPU time the scheduling thread spent in every pass
+  // Passes during which the scheduling thread was taken off its core:
+  // preempted (another thread ran on it), or asleep waiting (a lock, a page).
+  std::atomic<uint64_t> passes_preempted{0};
+  std::atomic<uint64_t> passes_blocked{0};
+  std::atomic<uint64_t> passes_faulted{0};  // that took a page fault
+  std::atomic<int> scheduler_nice{0};        // the scheduling thread's nice value
   Histogram commit_latency;    // seconds: store batch arrival to durable
   Histogram commit_batch;      // records per store commit
   Histogram submit_latency;    // seconds: POST /v1/jobs received to answered

@@ -3,8 +3,13 @@
 #include "berth/common/clock.h"
 #include "berth/server/service.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 
 #include "berth/hetero/ledger_speeds.h"
 #include "berth/hetero/speed_score.h"
@@ -12,6 +17,7 @@
 #include "berth/json/json_parse.h"
 #include "berth/server/job_json.h"
 #include "berth/server/records.h"
+#include "berth/server/thread_usage.h"
 #include "berth/server/workflow_json.h"
 #include "berth/workload/profile.h"
 
@@ -35,6 +41,7 @@ Status ServiceOptions::Validate() const {
   if (tick <= 0 || request_timeout <= 0) return InvalidArgument("tick and request timeout must be positive");
   if (pass_budget <= 0) return InvalidArgument("--pass-budget must be positive");
   if (read_slots < 0) return InvalidArgument("read slots must not be negative");
+  if (scheduler_nice < -20 || scheduler_nice > 19) return InvalidArgument("--scheduler-nice must be in [-20, 19]");
   if (preemption_grace < 0) return InvalidArgument("--preemption-grace must not be negative");
   if (min_runtime < -1) return InvalidArgument("--min-runtime must not be negative");
   if (restore_cost < 0) return InvalidArgument("--restore-cost must not be negative");
@@ -167,6 +174,16 @@ bool Service::Sync(std::function<void()> fn) {
 }
 
 void Service::Loop() {
+  if (options_.scheduler_nice != 0) {
+    if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), options_.scheduler_nice) == 0) {
+      metrics_.scheduler_nice = options_.scheduler_nice;
+    } else {
+      const int err = errno;
+      log_.Warn("scheduler_nice_refused", {{"nice", options_.scheduler_nice},
+                                           {"error", std::strerror(err)},
+                                           {"hint", "grant CAP_SYS_NICE or raise RLIMIT_NICE (systemd: LimitNICE=)"}});
+    }
+  }
   std::deque<std::function<void()>> work;
   bool hurry = false;  // the last pass was split: continue it without sleeping
   for (;;) {
@@ -504,11 +521,17 @@ ApiResult Service::CancelJob(int64_t id) {
 
 void Service::SchedulePass() {
   dirty_ = false;
+  const ThreadUsage usage0 = ThreadUsage::Now();
   const auto t0 = std::chrono::steady_clock::now();
   const auto deadline = t0 + std::chrono::microseconds(options_.pass_budget);
   std::vector<JobId> started =
       sched_->Schedule([deadline] { return std::chrono::steady_clock::now() >= deadline; });
   const double dt = SecondsSince(t0);
+  const ThreadUsage used = ThreadUsage::Now() - usage0;
+  metrics_.pass_cpu.Observe(static_cast<double>(used.cpu_ns) * 1e-9);
+  if (used.preempted > 0) ++metrics_.passes_preempted;
+  if (used.slept > 0) ++metrics_.passes_blocked;
+  if (used.faults > 0) ++metrics_.passes_faulted;
   if (sched_->last_pass_split()) {
     dirty_ = true;  // the next turn continues the pass
     ++metrics_.pass_splits;

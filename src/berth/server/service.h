@@ -80,6 +80,11 @@ struct ServiceOptions {
   TimeUs tick = 20'000;                       // the scheduling loop's longest sleep
   TimeUs pass_budget = 100'000;               // a scheduling pass stops after this long; the next turn continues it
   int32_t read_slots = 0;                     // large reads built at once (0: half the cores, at least 1)
+  // The scheduling thread's nice value (Linux, per thread): below the HTTP
+  // threads' 0 and the large-read pool's 10, so reads cannot take its core
+  // in the middle of a pass. 0: unchanged. A process not allowed to lower
+  // it (no CAP_SYS_NICE, RLIMIT_NICE too low) logs that and runs at 0.
+  int32_t scheduler_nice = -5;
   TimeUs request_timeout = 30'000'000;        // longest wait for the loop or the store
   // An extender placement no pod of its group ever bound is released this
   // long after it was made (and a waiting group nobody asked about for this

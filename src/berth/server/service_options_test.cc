@@ -3,7 +3,7 @@
 // --restore-cost (checked here; the scheduler's own tests cover its effect),
 // topology fields only under a policy that places by topology, the
 // hetero-speed / hetero-cost policies, and the admission limits
-// (--max-tasks-per-job ...).
+// (--max-tasks-per-job ...), and the range of --scheduler-nice.
 #include <gtest/gtest.h>
 
 #include "berth/server/service_test_util.h"
@@ -69,6 +69,19 @@ TEST(ServiceOptionsTest, NegativeDurationsAreRefused) {
   o.restore_cost = -1;
   EXPECT_FALSE(o.Validate().ok());
   o.restore_cost = SecondsToUs(60);
+  EXPECT_TRUE(o.Validate().ok());
+}
+
+TEST(ServiceOptionsTest, SchedulerNiceIsANiceValue) {
+  ServiceOptions o;
+  EXPECT_EQ(o.scheduler_nice, -5);
+  o.scheduler_nice = -21;
+  EXPECT_FALSE(o.Validate().ok());
+  o.scheduler_nice = 20;
+  EXPECT_FALSE(o.Validate().ok());
+  o.scheduler_nice = 0;
+  EXPECT_TRUE(o.Validate().ok());
+  o.scheduler_nice = 19;
   EXPECT_TRUE(o.Validate().ok());
 }
 

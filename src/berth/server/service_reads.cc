@@ -369,6 +369,19 @@ std::string Service::MetricsText() {
   metrics_.decision_latency.Render("berth_decision_latency_seconds",
                                    "Wall time of a scheduling pass that placed at least one job.", out);
   metrics_.pass_latency.Render("berth_scheduling_pass_seconds", "Wall time of every scheduling pass.", out);
+  metrics_.pass_cpu.Render("berth_scheduling_pass_cpu_seconds",
+                           "CPU time the scheduling thread spent in every scheduling pass.", out);
+  counter("berth_scheduling_passes_preempted_total",
+          "Scheduling passes during which another thread was given the scheduling thread's core.",
+          metrics_.passes_preempted);
+  counter("berth_scheduling_passes_blocked_total",
+          "Scheduling passes during which the scheduling thread slept (waiting for a lock or the kernel).",
+          metrics_.passes_blocked);
+  counter("berth_scheduling_passes_faulted_total", "Scheduling passes that took a page fault.",
+          metrics_.passes_faulted);
+  out += "# HELP berth_scheduling_thread_nice The scheduling thread's nice value (--scheduler-nice, when allowed).\n"
+         "# TYPE berth_scheduling_thread_nice gauge\nberth_scheduling_thread_nice " +
+         std::to_string(metrics_.scheduler_nice.load()) + "\n";
   metrics_.commit_latency.Render("berth_store_commit_seconds", "Store batch arrival to durable (group commit).", out);
   metrics_.commit_batch.Render("berth_store_commit_records", "Records per store commit.", out);
   metrics_.submit_latency.Render("berth_submit_seconds", "POST /v1/jobs received to answered.", out);

@@ -203,6 +203,16 @@ httplib::Client& EtcdClient::Connection(size_t i) {
   return *clients_[i];
 }
 
+void EtcdClient::set_request_timeout(TimeUs timeout) {
+  if (timeout == options_.request_timeout) return;
+  options_.request_timeout = timeout;
+  for (auto& c : clients_) {
+    if (!c) continue;
+    c->set_read_timeout(timeout / 1'000'000, timeout % 1'000'000);
+    c->set_write_timeout(timeout / 1'000'000, timeout % 1'000'000);
+  }
+}
+
 StatusOr<std::string> EtcdClient::Post(const std::string& path, const std::string& body) {
   std::string errors;
   for (size_t attempt = 0; attempt < endpoints_.size(); ++attempt) {

@@ -114,6 +114,10 @@ class EtcdClient {
   Status Revoke(int64_t lease);
 
   const std::string& endpoint() const { return endpoints_[current_]; }
+  // The longest wait for one answer from one member, from the next request
+  // on (the store shortens it for writes, see EtcdStore::WriteChunk).
+  void set_request_timeout(TimeUs timeout);
+  TimeUs request_timeout() const { return options_.request_timeout; }
 
  private:
   // POSTs `body` (JSON text) to `path` on the current endpoint, moving on to

@@ -73,6 +73,8 @@ StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(const std::string& endpoint
   if (etcd.lease_ttl_s < 2) return InvalidArgument("etcd store: the lease TTL must be at least 2 s");
   if (etcd.max_txn_ops < 1 || etcd.max_txn_bytes < 1024 || etcd.load_page < 1 || etcd.write_deadline <= 0 || etcd.poll_interval <= 0)
     return InvalidArgument("etcd store: txn limits, write deadline and poll interval must be positive");
+  if (etcd.write_attempt_timeout <= 0 || etcd.write_attempt_timeout_max < etcd.write_attempt_timeout)
+    return InvalidArgument("etcd store: the write attempt timeout must be positive and at most its maximum");
   // One group commit is one txn unless its bytes need more.
   options.max_batch_records = std::min(options.max_batch_records, etcd.max_txn_ops);
   std::unique_ptr<EtcdStore> store(new EtcdStore(endpoints, std::move(list), std::move(options), std::move(etcd)));
@@ -94,7 +96,7 @@ EtcdStore::EtcdStore(std::string endpoints_text, std::vector<std::string> endpoi
       leader_key_(etcd_.prefix + "/leader"),
       log_prefix_(etcd_.prefix + "/log/"),
       reader_(endpoints_, {1'000'000, 10'000'000}),
-      writer_(endpoints_, {500'000, 1'000'000}) {
+      writer_(endpoints_, {500'000, etcd_.write_attempt_timeout}) {
   ElectionOptions eo;
   eo.key = leader_key_;
   eo.value = etcd_.candidate.empty() ? DefaultCandidate() : etcd_.candidate;
@@ -240,8 +242,14 @@ Status EtcdStore::WriteChunk(int64_t term, int64_t first, std::span<Record> reco
   const std::vector<EtcdOp> check = {EtcdOp::Get(leader_key_), EtcdOp::Get(first_key)};
   const TimeUs deadline = SteadyNowUs() + etcd_.write_deadline;
   TimeUs backoff = 20'000;
+  // Each attempt waits this long for one member, then moves to the next: a
+  // member that follows a dead leader holds a write until etcd's request
+  // timeout, and the write is safe to resend (it lands once, see above).
+  TimeUs wait = etcd_.write_attempt_timeout;
   Status last;
   for (int attempt = 0;; ++attempt) {
+    writer_.set_request_timeout(wait);
+    const TimeUs sent = SteadyNowUs();
     StatusOr<EtcdTxnResult> r = writer_.Txn(compare, puts, check);
     if (r.ok()) {
       if (r->succeeded) return Status::Ok();
@@ -269,6 +277,13 @@ Status EtcdStore::WriteChunk(int64_t term, int64_t first, std::span<Record> reco
     if (now + backoff > deadline)
       return Unavailable("etcd store: no answer to a write for " + std::to_string(etcd_.write_deadline / 1'000'000) +
                          " s, its outcome is unknown: " + last.message());
+    if (now - sent >= wait) {
+      // A member held the attempt until its timeout: try again at once, and
+      // give the next round longer in case etcd is only slow.
+      wait = std::min(wait * 3 / 2, etcd_.write_attempt_timeout_max);
+      continue;
+    }
+    // Refused at once (no leader yet, connection refused): back off a little.
     std::this_thread::sleep_for(std::chrono::microseconds(backoff));
     backoff = std::min<TimeUs>(backoff * 2, 200'000);  // retries soon after etcd elects a new leader
   }

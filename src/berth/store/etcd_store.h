@@ -33,6 +33,14 @@ struct EtcdStoreOptions {
   int64_t lease_ttl_s = 4;  // see etcd_election.h on the timing
   TimeUs poll_interval = 200'000;
   TimeUs write_deadline = 5'000'000;  // longest a write retries an unanswered txn
+  // How long one write attempt waits for one member's answer: the first
+  // attempt waits `write_attempt_timeout`, each one after an unanswered
+  // round 1.5 times longer, up to `write_attempt_timeout_max`. A member that
+  // still follows a dead etcd leader holds a write until this runs out, so it
+  // bounds what a member's death adds to etcd's own election; the growth
+  // keeps a slow but healthy etcd writable.
+  TimeUs write_attempt_timeout = 300'000;
+  TimeUs write_attempt_timeout_max = 2'000'000;
   int64_t max_txn_ops = 128;          // etcd's --max-txn-ops default
   int64_t max_txn_bytes = 1'000'000;  // JSON bytes of one txn; etcd accepts 1.5 MiB by default
   int64_t load_page = 1000;           // records per range request of Load()

@@ -5,7 +5,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include "berth/store/etcd_store.h"
@@ -276,6 +278,93 @@ TEST_F(EtcdStoreTest, BatchesBeyondEtcdLimitsAreSplitInOrder) {
   for (size_t i = 0; i < l.records.size(); ++i) EXPECT_EQ(l.records[i].revision, static_cast<int64_t>(i + 1));
   EXPECT_EQ(l.records[150].body, "r150");
   EXPECT_EQ(l.records[302].body, std::string(600'000, 'c'));
+}
+
+// A member that takes requests but never answers log writes, like a member
+// that still follows a dead etcd leader (it holds the write until etcd's own
+// request timeout); everything else it forwards.
+class HoldingMember {
+ public:
+  explicit HoldingMember(const std::string& etcd) : upstream_(etcd) {
+    server_.Post(R"(/v3/.*)", [this](const httplib::Request& req, httplib::Response& res) {
+      const bool log_write = req.path == "/v3/kv/txn" && req.body.find("request_put") != std::string::npos &&
+                             req.body.find("\"lease\"") == std::string::npos;
+      if (log_write) {
+        ++held_;
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait_for(lock, std::chrono::seconds(30), [this] { return stopping_; });
+        res.status = 503;
+        res.set_content(R"({"code":14,"message":"injected: request timed out"})", "application/json");
+        return;
+      }
+      auto up = upstream_.Post(req.path, req.body, "application/json");
+      if (!up) {
+        res.status = 502;
+        return;
+      }
+      res.status = up->status;
+      res.set_content(up->body, "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~HoldingMember() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    server_.stop();
+    thread_.join();
+  }
+  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::atomic<int> held_{0};
+
+ private:
+  httplib::Client upstream_;
+  httplib::Server server_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  int port_ = 0;
+};
+
+// A member that holds writes costs one attempt's timeout: the attempt moves
+// on to the next member, the write lands once, and the term is kept.
+TEST_F(EtcdStoreTest, AMemberThatHoldsWritesCostsOneAttemptTimeout) {
+  HoldingMember holding(etcd_->endpoint());
+  std::atomic<int> lost{0};
+  StoreOptions so;
+  so.on_lost = [&](const Status&) { ++lost; };
+  EtcdStoreOptions o;
+  o.prefix = "/t/holding_member";
+  o.candidate = "replica-a";
+  o.write_attempt_timeout = 100'000;
+  o.write_attempt_timeout_max = 200'000;
+  o.write_deadline = 900'000;
+  auto s = EtcdStore::Open(holding.endpoint() + "," + etcd_->endpoint(), so, o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  Fence f = (*s)->Acquire().value();
+  for (int i = 1; i <= 3; ++i) {
+    auto [st, rev] = AppendSync(**s, f, {Rec(i, "r" + std::to_string(i))});
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(rev, i);
+  }
+  EXPECT_GE(holding.held_.load(), 1);  // the first write went to the holding member first
+  EXPECT_EQ(lost.load(), 0);
+  Loaded l = (*s)->Load().value();
+  ASSERT_EQ(l.records.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(l.records[i].body, "r" + std::to_string(i + 1));
+}
+
+TEST(EtcdStoreOptionsTest, AttemptTimeoutMustBePositiveAndAtMostItsMaximum) {
+  EtcdStoreOptions o;
+  o.write_attempt_timeout = 0;
+  EXPECT_EQ(EtcdStore::Open("http://127.0.0.1:1", {}, o).status().code(), StatusCode::kInvalidArgument);
+  o.write_attempt_timeout = 500'000;
+  o.write_attempt_timeout_max = 400'000;
+  EXPECT_EQ(EtcdStore::Open("http://127.0.0.1:1", {}, o).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(EtcdStoreTest, ASecondEndpointIsUsedWhenTheFirstIsDown) {
