@@ -507,6 +507,10 @@ void Dispatcher::EndLocked(Job& j, JobState state, const std::string& reason) {
 void Dispatcher::DispatchWaiting(TimeUs now) {
   std::unique_lock<std::mutex> lock(mu_);
   if (waiting_.empty()) return;
+  // Nothing is decided before every member has sent its first digest or is
+  // down (after a start, the first polls are still on their way).
+  for (size_t m = 0; m < members_.size(); ++m)
+    if (members_[m].up && views_[m].version == 0) return;
   const TimeUs wall = clock_.Now();
   for (size_t m = 0; m < members_.size(); ++m) counters_.leases_expired += federation::ExpireLeases(in_flight_[m], wall);
   std::vector<int64_t> ids;
@@ -519,8 +523,9 @@ void Dispatcher::DispatchWaiting(TimeUs now) {
     r.dataset = j.dataset;
     r.key = j.id;
     r.excluded = j.excluded;
+    // Members that are down, or whose first digest has not come yet.
     for (size_t m = 0; m < members_.size(); ++m)
-      if (!members_[m].up) r.excluded.push_back(static_cast<int32_t>(m));
+      if (!members_[m].up || views_[m].version == 0) r.excluded.push_back(static_cast<int32_t>(m));
     ids.push_back(id);
     reqs.push_back(std::move(r));
   }
@@ -719,8 +724,9 @@ void Dispatcher::PollJobs(TimeUs now) {
       }
     }
     if (docs.empty() && !complete) continue;
+    // Not a sign of life: a member serves its job list from a snapshot even
+    // when its scheduling thread hangs; only digests (taken there) count.
     std::lock_guard<std::mutex> lock(mu_);
-    members_[m].last_ok = SteadyNow();
     const std::string name = fed_.members[m].name;
     for (auto& [id, j] : jobs_) {
       if (j.phase != Phase::kAtMember || j.member != static_cast<int32_t>(m)) continue;
