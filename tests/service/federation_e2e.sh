@@ -216,7 +216,7 @@ def ts(e): return datetime.datetime.fromisoformat(e["ts"].replace("Z", "+00:00")
 down = acked = None
 for line in open(log):
     e = json.loads(line)
-    if e.get("event") == "member_down" and down is None: down = ts(e)
+    if e.get("event") == "member_down" and e.get("member") == "west-a100" and down is None: down = ts(e)
     if e.get("event") == "job_dispatched" and e.get("job") in ids and e.get("attempt", 0) >= 2: acked = ts(e)
 print(f"  member_down logged {down - t_kill:.2f} s after the kill; last moved job acknowledged {acked - down:.3f} s later")
 EOF2

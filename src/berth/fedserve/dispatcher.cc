@@ -344,7 +344,10 @@ federation::EstimateContext Dispatcher::ContextLocked(TimeUs now) {
 
 bool Dispatcher::ResponsiveLocked(size_t m, TimeUs now) const {
   const MemberState& ms = members_[m];
-  return ms.up && ms.last_error.empty() && !(ms.polling && now - ms.poll_started > options_.poll_interval);
+  // A member slow to answer under load is not hung: its poll may be out
+  // for half the member timeout before the loop stops calling it.
+  const TimeUs patience = std::max(options_.poll_interval, options_.member_timeout / 2);
+  return ms.up && ms.last_error.empty() && !(ms.polling && now - ms.poll_started > patience);
 }
 
 std::string Dispatcher::DigestPathLocked(size_t m, TimeUs now) {

@@ -186,7 +186,7 @@ class Dispatcher {
   void PollJobs(TimeUs now);
   void HandleDownMembers(TimeUs now);
   // With mu_ held: the member answers (its last digest poll succeeded and
-  // none is outstanding past a poll interval); the loop's direct calls
+  // none is outstanding past half the member timeout); the loop's direct calls
   // (forwards, job lists, cancels) go only to responsive members.
   bool ResponsiveLocked(size_t m, TimeUs now) const;
   // With mu_ held: the digest poll's path, with a lease when the member is up
