@@ -128,9 +128,9 @@ grep -q "422" "$WORK/huge.err" || { echo "expected a 422:"; cat "$WORK/huge.err"
 
 # --- 2. a member hangs: SIGSTOP ---
 # ap-south (8 V100s) runs speech (4 GPUs, an hour); sv-short takes the other 4
-# for 4 s; sv-queued (4 GPUs, its data there; it may also run in us-east) queues
+# for 10 s; sv-queued (4 GPUs, its data there; it may also run in us-east) queues
 # behind them.
-ID_SHORT=$(echo '{"name":"sv-short","duration_s":4,"dataset":"speech","groups":[{"count":1,"gpus":4}]}' | "$BERTH" submit -)
+ID_SHORT=$(echo '{"name":"sv-short","duration_s":10,"dataset":"speech","groups":[{"count":1,"gpus":4}]}' | "$BERTH" submit -)
 wait_until "sv-short running at south-v100" '[ "$(field "$(job "$ID_SHORT")" "[\"state\"]")" = running ]'
 T_SHORT=$(date +%s.%N)
 ID_SVQ=$(echo '{"name":"sv-queued","duration_s":3600,"dataset":"speech","regions":["ap-south","us-east"],"groups":[{"count":1,"gpus":4}]}' | "$BERTH" submit -)
@@ -158,7 +158,7 @@ print(f'while south-v100 hangs: 20 jobs for us-east acknowledged, dispatch laten
 echo "sv-queued -> $(field "$(job "$ID_SVQ")" '["member"]') $(python3 -c "print(f'{$T_SVQ-$T_STOP:.2f}')") s after the SIGSTOP (member timeout 1.5 s)"
 # sv-short's end passes while the member is stopped: it resumes with 4 GPUs
 # free, then 8; its lease has lapsed, so it starts nothing.
-wait_until "sv-short's end passed" 'python3 -c "import sys,time; sys.exit(0 if time.time() > $T_SHORT + 5 else 1)"'
+wait_until "sv-short's end passed" 'python3 -c "import sys,time; sys.exit(0 if time.time() > $T_SHORT + 11 else 1)"'
 kill -CONT "${MPID[south-v100]}"
 T_CONT=$(date +%s.%N)
 svq_copy() { curl -sf -H "Authorization: Bearer $(cat "$WORK/token")" "${MURL[south-v100]}/v1/jobs/$SVQ_AT_SOUTH"; }
