@@ -73,6 +73,7 @@ struct ServeFlags {
   std::string policy = "topology";
   std::string queues;  // queue tree YAML ("" = every tenant its own queue)
   bool virtual_nodes = false;
+  bool require_federation_lease = false;
   double speedup = 1.0;
   // Kubernetes: schedule the API server's pods (serve_kube.cc).
   bool kube = false;
@@ -240,9 +241,9 @@ int Serve(const ServeFlags& f) {
   if (f.extender_anonymous) log.Warn("extender_unauthenticated", {{"hint", "the extender verbs accept anyone on loopback"}});
 
   if (!f.fed.file.empty()) {
-    if (!demo || f.virtual_nodes || f.kube || f.extender || !f.queues.empty())
+    if (!demo || f.virtual_nodes || f.kube || f.extender || !f.queues.empty() || f.require_federation_lease)
       return fail("federation", InvalidArgument("--federation runs the dispatcher over member `berth serve` processes: "
-                                                "--cluster, --virtual-nodes and --queues belong to the members"));
+                                                "--cluster, --virtual-nodes, --queues and --require-federation-lease belong to the members"));
     const std::string store = f.store == ServeFlags{}.store ? std::string(kFederationStore) : f.store;
     return ServeFederation(f.fed, http, store, f.limits, log, stop_signals);
   }
@@ -280,6 +281,7 @@ int Serve(const ServeFlags& f) {
   opts.pass_budget = pass_budget;
   opts.scheduler_nice = f.scheduler_nice;
   opts.virtual_nodes = f.virtual_nodes || demo;
+  opts.require_federation_lease = f.require_federation_lease;
   opts.idempotency_ttl = idempotency_ttl;
   opts.accept_cluster_change = f.accept_cluster_change;
   opts.speedup = f.speedup;
@@ -466,6 +468,9 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
                   "a node silent this long is down and its gangs requeued, e.g. 10s (default 10s, at least 3 "
                   "intervals; virtual nodes 2s)");
   cmd->add_flag("--virtual-nodes", flags->virtual_nodes, "simulate node agents that heartbeat and run jobs");
+  cmd->add_flag("--require-federation-lease", flags->require_federation_lease,
+                "a federation member: start nothing until a dispatcher's lease is granted (docs/federation.md, "
+                "\"Fencing\"); without it the fence holds from the first lease on");
   cmd->add_option("--speedup", flags->speedup, "virtual nodes run a job for duration/N")->capture_default_str();
   cmd->add_option("--policy", flags->policy, "scheduling policy (berth policies lists them)")->capture_default_str();
   cmd->add_option("--queues", flags->queues,

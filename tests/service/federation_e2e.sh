@@ -6,10 +6,14 @@
 # process stopped by its PID. Checks:
 #   1. jobs submitted through the CLI land where the policy says (a dataset's
 #      region; a region pin), a gang no member holds is refused (never split);
-#   2. SIGKILL of the eu-west member: its queued jobs move to other members,
+#   2. SIGSTOP of the ap-south member (it hangs: connections accepted, nothing
+#      answered): jobs for the other members are dispatched as before, its
+#      queued job moves; SIGCONT with free GPUs: the fenced member starts
+#      nothing, its copy is cancelled without ever starting;
+#   3. SIGKILL of the eu-west member: its queued jobs move to other members,
 #      its running ones stay (until --requeue-running-after); restarted, it
 #      gets the moved copies cancelled (none runs twice);
-#   3. a burst through the dispatcher, SIGKILL of the dispatcher mid-burst,
+#   4. a burst through the dispatcher, SIGKILL of the dispatcher mid-burst,
 #      restart on its store: every acknowledged job present once, with the
 #      same member assignment as before, and at most one live copy per job
 #      over all members.
@@ -24,7 +28,10 @@ WORK="$(mktemp -d)"
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do
-    if kill -0 "$p" 2>/dev/null; then kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; fi
+    if kill -0 "$p" 2>/dev/null; then
+      kill -CONT "$p" 2>/dev/null || true  # a stopped member must run to take its SIGTERM
+      kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true
+    fi
   done
   rm -rf "$WORK"
 }
@@ -52,12 +59,13 @@ wait_ready() {  # $1: URL
 }
 
 declare -A SPEC=([east-h100]="4x8:H100/leaf=2" [west-a100]="8x8:A100/leaf=4" [south-v100]="2x4:V100")
-declare -A MPID MURL
+declare -A MPID MURL MLOG
 start_member() {  # $1: name; $2: port (0: any)
   local name="$1" log="$WORK/$1.$(date +%s%N).log"
   "$BERTH" serve --listen "127.0.0.1:$2" --store "sqlite:$WORK/$name/berth.db" --cluster "${SPEC[$name]}" \
-    --virtual-nodes --token-file "$WORK/token" 2> "$log" &
+    --virtual-nodes --token-file "$WORK/token" --require-federation-lease 2> "$log" &
   MPID[$name]=$!
+  MLOG[$name]="$log"
   PIDS+=("$!")
   local port; port=$(port_of "$log")
   MURL[$name]="http://127.0.0.1:$port"
@@ -118,7 +126,58 @@ if echo '{"name":"huge","duration_s":60,"groups":[{"count":10,"gpus":8}]}' | "$B
 fi
 grep -q "422" "$WORK/huge.err" || { echo "expected a 422:"; cat "$WORK/huge.err"; exit 1; }
 
-# --- 2. a member SIGKILLed ---
+# --- 2. a member hangs: SIGSTOP ---
+# ap-south (8 V100s) runs speech (4 GPUs, an hour); sv-short takes the other 4
+# for 10 s; sv-queued (4 GPUs, its data there; it may also run in us-east) queues
+# behind them.
+ID_SHORT=$(echo '{"name":"sv-short","duration_s":10,"dataset":"speech","groups":[{"count":1,"gpus":4}]}' | "$BERTH" submit -)
+wait_until "sv-short running at south-v100" '[ "$(field "$(job "$ID_SHORT")" "[\"state\"]")" = running ]'
+T_SHORT=$(date +%s.%N)
+ID_SVQ=$(echo '{"name":"sv-queued","duration_s":3600,"dataset":"speech","regions":["ap-south","us-east"],"groups":[{"count":1,"gpus":4}]}' | "$BERTH" submit -)
+wait_until "sv-queued queued at south-v100" '[ "$(field "$(job "$ID_SVQ")" "[\"member\"]")" = south-v100 ] && [ "$(field "$(job "$ID_SVQ")" "[\"member_job\"]")" != None ]'
+SVQ_AT_SOUTH=$(field "$(job "$ID_SVQ")" '["member_job"]')
+[ "$(field "$(job "$ID_SVQ")" '["state"]')" = pending ] || { echo "sv-queued started at once"; job "$ID_SVQ"; exit 1; }
+kill -STOP "${MPID[south-v100]}"
+T_STOP=$(date +%s.%N)
+# While it hangs: 20 short jobs for us-east, each acknowledged there.
+for i in $(seq 1 20); do
+  echo "{\"name\":\"during-stop-$i\",\"duration_s\":2,\"regions\":[\"us-east\"],\"groups\":[{\"count\":1,\"gpus\":1}]}"
+done > "$WORK/during.jsonl"
+"$BERTH" submit "$WORK/during.jsonl" > "$WORK/during.ids"
+during_acked() {
+  curl -sf "$BERTH_SERVER/v1/jobs?limit=10000" | python3 -c "
+import json,sys; sys.exit(0 if sum(1 for j in json.load(sys.stdin)['jobs'] if j['name'].startswith('during-stop') and j['member_job'] is not None) == 20 else 1)"
+}
+wait_until "the 20 jobs acknowledged by east-h100" during_acked
+wait_until "sv-queued moved off the stopped member" '[ "$(field "$(job "$ID_SVQ")" "[\"member\"]")" != south-v100 ] && [ "$(field "$(job "$ID_SVQ")" "[\"member_job\"]")" != None ]'
+T_SVQ=$(date +%s.%N)
+curl -sf "$BERTH_SERVER/v1/jobs?limit=10000" | python3 -c "
+import json,sys
+lat = sorted(j['dispatched_at'] - j['submitted_at'] for j in json.load(sys.stdin)['jobs'] if j['name'].startswith('during-stop'))
+print(f'while south-v100 hangs: 20 jobs for us-east acknowledged, dispatch latency p50 {1e3*lat[len(lat)//2]:.1f} ms, max {1e3*lat[-1]:.1f} ms')"
+echo "sv-queued -> $(field "$(job "$ID_SVQ")" '["member"]') $(python3 -c "print(f'{$T_SVQ-$T_STOP:.2f}')") s after the SIGSTOP (member timeout 1.5 s)"
+# sv-short's end passes while the member is stopped: it resumes with 4 GPUs
+# free, then 8; its lease has lapsed, so it starts nothing.
+wait_until "sv-short's end passed" 'python3 -c "import sys,time; sys.exit(0 if time.time() > $T_SHORT + 11 else 1)"'
+kill -CONT "${MPID[south-v100]}"
+T_CONT=$(date +%s.%N)
+svq_copy() { curl -sf -H "Authorization: Bearer $(cat "$WORK/token")" "${MURL[south-v100]}/v1/jobs/$SVQ_AT_SOUTH"; }
+wait_until "the copy of sv-queued on south-v100 cancelled" '[ "$(field "$(svq_copy)" "[\"state\"]")" = cancelled ]'
+STARTS=$(field "$(svq_copy)" '["starts"]')
+[ "$STARTS" = 0 ] || { echo "the moved copy started $STARTS times on the resumed member"; svq_copy; exit 1; }
+grep -q '"event":"federation_fenced"' "${MLOG[south-v100]}" || { echo "south-v100 logged no federation_fenced"; exit 1; }
+wait_until "south-v100 leased again" 'grep -q "\"event\":\"federation_lease_renewed\"" "${MLOG[south-v100]}"'
+[ "$(field "$(job "$ID_PINNED")" '["state"]')" = running ] || { echo "pinned job stopped"; exit 1; }
+[ "$(field "$(job "$ID_SPEECH")" '["member"]')" = south-v100 ] || { echo "speech moved (running jobs stay until --requeue-running-after)"; exit 1; }
+echo "south-v100 resumed: fenced (no start), the moved copy cancelled $(python3 -c "print(f'{$(date +%s.%N)-$T_CONT:.2f}')") s after SIGCONT with 0 starts; speech kept running there"
+
+during_done() {
+  curl -sf "$BERTH_SERVER/v1/jobs?limit=10000" | python3 -c "
+import json,sys; sys.exit(0 if all(j['state'] == 'succeeded' for j in json.load(sys.stdin)['jobs'] if j['name'].startswith('during-stop')) else 1)"
+}
+wait_until "the 20 short jobs done" during_done
+
+# --- 3. a member SIGKILLed ---
 # Fill eu-west: 7 more 8-GPU jobs run there (64 GPUs), 3 queue behind them.
 for i in $(seq 1 10); do
   echo "{\"name\":\"crawl-$i\",\"duration_s\":3600,\"dataset\":\"web-crawl\",\"groups\":[{\"count\":1,\"gpus\":8}]}"
@@ -157,7 +216,7 @@ def ts(e): return datetime.datetime.fromisoformat(e["ts"].replace("Z", "+00:00")
 down = acked = None
 for line in open(log):
     e = json.loads(line)
-    if e.get("event") == "member_down" and down is None: down = ts(e)
+    if e.get("event") == "member_down" and e.get("member") == "west-a100" and down is None: down = ts(e)
     if e.get("event") == "job_dispatched" and e.get("job") in ids and e.get("attempt", 0) >= 2: acked = ts(e)
 print(f"  member_down logged {down - t_kill:.2f} s after the kill; last moved job acknowledged {acked - down:.3f} s later")
 EOF2
@@ -166,7 +225,7 @@ EOF2
 start_member west-a100 "$WEST_PORT"
 dup_cancelled() {
   curl -sf "$BERTH_SERVER/v1/federation" | python3 -c "
-import json,sys; sys.exit(0 if json.load(sys.stdin)['counters']['duplicates_cancelled'] >= 3 else 1)"
+import json,sys; sys.exit(0 if json.load(sys.stdin)['counters']['duplicates_cancelled'] >= 4 else 1)"
 }
 wait_until "the 3 copies on the returned west-a100 cancelled" dup_cancelled
 LIVE_WEST=$(curl -sf "${MURL[west-a100]}/v1/jobs?limit=10000" | python3 -c "
@@ -174,7 +233,7 @@ import json,sys; print(sum(1 for j in json.load(sys.stdin)['jobs'] if j['state']
 [ "$LIVE_WEST" = 8 ] || { echo "west-a100 holds $LIVE_WEST live jobs after reconciling, expected its 8 running"; exit 1; }
 echo "west-a100 back: 3 duplicate copies cancelled there, its 8 running jobs kept"
 
-# --- 3. a burst, the dispatcher SIGKILLed mid-burst, restarted ---
+# --- 4. a burst, the dispatcher SIGKILLed mid-burst, restarted ---
 curl -sf "$BERTH_SERVER/v1/jobs?limit=10000" | python3 -c "
 import json,sys; [print(j['id'], j['member'], j['member_job']) for j in json.load(sys.stdin)['jobs']]" | sort > "$WORK/before.txt"
 "$LOADGEN" --server "$BERTH_SERVER" --token "$(cat "$WORK/token")" --count 3000 --concurrency 8 --prefix burst \

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 
 #include "berth/federation/digest_json.h"
 #include "berth/federation/ledger.h"
@@ -323,7 +324,7 @@ void Dispatcher::Turn() {
     if (stale_dirty_) {
       stale_dirty_ = false;
       for (size_t m = 0; m < members_.size(); ++m)
-        if (members_[m].up && members_[m].ever_reached) dirty.push_back(static_cast<int32_t>(m));
+        if (members_[m].ever_reached && ResponsiveLocked(m, now)) dirty.push_back(static_cast<int32_t>(m));
     }
   }
   for (int32_t m : dirty) Reconcile(m);
@@ -341,53 +342,97 @@ federation::EstimateContext Dispatcher::ContextLocked(TimeUs now) {
   return c;
 }
 
+bool Dispatcher::ResponsiveLocked(size_t m, TimeUs now) const {
+  const MemberState& ms = members_[m];
+  // A member slow to answer under load is not hung: its poll may be out
+  // for half the member timeout before the loop stops calling it.
+  const TimeUs patience = std::max(options_.poll_interval, options_.member_timeout / 2);
+  return ms.up && ms.last_error.empty() && !(ms.polling && now - ms.poll_started > patience);
+}
+
+std::string Dispatcher::DigestPathLocked(size_t m, TimeUs now) {
+  MemberState& ms = members_[m];
+  if (!ms.up) return "/v1/digest";
+  // A member with copies still to cancel gets no lease: it stays fenced
+  // (starts nothing) until they are gone.
+  for (const auto& [id, j] : jobs_)
+    for (const Copy& c : j.stale)
+      if (c.member == static_cast<int32_t>(m)) return "/v1/digest";
+  const TimeUs wall = clock_.Now();
+  const TimeUs until = wall - (now - ms.last_ok) + options_.member_timeout * 3 / 4;
+  if (until <= wall) return "/v1/digest";
+  ms.lease_until = std::max(ms.lease_until, until);
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "/v1/digest?lease_until=%.6f&hold_running_s=%.6f", UsToSeconds(until),
+                UsToSeconds(options_.requeue_running_after));
+  return buf;
+}
+
 void Dispatcher::PollMembers(TimeUs now) {
   for (size_t m = 0; m < members_.size(); ++m) {
-    MemberLink* link = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (members_[m].next_poll > now) continue;
-      members_[m].next_poll = now + options_.poll_interval;
-      link = members_[m].link.get();
-    }
-    MemberReply r = link->Call("GET", "/v1/digest");
-    const TimeUs after = SteadyNow();
-    StatusOr<federation::Digest> d = InvalidArgument("no digest");
-    if (r.status == 200) d = federation::DigestFromJson(r.body, static_cast<int32_t>(m), *fed_.members[m].cluster);
     bool returned = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       MemberState& ms = members_[m];
-      if (!d.ok()) {
-        ms.last_error = r.reached() ? "HTTP " + std::to_string(r.status) + ": " +
-                                          (r.status == 200 ? d.status().message() : r.error)
-                                    : r.error;
-        continue;
+      if (!ms.polling) {
+        if (ms.next_poll > now) continue;
+        ms.next_poll = now + options_.poll_interval;
+        MemberLink* link = ms.link.get();
+        std::string path = DigestPathLocked(m, now);
+        ms.poll = std::async(std::launch::async, [this, link, path = std::move(path)] {
+          MemberReply r = link->Call("GET", path);
+          const TimeUs after = SteadyNow();
+          {
+            std::lock_guard<std::mutex> l(mu_);
+            wake_ = true;
+          }
+          cv_.notify_all();
+          return std::make_pair(std::move(r), after);
+        });
+        ms.polling = true;
+        ms.poll_started = now;
+        continue;  // its answer is taken on a later turn: the loop never waits for a member
       }
-      ms.last_ok = after;
-      ms.last_error.clear();
-      returned = !ms.up || !ms.ever_reached;
-      if (!ms.up) log_.Info("member_up", {{"member", fed_.members[m].name}});
-      ms.up = true;
-      ms.ever_reached = true;
-      // A restarted member numbers its digests anew: a later taken_at wins.
-      federation::Digest& v = views_[m];
-      if (d->version > v.version || d->taken_at > v.taken_at) {
-        const TimeUs wall = clock_.Now();
-        // Leases a digest ends: the job is in it (pending or running there).
-        for (const auto& f : in_flight_[m])
-          if (f.expires != federation::kNoExpiry && f.arrives <= d->taken_at) ++counters_.leases_released;
-        counters_.leases_expired += federation::ReflectDigest(in_flight_[m], d->taken_at, wall);
-        // Entries dropped from the ledger no longer belong to their jobs.
-        for (auto& [id, j] : jobs_)
-          if (j.member == static_cast<int32_t>(m) && j.ledger_attempt >= 0 &&
-              std::none_of(in_flight_[m].begin(), in_flight_[m].end(),
-                           [&](const federation::InFlight& f) { return f.attempt == j.ledger_attempt; }))
-            j.ledger_attempt = -1;
-        v = std::move(d).value();
-      }
+      if (ms.poll.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
+      auto [r, after] = ms.poll.get();
+      ms.polling = false;
+      ApplyDigestLocked(m, r, after, returned);
     }
     if (returned) Reconcile(static_cast<int32_t>(m));
+  }
+}
+
+void Dispatcher::ApplyDigestLocked(size_t m, const MemberReply& r, TimeUs after, bool& returned) {
+  StatusOr<federation::Digest> d = InvalidArgument("no digest");
+  if (r.status == 200) d = federation::DigestFromJson(r.body, static_cast<int32_t>(m), *fed_.members[m].cluster);
+  MemberState& ms = members_[m];
+  if (!d.ok()) {
+    ms.last_error = r.reached() ? "HTTP " + std::to_string(r.status) + ": " +
+                                      (r.status == 200 ? d.status().message() : r.error)
+                                : r.error;
+    return;
+  }
+  ms.last_ok = after;
+  ms.last_error.clear();
+  returned = !ms.up || !ms.ever_reached;
+  if (!ms.up) log_.Info("member_up", {{"member", fed_.members[m].name}});
+  ms.up = true;
+  ms.ever_reached = true;
+  // A restarted member numbers its digests anew: a later taken_at wins.
+  federation::Digest& v = views_[m];
+  if (d->version > v.version || d->taken_at > v.taken_at) {
+    const TimeUs wall = clock_.Now();
+    // Leases a digest ends: the job is in it (pending or running there).
+    for (const auto& f : in_flight_[m])
+      if (f.expires != federation::kNoExpiry && f.arrives <= d->taken_at) ++counters_.leases_released;
+    counters_.leases_expired += federation::ReflectDigest(in_flight_[m], d->taken_at, wall);
+    // Entries dropped from the ledger no longer belong to their jobs.
+    for (auto& [id, j] : jobs_)
+      if (j.member == static_cast<int32_t>(m) && j.ledger_attempt >= 0 &&
+          std::none_of(in_flight_[m].begin(), in_flight_[m].end(),
+                       [&](const federation::InFlight& f) { return f.attempt == j.ledger_attempt; }))
+        j.ledger_attempt = -1;
+    v = std::move(d).value();
   }
 }
 
@@ -465,6 +510,10 @@ void Dispatcher::EndLocked(Job& j, JobState state, const std::string& reason) {
 void Dispatcher::DispatchWaiting(TimeUs now) {
   std::unique_lock<std::mutex> lock(mu_);
   if (waiting_.empty()) return;
+  // Nothing is decided before every member has sent its first digest or is
+  // down (after a start, the first polls are still on their way).
+  for (size_t m = 0; m < members_.size(); ++m)
+    if (members_[m].up && views_[m].version == 0) return;
   const TimeUs wall = clock_.Now();
   for (size_t m = 0; m < members_.size(); ++m) counters_.leases_expired += federation::ExpireLeases(in_flight_[m], wall);
   std::vector<int64_t> ids;
@@ -477,8 +526,9 @@ void Dispatcher::DispatchWaiting(TimeUs now) {
     r.dataset = j.dataset;
     r.key = j.id;
     r.excluded = j.excluded;
+    // Members that are down, or whose first digest has not come yet.
     for (size_t m = 0; m < members_.size(); ++m)
-      if (!members_[m].up) r.excluded.push_back(static_cast<int32_t>(m));
+      if (!members_[m].up || views_[m].version == 0) r.excluded.push_back(static_cast<int32_t>(m));
     ids.push_back(id);
     reqs.push_back(std::move(r));
   }
@@ -560,7 +610,7 @@ void Dispatcher::SendAssigned(TimeUs now) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [id, j] : jobs_)
-      if (j.phase == Phase::kSending && members_[j.member].up && !j.cancel_requested)
+      if (j.phase == Phase::kSending && ResponsiveLocked(j.member, now) && !j.cancel_requested)
         todo.push_back({id, j.member, j.attempt, ForwardBody(j)});
   }
   // Each member's forwards go out over its pool of connections at once (a
@@ -645,7 +695,7 @@ void Dispatcher::PollJobs(TimeUs now) {
     int64_t lo = -1, hi = -1;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!members_[m].up || now - members_[m].last_job_poll < options_.poll_interval) continue;
+      if (!ResponsiveLocked(m, now) || now - members_[m].last_job_poll < options_.poll_interval) continue;
       for (const auto& [id, j] : jobs_)
         if (j.phase == Phase::kAtMember && j.member == static_cast<int32_t>(m)) {
           lo = lo < 0 ? j.member_job : std::min(lo, j.member_job);
@@ -677,8 +727,9 @@ void Dispatcher::PollJobs(TimeUs now) {
       }
     }
     if (docs.empty() && !complete) continue;
+    // Not a sign of life: a member serves its job list from a snapshot even
+    // when its scheduling thread hangs; only digests (taken there) count.
     std::lock_guard<std::mutex> lock(mu_);
-    members_[m].last_ok = SteadyNow();
     const std::string name = fed_.members[m].name;
     for (auto& [id, j] : jobs_) {
       if (j.phase != Phase::kAtMember || j.member != static_cast<int32_t>(m)) continue;
@@ -746,7 +797,7 @@ void Dispatcher::DoCancels() {
             stale_dirty_ = true;
           }
           EndLocked(j, JobState::kCancelled, "cancelled");
-        } else if (members_[j.member].up) {
+        } else if (ResponsiveLocked(j.member, SteadyNow())) {
           todo.push_back({id, j.member, j.attempt, j.member_job});
         }
       }

@@ -22,6 +22,17 @@
 // there. A gang always goes whole to one member (span_regions is not
 // implemented: such jobs also stay in one member).
 //
+// Hung members: each member's digest poll runs beside the loop (the loop
+// takes its answer on a later turn), and the loop's own calls go only to
+// responsive members, so a member that accepts connections and never
+// answers holds nobody else's jobs. Fencing: each poll to a member that is
+// up and has no copies left to cancel grants it a lease (?lease_until=) of
+// at most 3/4 member_timeout past its last answer; a member whose lease has
+// lapsed starts nothing and, requeue_running_after later, requeues the jobs
+// it was sent (server/service_fence.cc). So every lease has lapsed when the
+// member is marked down, and it gets none again before its stale copies are
+// cancelled: a member that hung and resumes runs nothing that moved.
+//
 // Durability: every accepted job (kJobAccepted), every assignment to a
 // member (kJobAssigned: written before the job is forwarded, again with the
 // member's job id once it answered) and every end (kJobFinished) is in the
@@ -30,9 +41,10 @@
 // job it already has), jobs at a member are followed there.
 //
 // Threads: HTTP handlers take the table lock briefly (submissions wait for
-// their record to be durable outside it); one loop thread does every call to
-// the members, never holding the lock during a call, except the forwards of
-// a turn, which go out over a few connections per member at once.
+// their record to be durable outside it); one loop thread does the calls to
+// the members, never holding the lock during a call, except the digest polls
+// (one task per member in flight, std::async) and the forwards of a turn,
+// which go out over a few connections per member at once.
 #pragma once
 
 #include <atomic>
@@ -46,6 +58,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "berth/common/clock.h"
@@ -149,6 +162,15 @@ class Dispatcher {
     TimeUs last_job_poll = 0;
     std::string last_error;
     int64_t down_events = 0;
+    // The digest poll in flight (the loop never waits for it: a member that
+    // hangs holds only its own poll), and when it went out (steady clock).
+    std::future<std::pair<MemberReply, TimeUs>> poll;
+    bool polling = false;
+    TimeUs poll_started = 0;
+    // The member's lease (wall clock): the latest end granted, and whether the
+    // poll in flight grants one. Never past last_ok + 3/4 member_timeout, so
+    // every lease has lapsed when the member is marked down.
+    TimeUs lease_until = 0;
   };
   struct Counters {
     int64_t dispatches = 0, promises = 0, double_promises = 0, redispatches = 0, refusals = 0;
@@ -163,6 +185,15 @@ class Dispatcher {
   void PollMembers(TimeUs now);
   void PollJobs(TimeUs now);
   void HandleDownMembers(TimeUs now);
+  // With mu_ held: the member answers (its last digest poll succeeded and
+  // none is outstanding past half the member timeout); the loop's direct calls
+  // (forwards, job lists, cancels) go only to responsive members.
+  bool ResponsiveLocked(size_t m, TimeUs now) const;
+  // With mu_ held: the digest poll's path, with a lease when the member is up
+  // and has no copies left to cancel.
+  std::string DigestPathLocked(size_t m, TimeUs now);
+  // With mu_ held: a digest poll's answer.
+  void ApplyDigestLocked(size_t m, const MemberReply& r, TimeUs after, bool& returned);
   void DispatchWaiting(TimeUs now);
   void SendAssigned(TimeUs now);
   void DoCancels();

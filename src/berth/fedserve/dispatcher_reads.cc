@@ -154,6 +154,8 @@ ApiResult Dispatcher::Federation() {
                  {"reached", ms.ever_reached},
                  {"silent_s", UsToSeconds(steady - ms.last_ok)},
                  {"down_events", ms.down_events},
+                 {"responsive", ResponsiveLocked(m, steady)},
+                 {"lease_expires_in_s", ms.lease_until > 0 ? json(UsToSeconds(ms.lease_until - wall)) : json(nullptr)},
                  {"jobs_queued", queued},
                  {"jobs_running", running},
                  {"in_flight", leases},

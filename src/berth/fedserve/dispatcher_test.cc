@@ -1,10 +1,16 @@
 // The live dispatcher in one process: two member services (virtual nodes,
 // each behind its HTTP server on a free loopback port) and the dispatcher on
 // an in-memory store. Global dispatch by data, leases (no double promise),
-// a refusal, a member that stops answering, and recovery from the store.
+// a refusal, a member that stops answering, a member that hangs (fenced, its
+// queued job moved, the copy it kept never started), and recovery from the
+// store.
 #include "berth/fedserve/dispatcher.h"
 
 #include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "berth/cluster/loaders.h"
 #include "berth/server/http_server.h"
@@ -73,14 +79,14 @@ class FedServeTest : public ::testing::Test {
     west_.http->Stop();
     std::fclose(devnull_);
   }
-  void StartDispatcher(const std::string& policy = "global") {
+  void StartDispatcher(const std::string& policy = "global", TimeUs request_timeout = 300'000) {
     store_ = std::make_unique<store::MemoryStore>(data_);
     DispatcherOptions o;
     o.policy = policy;
     o.poll_interval = 20'000;
     o.member_timeout = 500'000;
     o.tick = 5'000;
-    o.link.timeout = 300'000;
+    o.link.timeout = request_timeout;
     d_ = std::make_unique<Dispatcher>(fed_, std::vector<std::string>{east_.url(), west_.url()}, *store_, o, *log_);
     ASSERT_TRUE(d_->Start().ok());
   }
@@ -187,6 +193,57 @@ TEST_F(FedServeTest, QueuedJobsLeaveAMemberThatStopsAnswering) {
   const auto f = d_->Federation().body;
   EXPECT_FALSE(f["members"][1]["up"].get<bool>());
   EXPECT_GE(f["counters"]["redispatches"].get<int64_t>(), 1);
+}
+
+TEST_F(FedServeTest, AHungMemberIsFencedAndItsQueuedJobNeverRunsTwice) {
+  // Calls to a hung member wait up to 3 s; its digest polls never hold the loop.
+  StartDispatcher("data-local", 3'000'000);
+  // west: r holds 8 of its 16 GPUs for 6 s; q (16 GPUs) queues behind it.
+  const int64_t r = Submit(R"({"name":"r","duration_s":6,"dataset":"big","groups":[{"count":1,"gpus":8}]})");
+  ASSERT_TRUE(WaitFor([&] { return Job(r)["state"] == "running"; })) << Job(r).dump();
+  const auto t_r = std::chrono::steady_clock::now();
+  const int64_t q = Submit(R"({"name":"q","duration_s":3600,"dataset":"big","groups":[{"count":2,"gpus":8}]})");
+  ASSERT_TRUE(WaitFor([&] { return Job(q)["member"] == "west-a" && AtMember(q); })) << Job(q).dump();
+  ASSERT_EQ(Job(q)["state"], "pending");
+  const int64_t q_at_west = Job(q)["member_job"].get<int64_t>();
+  // west hangs: its scheduling thread stops, so its API accepts and never
+  // answers (as a stopped process does).
+  std::atomic<bool> thaw{false};
+  std::thread freeze([&] {
+    west_.h.service().Sync([&] {
+      while (!thaw) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    });
+  });
+  struct Thaw {
+    std::atomic<bool>& t;
+    std::thread& th;
+    ~Thaw() {
+      t = true;
+      if (th.joinable()) th.join();
+    }
+  } thaw_guard{thaw, freeze};
+  // While west's calls hang, the dispatcher marks it down and moves q.
+  ASSERT_TRUE(WaitFor([&] { return Job(q)["member"] == "east-a" && Job(q)["state"] == "running"; })) << Job(q).dump() << d_->Federation().body["members"][1].dump();
+  auto f = d_->Federation().body;
+  EXPECT_FALSE(f["members"][1]["up"].get<bool>()) << f["members"][1].dump();
+  EXPECT_FALSE(f["members"][1]["responsive"].get<bool>());
+  EXPECT_TRUE(f["members"][0]["responsive"].get<bool>());
+  // r's end passes while west is stopped: when it resumes, 16 GPUs are free
+  // and its copy of q could start; its lease has lapsed, so it starts nothing.
+  ASSERT_TRUE(WaitFor([&] { return std::chrono::steady_clock::now() - t_r > std::chrono::milliseconds(6500); }));
+  thaw = true;
+  freeze.join();
+  ASSERT_TRUE(WaitFor([&] { return west_.h.State(q_at_west) == "cancelled"; })) << west_.h.State(q_at_west);
+  const auto copy = west_.h.service().GetJob(q_at_west).body;
+  EXPECT_EQ(copy["starts"], 0) << copy.dump();  // never started there
+  EXPECT_EQ(Job(q)["member"], "east-a");
+  EXPECT_EQ(Job(q)["state"], "running");
+  // Back, reconciled, leased again: west runs new work.
+  ASSERT_TRUE(WaitFor([&] { return d_->Federation().body["members"][1]["up"].get<bool>(); }));
+  const int64_t w = Submit(R"({"name":"w","duration_s":60,"regions":["west"],"groups":[{"count":1,"gpus":8}]})");
+  ASSERT_TRUE(WaitFor([&] { return Job(w)["state"] == "running"; })) << Job(w).dump();
+  f = d_->Federation().body;
+  EXPECT_GE(f["counters"]["duplicates_cancelled"].get<int64_t>(), 1);
 }
 
 TEST_F(FedServeTest, AssignmentsSurviveARestart) {

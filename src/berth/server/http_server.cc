@@ -7,6 +7,8 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "berth/http/server.h"
@@ -323,8 +325,26 @@ void HttpServer::Routes() {
   InstallDashboard(s);
   if (!options_.reports_dir.empty()) InstallReports(s, options_.reports_dir);
   // A federation dispatcher's poll (docs/federation.md, "The live service").
-  s.Get("/v1/digest", [this, loaded](const httplib::Request&, httplib::Response& res) {
-    if (loaded(res)) Send(res, service_.Digest());
+  // With ?lease_until=UNIX_S[&hold_running_s=S] it also grants the member a
+  // lease (the dispatcher's fence; needs the token when the server has one).
+  s.Get("/v1/digest", [this, loaded, authorized](const httplib::Request& req, httplib::Response& res) {
+    if (!loaded(res)) return;
+    if (req.has_param("lease_until")) {
+      if (!authorized(req, res)) return;
+      auto seconds = [&](const char* name, double& out) {
+        const std::string v = req.get_param_value(name);
+        char* end = nullptr;
+        out = std::strtod(v.c_str(), &end);
+        return !v.empty() && end == v.c_str() + v.size() && std::isfinite(out) && out >= 0 && out < 1e11;
+      };
+      double until = 0, hold = 1e10;
+      if (!seconds("lease_until", until))
+        return Send(res, ApiResult::Error(400, "lease_until: expected seconds since the epoch (a number >= 0)"));
+      if (req.has_param("hold_running_s") && !seconds("hold_running_s", hold))
+        return Send(res, ApiResult::Error(400, "hold_running_s: expected seconds (a number >= 0)"));
+      service_.GrantFederationLease(SecondsToUs(until), SecondsToUs(hold));
+    }
+    Send(res, service_.Digest());
   });
   // The admin API: always needs the token (403 when the server has none); who
   // asked goes to the audit log.

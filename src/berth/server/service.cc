@@ -64,6 +64,7 @@ Service::Service(const cluster::Cluster& cluster, store::Store& store, ServiceOp
   beat_at_ = std::make_unique<std::atomic<int64_t>[]>(cluster_->num_nodes());
   const TimeUs now = SteadyNowUs();
   for (int32_t n = 0; n < cluster_->num_nodes(); ++n) beat_at_[n].store(now, std::memory_order_relaxed);
+  if (options_.require_federation_lease) fed_leased_ = true;  // fenced until a dispatcher grants a lease
   int slots = options_.read_slots;
   if (slots == 0) slots = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 2);
   read_gate_ = std::make_unique<ReadGate>(slots);
@@ -210,7 +211,8 @@ void Service::Loop() {
     hurry = false;
     if (ready_ && sched_) ServicesTick();
     if (budget_renew_at_ >= 0 && clock_.Now() >= budget_renew_at_) dirty_ = true;
-    if (dirty_ && ready_ && sched_) {
+    const bool fenced = ready_ && sched_ && FederationFenced();
+    if (dirty_ && ready_ && sched_ && !fenced) {
       SchedulePass();
       hurry = sched_->last_pass_split();
       PublishAndAnswer();

@@ -160,6 +160,10 @@ struct ServiceOptions {
   // Launch specs (GET /v1/jobs/{id}/launch): the MASTER_PORT range and a
   // node address hook (besides the addresses SetNodeAddress records).
   workload::LaunchOptions launch;
+  // A federation member (docs/federation.md, "Fencing"): start fenced, so
+  // nothing starts until a dispatcher grants a lease (without it the fence
+  // holds from the first lease on).
+  bool require_federation_lease = false;
 
   Status Validate() const;
 };
@@ -215,6 +219,13 @@ class Service final : private VirtualNodes::Sink {
   ApiResult Topology();
   // The capacity digest a federation dispatcher reads (service_digest.cc).
   ApiResult Digest();
+  // A federation dispatcher's lease (GET /v1/digest?lease_until=): this
+  // member may start jobs until `until` (wall clock); once it has lapsed it
+  // starts nothing, and jobs the dispatcher sent (idempotency key "fed-...")
+  // that still run `hold_running` after it are requeued here. A grant never
+  // shortens the lease; one that arrives after it ended (a request delayed in
+  // a stopped process) does not reopen it. Any thread.
+  void GrantFederationLease(TimeUs until, TimeUs hold_running);
   std::string MetricsText();
 
   // --- the admin API (the HTTP layer checks the token) ---
@@ -425,6 +436,9 @@ class Service final : private VirtualNodes::Sink {
   // On the scheduling thread.
   Status Recover();
   void SchedulePass();
+  // The federation fence (GrantFederationLease), on the loop before a pass:
+  // true while the lease has lapsed (no pass runs).
+  bool FederationFenced();
   // The service controller's turn: replicas to start (submitted as jobs) and
   // to stop, from the autoscaler and rolling updates.
   void ServicesTick();
@@ -537,6 +551,12 @@ class Service final : private VirtualNodes::Sink {
   std::map<int64_t, JobEntry> jobs_;
   std::unordered_map<std::string, int64_t> by_key_;
   std::set<int64_t> pending_, running_;
+  // The federation lease (GrantFederationLease): granted at least once, its
+  // end and the running jobs' hold (wall clock); fenced_ is the loop's view.
+  std::atomic<bool> fed_leased_{false};
+  std::atomic<int64_t> fed_lease_until_{0};
+  std::atomic<int64_t> fed_hold_running_{0};
+  bool fed_fenced_ = false;
   std::vector<NodeEntry> nodes_;
   int64_t next_id_ = 1;
   int64_t digest_version_ = 0;  // digests taken (GET /v1/digest)
