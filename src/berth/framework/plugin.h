@@ -109,6 +109,11 @@ class FilterPlugin : public virtual Plugin {
   // there: preemption then looks for room only on the other nodes.
   virtual bool HasNodeRule() const { return false; }
   virtual bool RulesOut(const job::JobSpec&, NodeId) const { return false; }
+  // Nodes a job may use but should not evict for while other nodes would do
+  // (a service replica off its reservation): preemption looks for room
+  // without them first, and with them only when that finds none. Asked only
+  // of filters with HasNodeRule.
+  virtual bool Avoids(const job::JobSpec&, NodeId) const { return false; }
 };
 
 class CandidatePlugin : public virtual Plugin {

@@ -581,62 +581,78 @@ framework::Verdict Scheduler::TryPreempt(int32_t index, Verdict verdict, TimeUs 
   JobRecord& rec = jobs_[index];
   const framework::SchedulerView view = View(now);
   // Nodes a filter rules the job out of whatever is evicted (a reservation).
+  // Nodes a filter would rather not see evicted for: tried without them first.
   std::span<const uint8_t> ruled_out;
+  std::span<const uint8_t> avoided;
   if (!framework_->post_filter().empty()) {
     bool any = false;
     for (auto* f : framework_->filter()) any = any || f->HasNodeRule();
     if (any) {
-      ruled_out_scratch_.assign(static_cast<size_t>(cluster_.num_nodes()), 0);
+      const size_t nodes = static_cast<size_t>(cluster_.num_nodes());
+      ruled_out_scratch_.assign(nodes, 0);
+      avoid_scratch_.assign(nodes, 0);
+      bool any_avoided = false;
       for (auto* f : framework_->filter()) {
         if (!f->HasNodeRule()) continue;
-        for (int32_t n = 0; n < cluster_.num_nodes(); ++n)
+        for (int32_t n = 0; n < cluster_.num_nodes(); ++n) {
           if (f->RulesOut(rec.spec, NodeId(n))) ruled_out_scratch_[static_cast<size_t>(n)] = 1;
+          if (f->Avoids(rec.spec, NodeId(n))) avoid_scratch_[static_cast<size_t>(n)] = 1;
+        }
+      }
+      for (size_t n = 0; n < nodes; ++n) {
+        any_avoided = any_avoided || (avoid_scratch_[n] && !ruled_out_scratch_[n]);
+        avoid_scratch_[n] = avoid_scratch_[n] || ruled_out_scratch_[n];
       }
       ruled_out = ruled_out_scratch_;
+      if (any_avoided) avoided = avoid_scratch_;
     }
   }
-  for (auto* pf : framework_->post_filter()) {
-    framework::PreemptContext ctx{rec.spec, rec.queue, verdict, view, rec.preempted_by, Queued(index), ruled_out};
-    std::optional<framework::PreemptionPlan> plan = pf->PostFilter(ctx);
-    if (!plan || plan->victims.empty()) continue;
-    // Validate the whole plan before touching anything: every victim running.
-    bool valid = true;
-    for (JobId v : plan->victims) {
-      auto it = index_of_.find(v);
-      valid = valid && it != index_of_.end() && jobs_[it->second].state == JobState::kRunning && v != rec.spec.id;
-    }
-    if (!valid) {
-      verdict.reason += "; " + std::string(pf->Name()) + " proposed a victim that is not running";
-      continue;
-    }
-    std::vector<JobId> evict;
-    if (options_.elastic_resize && plan->shrink_elastic && ShrinkForJob(index, plan->victims, evict)) {
-      log_.Preempted(now, rec.spec.id, {}, plan->reason + " (shrank elastic jobs instead)");
-      rec.startup_delay += options_.preemption_grace;
-      return Verdict::Success();
-    }
-    if (evict.empty()) evict = plan->victims;
-    // The preemptor works once the slowest victim has yielded.
-    TimeUs delay = 0;
-    for (JobId v : evict) {
-      const int32_t vi = index_of_.find(v)->second;
-      if (jobs_[vi].state != JobState::kRunning) continue;
-      const YieldPoint y = YieldOf(vi, now);
-      delay = std::max(delay, y.delay);
-      Status s = Evict(vi, rec.spec.id, /*defer_requeue=*/true, &y);
-      assert(s.ok());
-      (void)s;
-    }
-    bucket_count_valid_ = false;
-    log_.Preempted(now, rec.spec.id, evict, plan->reason);
-    Verdict placed = TryPlace(rec);
-    if (placed.ok()) {
-      rec.startup_delay += delay;
+  const int tiers = avoided.empty() ? 1 : 2;
+  for (int tier = 0; tier < tiers; ++tier) {
+    for (auto* pf : framework_->post_filter()) {
+      framework::PreemptContext ctx{rec.spec, rec.queue, verdict, view, rec.preempted_by, Queued(index),
+                                    tier + 1 < tiers ? avoided : ruled_out};
+      std::optional<framework::PreemptionPlan> plan = pf->PostFilter(ctx);
+      if (!plan || plan->victims.empty()) continue;
+      // Validate the whole plan before touching anything: every victim running.
+      bool valid = true;
+      for (JobId v : plan->victims) {
+        auto it = index_of_.find(v);
+        valid = valid && it != index_of_.end() && jobs_[it->second].state == JobState::kRunning && v != rec.spec.id;
+      }
+      if (!valid) {
+        verdict.reason += "; " + std::string(pf->Name()) + " proposed a victim that is not running";
+        continue;
+      }
+      std::vector<JobId> evict;
+      if (options_.elastic_resize && plan->shrink_elastic && ShrinkForJob(index, plan->victims, evict)) {
+        log_.Preempted(now, rec.spec.id, {}, plan->reason + " (shrank elastic jobs instead)");
+        rec.startup_delay += options_.preemption_grace;
+        return Verdict::Success();
+      }
+      if (evict.empty()) evict = plan->victims;
+      // The preemptor works once the slowest victim has yielded.
+      TimeUs delay = 0;
+      for (JobId v : evict) {
+        const int32_t vi = index_of_.find(v)->second;
+        if (jobs_[vi].state != JobState::kRunning) continue;
+        const YieldPoint y = YieldOf(vi, now);
+        delay = std::max(delay, y.delay);
+        Status s = Evict(vi, rec.spec.id, /*defer_requeue=*/true, &y);
+        assert(s.ok());
+        (void)s;
+      }
+      bucket_count_valid_ = false;
+      log_.Preempted(now, rec.spec.id, evict, plan->reason);
+      Verdict placed = TryPlace(rec);
+      if (placed.ok()) {
+        rec.startup_delay += delay;
+        return placed;
+      }
+      // The plan freed room the placement could not use: say so; the victims stay requeued.
+      placed.reason += " (after preempting " + std::to_string(plan->victims.size()) + " jobs for it: " + plan->reason + ")";
       return placed;
     }
-    // The plan freed room the placement could not use: say so; the victims stay requeued.
-    placed.reason += " (after preempting " + std::to_string(plan->victims.size()) + " jobs for it: " + plan->reason + ")";
-    return placed;
   }
   if (!framework_->post_filter().empty()) {
     framework::PreemptContext ctx{rec.spec, rec.queue, verdict, view, rec.preempted_by, Queued(index)};

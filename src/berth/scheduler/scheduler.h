@@ -305,6 +305,7 @@ class Scheduler {
   };
   YieldPoint YieldOf(int32_t index, TimeUs now) const;
   std::vector<uint8_t> ruled_out_scratch_;  // TryPreempt's per-node mask
+  std::vector<uint8_t> avoid_scratch_;      // ruled out or avoided (TryPreempt's first tier)
   Status Evict(int32_t index, JobId preemptor, bool defer_requeue, const YieldPoint* yield = nullptr);
   // Asks the post-filter plugins for victims; evicts them and places the job.
   framework::Verdict TryPreempt(int32_t index, framework::Verdict verdict, TimeUs now);

@@ -81,6 +81,7 @@ Status ApplyColocation(const ColocationSettings& s, ColocationMode mode, const c
     return std::string(buf);
   };
   ref.args["overcommit"] = ratio(s.overcommit);
+  if (mode != ColocationMode::kStatic) ref.args["spill"] = s.spill ? "true" : "false";
   for (const auto& [name, r] : s.node_overcommit) ref.args["node." + name] = ratio(r);
   for (const auto& [name, r] : s.queue_overcommit) ref.args["queue." + name] = ratio(r);
   profile.filter.push_back(ref);

@@ -66,6 +66,11 @@ struct ColocationSettings {
   std::map<std::string, double> queue_overcommit;  // by queue (else tenant)
   TimeUs best_effort_deadline = SecondsToUs(30);   // SchedulerOptions::yield_best_effort
   TimeUs training_grace = SecondsToUs(300);        // SchedulerOptions::yield_training_grace
+  // A replica that no reserved node can hold (the reservation's free room is
+  // split over nodes) runs on a batch node, evicting there within the yield
+  // deadlines, while the services stay within the reservation's totals
+  // (colocate and unbounded modes; the colocation plugin's `spill`).
+  bool spill = true;
 };
 
 struct ServiceSimConfig {

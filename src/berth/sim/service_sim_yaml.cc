@@ -201,7 +201,11 @@ Status Colocation(const Ctx& c, const YAML::Node& n, ColocationSettings& o) {
     else if (k == "queue_overcommit") BERTH_RETURN_IF_ERROR(RatioMap(c, w, v, o.queue_overcommit));
     else if (k == "best_effort_deadline_s") BERTH_RETURN_IF_ERROR(Seconds(c, w, v, o.best_effort_deadline));
     else if (k == "training_grace_s") BERTH_RETURN_IF_ERROR(Seconds(c, w, v, o.training_grace));
-    else return c.Error(w, "unknown key");
+    else if (k == "spill") {
+      const std::string b = v.IsScalar() ? v.as<std::string>() : "";
+      if (b != "true" && b != "false") return c.Error(w, "must be true or false");
+      o.spill = b == "true";
+    } else return c.Error(w, "unknown key");
   }
   return Status::Ok();
 }

@@ -6,6 +6,7 @@
 
 #include "berth/common/csv.h"
 #include "berth/plugins/builtin.h"
+#include "berth/plugins/filter/fit.h"
 
 namespace berth::plugins {
 namespace {
@@ -55,16 +56,27 @@ StatusOr<ColocationConfig> ParseColocationArgs(const framework::PluginArgs& args
       c.static_partition = value == "static";
     } else if (key == "overcommit") {
       BERTH_ASSIGN_OR_RETURN(c.overcommit_permille, ParseRatio(key, value));
+    } else if (key == "spill") {
+      if (value != "true" && value != "false")
+        return InvalidArgument("plugin 'colocation': spill must be true or false, not '" + value + "'");
+      c.spill = value == "true";
     } else if (key.rfind("node.", 0) == 0 && key.size() > 5) {
       BERTH_ASSIGN_OR_RETURN(c.node_permille[key.substr(5)], ParseRatio(key, value));
     } else if (key.rfind("queue.", 0) == 0 && key.size() > 6) {
       BERTH_ASSIGN_OR_RETURN(c.queue_permille[key.substr(6)], ParseRatio(key, value));
     } else {
       return InvalidArgument("plugin 'colocation': unknown arg '" + key +
-                             "' (reserved, mode, overcommit, node.NAME, queue.NAME)");
+                             "' (reserved, mode, overcommit, spill, node.NAME, queue.NAME)");
     }
   }
   if (cluster != nullptr) {
+    for (size_t n = 0; n < c.reserved.size(); ++n) {
+      if (!c.reserved[n]) continue;
+      const cluster::Node& nd = cluster->node(NodeId(static_cast<int32_t>(n)));
+      c.reserved_milli_gpu += int64_t{nd.gpu_count} * kMilliPerGpu;
+      c.reserved_cpu_milli += nd.cpu_milli;
+      c.reserved_memory_mib += nd.memory_mib;
+    }
     for (const auto& [name, permille] : c.node_permille) {
       bool found = false;
       for (const auto& n : cluster->nodes()) found = found || n.name == name;
@@ -78,7 +90,43 @@ ColocationPlugin::ColocationPlugin(ColocationConfig config) : config_(std::move(
 
 namespace {
 const std::string& QueueOf(const job::JobSpec& j) { return j.queue.empty() ? j.tenant : j.queue; }
+bool IsReplica(const job::JobSpec& j) { return j.service.has_value() || j.replica_of.valid(); }
+// Adds (sign 1) or takes away (-1) a job's GPUs, CPU and memory.
+template <typename H>
+void AddDemand(const job::JobSpec& job, int64_t sign, H& held) {
+  for (const auto& g : job.groups) {
+    held.milli_gpu += sign * g.count * g.milli_per_task();
+    held.cpu_milli += sign * g.count * g.cpu_milli;
+    held.memory_mib += sign * g.count * g.memory_mib;
+  }
+}
+bool SameRequest(const framework::TaskRequest& a, const framework::TaskRequest& b) {
+  return a.gpus == b.gpus && a.milli_per_gpu == b.milli_per_gpu && a.cpu_milli == b.cpu_milli &&
+         a.memory_mib == b.memory_mib && a.gpu_types == b.gpu_types && a.gpu_types_unknown == b.gpu_types_unknown;
+}
 }  // namespace
+
+bool ColocationPlugin::WithinGuarantee(const Held& extra) const {
+  return services_.milli_gpu + extra.milli_gpu <= config_.reserved_milli_gpu &&
+         services_.cpu_milli + extra.cpu_milli <= config_.reserved_cpu_milli &&
+         services_.memory_mib + extra.memory_mib <= config_.reserved_memory_mib;
+}
+
+bool ColocationPlugin::MaySpill(const framework::CycleContext& ctx, const framework::TaskRequest& req) const {
+  const state::ClusterState& state = ctx.state;
+  if (memo_.valid && memo_.state == &state && memo_.version == state.version() && memo_.job == ctx.job.id &&
+      SameRequest(memo_.req, req))
+    return memo_.result;
+  // Within the guarantee with the whole job (it starts all or nothing).
+  Held want;
+  AddDemand(ctx.job, 1, want);
+  bool result = WithinGuarantee(want);
+  // Only when no reserved node can hold it now.
+  for (size_t n = 0; result && n < config_.reserved.size(); ++n)
+    if (config_.reserved[n] && TaskFitsNode(state, req, NodeId(static_cast<int32_t>(n)))) result = false;
+  memo_ = SpillMemo{state.version(), &state, ctx.job.id, req, result, true};
+  return result;
+}
 
 int64_t ColocationPlugin::BestEffortMilli(const state::ClusterState& state, NodeId n, const std::string* queue) const {
   int64_t milli = 0;
@@ -95,7 +143,7 @@ bool ColocationPlugin::Filter(const framework::CycleContext& ctx, const framewor
   if (config_.reserved.empty()) return true;
   const job::JobSpec& j = ctx.job;
   const bool on_reserved = reserved(node);
-  if (j.service || j.replica_of.valid()) return on_reserved;
+  if (IsReplica(j)) return on_reserved || (config_.spill && !config_.static_partition && MaySpill(ctx, req));
   if (!on_reserved) return true;
   if (config_.static_partition) return false;
   if (!j.best_effort) return true;
@@ -130,15 +178,32 @@ bool ColocationPlugin::Filter(const framework::CycleContext& ctx, const framewor
 
 bool ColocationPlugin::RulesOut(const job::JobSpec& j, NodeId node) const {
   if (config_.reserved.empty()) return false;
-  if (j.service || j.replica_of.valid()) return !reserved(node);
+  if (IsReplica(j)) {
+    if (reserved(node)) return false;
+    if (!config_.spill || config_.static_partition) return true;
+    // Off the reservation only within the guarantee, with the whole job.
+    Held whole;
+    AddDemand(j, 1, whole);
+    return !WithinGuarantee(whole);
+  }
   return config_.static_partition && reserved(node);
+}
+
+bool ColocationPlugin::Avoids(const job::JobSpec& j, NodeId node) const {
+  return !config_.reserved.empty() && IsReplica(j) && !reserved(node);
 }
 
 void ColocationPlugin::OnStart(const job::JobSpec& job) {
   if (job.best_effort) best_effort_[job.id] = QueueOf(job);
+  if (IsReplica(job)) AddDemand(job, 1, services_);
+  memo_.valid = false;
 }
 
-void ColocationPlugin::OnFinish(const job::JobSpec& job) { best_effort_.erase(job.id); }
+void ColocationPlugin::OnFinish(const job::JobSpec& job) {
+  best_effort_.erase(job.id);
+  if (IsReplica(job)) AddDemand(job, -1, services_);
+  memo_.valid = false;
+}
 
 Status RegisterColocationPlugins(framework::PluginRegistry& r) {
   return r.Register(

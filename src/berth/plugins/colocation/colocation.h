@@ -11,6 +11,14 @@
 //                   tasks hold at most ratio x the node's GPU capacity, and a
 //                   queue's best-effort tasks on reserved nodes at most its
 //                   ratio x the reservation's GPU capacity.
+//   spill           (colocate mode only) a service replica that no reserved
+//                   node can hold right now (the reservation is fragmented:
+//                   its free CPU, memory or GPUs are split over nodes) may
+//                   run on another node, as long as the services' running
+//                   replicas with it stay within the reservation's total GPUs,
+//                   CPU and memory (its guarantee). Preemption looks on the
+//                   reserved nodes first and on the others only when no
+//                   eviction there makes room (FilterPlugin::Avoids).
 // Getting the capacity back within a bound is the preemption plugin's and the
 // scheduler's part (SchedulerOptions::yield_best_effort, ..._training_grace);
 // this plugin only decides who may borrow what.
@@ -31,6 +39,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "berth/framework/cycle.h"
 #include "berth/framework/plugin.h"
 
 namespace berth::plugins {
@@ -41,6 +50,9 @@ struct ColocationConfig {
   int32_t overcommit_permille = 1000;            // every reserved node
   std::map<std::string, int32_t> node_permille;  // by node name
   std::map<std::string, int32_t> queue_permille; // by queue (or tenant)
+  bool spill = false;                            // replicas beyond a fragmented reservation
+  // The reserved nodes' totals (set by ParseColocationArgs from the cluster).
+  int64_t reserved_milli_gpu = 0, reserved_cpu_milli = 0, reserved_memory_mib = 0;
 };
 
 // Parses the args above against the cluster; errors name the arg.
@@ -61,6 +73,7 @@ class ColocationPlugin final : public framework::FilterPlugin, public framework:
   }
   bool HasNodeRule() const override { return !config_.reserved.empty(); }
   bool RulesOut(const job::JobSpec& job, NodeId node) const override;
+  bool Avoids(const job::JobSpec& job, NodeId node) const override;
   void OnStart(const job::JobSpec& job) override;
   void OnFinish(const job::JobSpec& job) override;
 
@@ -69,9 +82,30 @@ class ColocationPlugin final : public framework::FilterPlugin, public framework:
   }
   // Milli-GPU best-effort tasks hold on node n (of `queue` only, when given).
   int64_t BestEffortMilli(const state::ClusterState& state, NodeId n, const std::string* queue) const;
+  // Whether a replica asking for `req` may run off the reservation now (spill).
+  bool MaySpill(const framework::CycleContext& ctx, const framework::TaskRequest& req) const;
 
  private:
+  // What running service replicas hold (from their specs), on any node.
+  struct Held {
+    int64_t milli_gpu = 0, cpu_milli = 0, memory_mib = 0;
+  };
   ColocationConfig config_;
+  Held services_;
+  // MaySpill's answer for one state version, job and request (Filter asks it
+  // for every node off the reservation).
+  struct SpillMemo {
+    uint64_t version = 0;
+    const state::ClusterState* state = nullptr;
+    JobId job;
+    framework::TaskRequest req;
+    bool result = false;
+    bool valid = false;
+  };
+  mutable SpillMemo memo_;
+  // Whether `job` (demand `extra` on top of what it holds already) keeps
+  // the running replicas within the reservation's totals.
+  bool WithinGuarantee(const Held& extra) const;
   std::unordered_map<JobId, std::string> best_effort_;  // running best-effort job -> its queue; looked up only
 };
 
