@@ -59,6 +59,7 @@ Status PolicyRegistry::Register(const std::string& name, Profile profile, std::s
 }
 
 StatusOr<Profile> PolicyRegistry::Find(const std::string& name) const {
+  if (name.find('+') != std::string::npos) return Compose(name);
   auto it = policies_.find(name);
   if (it == policies_.end()) {
     std::string known;
@@ -66,6 +67,44 @@ StatusOr<Profile> PolicyRegistry::Find(const std::string& name) const {
     return NotFound("unknown policy '" + name + "' (known: " + known + ")");
   }
   return it->second.profile;
+}
+
+// BASE+EXTRA[+EXTRA...]: BASE's profile, with each EXTRA's score plugins that
+// BASE does not have put in front of BASE's, at their weights. So the order,
+// admission, planning and preemption stay BASE's and the node choice weighs
+// EXTRA's preference first (e.g. fairshare+hetero-speed).
+StatusOr<Profile> PolicyRegistry::Compose(const std::string& name) const {
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    const size_t plus = name.find('+', start);
+    parts.push_back(name.substr(start, plus == std::string::npos ? std::string::npos : plus - start));
+    if (plus == std::string::npos) break;
+    start = plus + 1;
+  }
+  for (const auto& part : parts)
+    if (part.empty()) return InvalidArgument("policy '" + name + "': an empty name around '+'");
+  BERTH_ASSIGN_OR_RETURN(Profile base, Find(parts[0]));
+  std::vector<PluginRef> added;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    BERTH_ASSIGN_OR_RETURN(Profile extra, Find(parts[i]));
+    size_t before = added.size();
+    for (const auto& ref : extra.score) {
+      auto has = [&](const std::vector<PluginRef>& v) {
+        for (const auto& r : v)
+          if (r.name == ref.name) return true;
+        return false;
+      };
+      if (!has(base.score) && !has(added)) added.push_back(ref);
+    }
+    if (added.size() == before)
+      return InvalidArgument("policy '" + name + "': '" + parts[i] + "' adds no placement score to '" + parts[0] +
+                             "' (it scores nodes as '" + parts[0] + "' already does)");
+  }
+  added.insert(added.end(), base.score.begin(), base.score.end());
+  base.score = std::move(added);
+  base.name = name;
+  BERTH_RETURN_IF_ERROR(base.Validate());
+  return base;
 }
 
 std::vector<std::string> PolicyRegistry::Names() const {

@@ -72,11 +72,15 @@ struct PolicyInfo {
 class PolicyRegistry {
  public:
   Status Register(const std::string& name, Profile profile, std::string description);
+  // A registered name, or a composition BASE+EXTRA[+EXTRA...]: BASE with
+  // the EXTRAs' score plugins weighed first (see Compose).
   StatusOr<Profile> Find(const std::string& name) const;
   std::vector<std::string> Names() const;
   const std::map<std::string, PolicyInfo>& all() const { return policies_; }
 
  private:
+  StatusOr<Profile> Compose(const std::string& name) const;
+
   std::map<std::string, PolicyInfo> policies_;
 };
 

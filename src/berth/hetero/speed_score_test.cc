@@ -19,6 +19,7 @@ std::string Place(const std::string& policy, const std::string& throughputs, con
   auto c = cluster::LoadCluster("1x4:V100+1x4:K80");
   EXPECT_TRUE(c.ok());
   framework::PolicyRegistry policies;
+  EXPECT_TRUE(plugins::RegisterBuiltinPolicies(policies).ok());
   EXPECT_TRUE(RegisterHeteroPolicies(policies).ok());
   auto profile = policies.Find(policy);
   EXPECT_TRUE(profile.ok()) << profile.status().message();
@@ -50,6 +51,31 @@ TEST(HeteroPolicies, FastestAndCheapestWithTheMeasuredTable) {
 TEST(HeteroPolicies, SpecsOnlyModelForUnknownClasses) {
   // No measured table: the spec-based estimate ranks V100 above K80.
   EXPECT_EQ(Place("hetero-speed", "", "my-model"), "V100");
+}
+
+TEST(HeteroPolicies, ComposedWithATenancyPolicy) {
+  // fairshare's order, quota and preemption; hetero-speed's choice of type.
+  EXPECT_EQ(Place("fairshare+hetero-speed", testutil::GavelPath(), "ResNet-50 (batch size 64)"), "V100");
+  EXPECT_EQ(Place("fairshare+hetero-speed", testutil::GavelPath(), "Recommendation (batch size 2048)"), "K80");
+  EXPECT_EQ(Place("fairshare+hetero-cost", testutil::GavelPath(), "A3C"), "K80");
+
+  framework::PolicyRegistry policies;
+  ASSERT_TRUE(plugins::RegisterBuiltinPolicies(policies).ok());
+  ASSERT_TRUE(RegisterHeteroPolicies(policies).ok());
+  auto fair = policies.Find("fairshare");
+  auto composed = policies.Find("fairshare+hetero-speed");
+  ASSERT_TRUE(composed.ok()) << composed.status().message();
+  EXPECT_EQ(composed->name, "fairshare+hetero-speed");
+  EXPECT_EQ(composed->queue_sort, fair->queue_sort);
+  EXPECT_EQ(composed->post_filter.size(), fair->post_filter.size());
+  ASSERT_EQ(composed->score.size(), fair->score.size() + 1);
+  EXPECT_EQ(composed->score[0].name, "hetero-speed");
+  EXPECT_EQ(composed->score[0].weight, 100);
+
+  EXPECT_NE(policies.Find("fairshare+").status().message().find("empty name"), std::string::npos);
+  EXPECT_NE(policies.Find("fairshare+fifo").status().message().find("'fifo' adds no placement score"),
+            std::string::npos);
+  EXPECT_NE(policies.Find("nope+hetero-speed").status().message().find("unknown policy 'nope'"), std::string::npos);
 }
 
 TEST(HeteroPolicies, OtherProfilesNeedNoModel) {
