@@ -323,6 +323,7 @@ bool Scheduler::MaskHoldsMemory(const TaskRequest& req, NodeId node, uint64_t ma
 }
 
 std::string Scheduler::GpuMemoryWhy(const CycleContext& ctx, const TaskRequest& req) const {
+  if (ctx.group < 0 || static_cast<size_t>(ctx.group) >= ctx.job.groups.size()) return "";
   // The types the group accepts before its GPU memory narrowed them.
   const auto types = cluster_.ParseTypeSet(ctx.job.groups[ctx.group].gpu_type_spec);
   if (types.unknown) return "";
