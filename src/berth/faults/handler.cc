@@ -158,7 +158,7 @@ std::optional<state::Allocation> FaultHandler::FitOn(const state::ClusterState& 
       a.gpu_mask |= uint64_t{1} << std::countr_zero(m);
   } else {
     for (int g = 0; g < node.gpu_count && got < need; ++g) {
-      if ((forbidden >> g) & 1 || st.gpu_free(n, g) < like.milli_per_gpu) continue;
+      if ((forbidden >> g) & 1 || !st.GpuHolds(n, g, like.milli_per_gpu, like.gpu_memory_mib)) continue;
       a.gpu_mask |= uint64_t{1} << g;
       ++got;
     }

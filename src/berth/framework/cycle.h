@@ -25,9 +25,11 @@ struct TaskRequest {
   MiB memory_mib = 0;
   cluster::GpuTypeSet gpu_types;  // empty = any
   bool gpu_types_unknown = false; // asked only for types the cluster lacks
+  MiB gpu_memory_mib = 0;         // on each GPU (0: not stated)
 
   static TaskRequest FromGroup(const job::TaskGroup& g) {
-    return {g.gpus, g.milli_per_gpu, g.cpu_milli, g.memory_mib, g.gpu_types, g.gpu_types_unknown};
+    return {g.gpus, g.milli_per_gpu, g.cpu_milli, g.memory_mib, g.gpu_types, g.gpu_types_unknown,
+            g.gpus > 0 ? g.gpu_memory_mib : 0};
   }
   bool is_sharing() const { return gpus == 1 && milli_per_gpu < kMilliPerGpu; }
   MilliGpu total_milli() const { return gpus * milli_per_gpu; }

@@ -130,6 +130,13 @@ Status ValidateJob(const JobSpec& job) {
                              " is not a multiple of the block size " + std::to_string(g.block_tasks));
     if (g.block_tasks > 0 && g.milli_per_gpu != kMilliPerGpu)
       return InvalidArgument(where + "block_tasks: blocks need whole-GPU tasks");
+    // GPU memory per GPU of each task.
+    if (g.gpu_memory_mib < 0) return InvalidArgument(where + "gpu_memory_mib: negative GPU memory request");
+    if (g.gpu_memory_mib > kMaxGpuMemoryMib)
+      return InvalidArgument(where + "gpu_memory_mib: " + std::to_string(g.gpu_memory_mib) + " MiB is more than " +
+                             std::to_string(kMaxGpuMemoryMib) + " MiB per GPU");
+    if (g.gpu_memory_mib > 0 && g.gpus == 0)
+      return InvalidArgument(where + "gpu_memory_mib: a task without GPUs takes no GPU memory");
   }
   return Status::Ok();
 }
@@ -139,7 +146,34 @@ void ResolveGpuTypes(JobSpec& job, const cluster::Cluster& cluster) {
     auto parsed = cluster.ParseTypeSet(g.gpu_type_spec);
     g.gpu_types = parsed.set;
     g.gpu_types_unknown = parsed.unknown;
+    if (g.gpu_memory_mib > 0 && !g.gpu_types_unknown) {
+      // Only the accepted types whose GPUs hold the memory request.
+      cluster::GpuTypeSet big;
+      const auto& types = cluster.gpu_types();
+      for (size_t t = 0; t < types.size(); ++t) {
+        const GpuTypeId id(static_cast<int16_t>(t));
+        if (g.gpu_types.Accepts(id) && types[t].memory_mib >= g.gpu_memory_mib) big.Add(id);
+      }
+      g.gpu_types = big;
+      g.gpu_types_unknown = big.empty();
+    }
   }
+}
+
+Status CheckGpuMemory(const JobSpec& job, const cluster::Cluster& cluster) {
+  MiB largest = 0;
+  std::string name;
+  for (const auto& t : cluster.gpu_types())
+    if (t.memory_mib > largest) largest = t.memory_mib, name = t.name;
+  for (size_t i = 0; i < job.groups.size(); ++i) {
+    const MiB want = job.groups[i].gpu_memory_mib;
+    if (want <= largest) continue;
+    return InvalidArgument("groups[" + std::to_string(i) + "].gpu_memory_mib: " + std::to_string(want) +
+                           " MiB is more than the largest GPU here (" +
+                           (largest > 0 ? std::to_string(largest) + " MiB, " + name
+                                        : std::string("no GPU type with known memory")) + ")");
+  }
+  return Status::Ok();
 }
 
 }  // namespace berth::job

@@ -41,6 +41,11 @@ struct TaskGroup {
   // stage in one leaf). 0 = no blocks.
   int32_t block_tasks = 0;
   cluster::Level block_level = cluster::Level::kNvlink;
+  // GPU memory (MiB) each task needs on each of its GPUs; 0 = not stated (no
+  // memory accounting). A task is placed only on GPUs whose type has at least
+  // this much and, for a share, whose unallocated memory holds it; the runtime
+  // gets it as the task's memory limit (docs/launch.md).
+  MiB gpu_memory_mib = 0;
 
   int32_t gang_min() const { return min_count < 0 ? count : min_count; }
   bool is_sharing() const { return gpus == 1 && milli_per_gpu < kMilliPerGpu; }
@@ -126,6 +131,10 @@ struct JobSpec {
   std::pair<int32_t, int32_t> TaskPosition(int32_t task_index) const;
 };
 
+// The largest GPU memory request a document may state (4 TiB per GPU); a
+// cluster bounds it further by its largest GPU (CheckGpuMemory).
+inline constexpr MiB kMaxGpuMemoryMib = MiB{1} << 22;
+
 // Bounds of what a job may run: argv length and number of variables.
 inline constexpr size_t kMaxCommandArgs = 1024;
 inline constexpr size_t kMaxEnvVars = 1024;
@@ -138,7 +147,14 @@ bool IsEnvName(const std::string& name);
 // be positive".
 Status ValidateJob(const JobSpec& job);
 
-// Resolves every group's gpu_type_spec against a cluster's GPU types.
+// Resolves every group's gpu_type_spec against a cluster's GPU types. A group
+// with gpu_memory_mib accepts only the types whose memory holds it (none:
+// gpu_types_unknown).
 void ResolveGpuTypes(JobSpec& job, const cluster::Cluster& cluster);
+
+// Checks every group's gpu_memory_mib against the cluster's largest GPU:
+// InvalidArgument "groups[1].gpu_memory_mib: 90000 MiB is more than the
+// largest GPU here (81920 MiB, H100)".
+Status CheckGpuMemory(const JobSpec& job, const cluster::Cluster& cluster);
 
 }  // namespace berth::job

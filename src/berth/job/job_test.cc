@@ -109,6 +109,42 @@ TEST(ResolveGpuTypes, AgainstACluster) {
   EXPECT_FALSE(j.groups[2].gpu_types_unknown);
 }
 
+// GPU memory narrows the accepted types to those whose GPUs hold it; bad
+// values are errors naming the field.
+TEST(GpuMemory, NarrowsTypesAndIsChecked) {
+  auto c = cluster::ParseClusterSpec("1x8:V100M16+1x8:V100M32+1x2:T4");
+  ASSERT_TRUE(c.ok());
+  JobSpec j;
+  j.name = "m";
+  j.groups.push_back({.name = "a", .gpus = 1, .milli_per_gpu = 500});
+  j.groups.back().gpu_memory_mib = 20000;
+  j.groups.push_back({.name = "b", .gpus = 1, .gpu_type_spec = "T4"});
+  j.groups.back().gpu_memory_mib = 20000;
+  j.groups.push_back({.name = "c", .gpus = 1});
+  j.groups.back().gpu_memory_mib = 16384;
+  EXPECT_TRUE(ValidateJob(j).ok());
+  EXPECT_TRUE(CheckGpuMemory(j, *c).ok());
+  ResolveGpuTypes(j, *c);
+  EXPECT_TRUE(j.groups[0].gpu_types.Contains(*c->FindGpuType("V100M32")));
+  EXPECT_FALSE(j.groups[0].gpu_types.Accepts(*c->FindGpuType("V100M16")));
+  EXPECT_FALSE(j.groups[0].gpu_types.Accepts(*c->FindGpuType("T4")));
+  EXPECT_TRUE(j.groups[1].gpu_types_unknown);  // T4s have 16 GiB
+  EXPECT_TRUE(j.groups[2].gpu_types.Accepts(*c->FindGpuType("T4")));
+  EXPECT_FALSE(j.groups[2].gpu_types.empty());
+
+  j.groups[2].gpu_memory_mib = 40000;
+  Status big = CheckGpuMemory(j, *c);
+  EXPECT_NE(big.message().find("groups[2].gpu_memory_mib: 40000 MiB is more than the largest GPU here (32768 MiB, V100M32)"),
+            std::string::npos) << big.message();
+  j.groups[2].gpu_memory_mib = -5;
+  EXPECT_NE(ValidateJob(j).message().find("group 'c': gpu_memory_mib: negative"), std::string::npos);
+  j.groups[2].gpu_memory_mib = kMaxGpuMemoryMib + 1;
+  EXPECT_NE(ValidateJob(j).message().find("gpu_memory_mib"), std::string::npos);
+  j.groups[2].gpu_memory_mib = 100;
+  j.groups[2].gpus = 0;
+  EXPECT_NE(ValidateJob(j).message().find("gpu_memory_mib: a task without GPUs"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace berth::job
 

@@ -4,6 +4,7 @@
 #include "berth/kubesched/kube_scheduler.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <future>
 
@@ -314,9 +315,23 @@ void KubeScheduler::FormJobs() {
     job.spec.queue = first.queue;
     job.spec.priority = first.priority;
     std::string required = first.required_level, preferred = first.preferred_level;
+    // GPU memory per GPU: the PodGroup's spec.gpuMemoryMiB, else the first pod's annotation.
+    Status gpu_memory = Status::Ok();
+    int64_t gpu_memory_mib = 0;
+    if (!first.gpu_memory.empty()) {
+      const char* b = first.gpu_memory.data();
+      auto [end, ec] = std::from_chars(b, b + first.gpu_memory.size(), gpu_memory_mib);
+      if (ec != std::errc() || end != b + first.gpu_memory.size() || gpu_memory_mib < 0)
+        gpu_memory = InvalidArgument("annotation berth.dev/gpu-memory-mib: expected a non-negative integer (MiB), found '" +
+                                     first.gpu_memory.substr(0, 64) + "'");
+    }
     for (const char* kind : {"berth-podgroup:", "volcano-podgroup:"}) {
       auto g = pod_groups_.find(kind + first.group);
       if (g == pod_groups_.end()) continue;
+      if (g->second.gpu_memory_mib < 0)
+        gpu_memory = InvalidArgument("PodGroup spec.gpuMemoryMiB: expected a non-negative integer (MiB)");
+      else if (g->second.gpu_memory_mib > 0)
+        gpu_memory_mib = g->second.gpu_memory_mib;
       if (!g->second.queue.empty()) job.spec.queue = g->second.queue;
       if (!g->second.required_level.empty()) required = g->second.required_level;
       if (!g->second.preferred_level.empty()) preferred = g->second.preferred_level;
@@ -350,8 +365,10 @@ void KubeScheduler::FormJobs() {
       p->task = static_cast<int32_t>(job.pod_of_task.size());
       job.pod_of_task.push_back(p->uid);
     }
+    for (auto& g : job.spec.groups)
+      if (g.gpus > 0) g.gpu_memory_mib = gpu_memory_mib;
     job::ResolveGpuTypes(job.spec, *cluster_);
-    Status s = launcher.ok() ? job::ValidateJob(job.spec) : launcher;
+    Status s = !launcher.ok() ? launcher : !gpu_memory.ok() ? gpu_memory : job::ValidateJob(job.spec);
     if (s.ok()) s = sched_->Submit(job.spec);
     if (!s.ok()) {
       for (PodEntry* p : members) {
@@ -488,6 +505,12 @@ void KubeScheduler::SendBinds(JobEntry& job) {
                         {"berth.dev/master", launch->master_addr + ":" + std::to_string(launch->master_port)}};
       if (!config.empty()) op.annotations.emplace_back("berth.dev/launch-config", config);
     }
+    // Isolation limits for the node's runtime (docs/kubernetes-scheduler.md).
+    const workload::IsolationLimits lim = workload::IsolationOf(p.alloc);
+    if (lim.gpu_memory_mib > 0)
+      op.annotations.emplace_back("berth.dev/gpu-memory-limit-mib", std::to_string(lim.gpu_memory_mib));
+    if (lim.active_thread_percent > 0)
+      op.annotations.emplace_back("berth.dev/gpu-compute-percent", std::to_string(lim.active_thread_percent));
     binds.push_back(std::move(op));
   }
   if (!config.empty()) {

@@ -137,6 +137,8 @@ void KubeScheduler::OnPodGroup(const std::string& kind, const std::string& type,
       g.required_level = Str(topo, "required");
       g.preferred_level = Str(topo, "preferred");
     }
+    if (const json& mem = Sub(spec, "gpuMemoryMiB"); !mem.is_null())  // -1: not a non-negative integer
+      g.gpu_memory_mib = mem.is_number_integer() && mem.get<int64_t>() >= 0 ? mem.get<int64_t>() : -1;
   }
   pod_groups_[key] = g;
   dirty_ = true;
@@ -204,6 +206,7 @@ void KubeScheduler::OnPod(const std::string& type, const json& obj) {
   p.required_level = Label(md, "annotations", "berth.dev/required-level");
   p.preferred_level = Label(md, "annotations", "berth.dev/preferred-level");
   p.launcher = Label(md, "annotations", "berth.dev/launcher");
+  p.gpu_memory = Label(md, "annotations", "berth.dev/gpu-memory-mib");
   const bool bound = !p.node.empty();
   pods_.emplace(uid, std::move(p));
   if (bound) untracked_.insert(uid);

@@ -93,6 +93,7 @@ struct PodEntry {
   std::string created;         // metadata.creationTimestamp (RFC 3339 sorts as text)
   std::string gpu_annotation;  // berth.dev/gpus
   std::string required_level, preferred_level;  // berth.dev/required-level, ...-preferred-level
+  std::string gpu_memory;  // berth.dev/gpu-memory-mib: GPU memory per GPU (MiB), as written
   std::string launcher;        // berth.dev/launcher: torch, tf, mpi, none ("" = none)
   // Berth's bookkeeping.
   int64_t job = -1;            // the Berth job holding this pod's task
@@ -139,6 +140,7 @@ class KubeScheduler {
     std::string queue;
     std::string priority_class;
     std::string required_level, preferred_level;
+    int64_t gpu_memory_mib = 0;  // spec.gpuMemoryMiB: every member's GPU memory per GPU (0: not set)
   };
   struct WriteOp {
     enum class Kind {

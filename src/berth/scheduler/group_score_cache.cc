@@ -9,7 +9,8 @@ namespace {
 
 bool SameRequest(const framework::TaskRequest& a, const framework::TaskRequest& b) {
   return a.gpus == b.gpus && a.milli_per_gpu == b.milli_per_gpu && a.cpu_milli == b.cpu_milli &&
-         a.memory_mib == b.memory_mib && a.gpu_types == b.gpu_types && a.gpu_types_unknown == b.gpu_types_unknown;
+         a.memory_mib == b.memory_mib && a.gpu_types == b.gpu_types && a.gpu_types_unknown == b.gpu_types_unknown &&
+         a.gpu_memory_mib == b.gpu_memory_mib;
 }
 
 }  // namespace

@@ -246,6 +246,7 @@ Status Scheduler::Submit(job::JobSpec spec) {
   BERTH_RETURN_IF_ERROR(job::ValidateJob(spec));
   if (!spec.id.valid()) spec.id = JobId(static_cast<int64_t>(jobs_.size()));
   if (index_of_.count(spec.id)) return AlreadyExists("job id " + std::to_string(spec.id.value()) + " already exists");
+  BERTH_RETURN_IF_ERROR(job::CheckGpuMemory(spec, cluster_));
   job::ResolveGpuTypes(spec, cluster_);
   const int32_t queue = ledger_.QueueFor(spec);
   if (queue < 0)
@@ -309,8 +310,43 @@ uint64_t Scheduler::DefaultGpus(const TaskRequest& req, NodeId node) const {
   const MilliGpu* free = state_.gpu_free_array(node);
   int best = -1;
   for (int g = 0; g < n.gpu_count; ++g)
-    if (free[g] >= req.milli_per_gpu && (best < 0 || free[g] < free[best])) best = g;
+    if (state_.GpuHolds(node, g, req.milli_per_gpu, req.gpu_memory_mib) && (best < 0 || free[g] < free[best]))
+      best = g;
   return best < 0 ? 0 : uint64_t{1} << best;
+}
+
+bool Scheduler::MaskHoldsMemory(const TaskRequest& req, NodeId node, uint64_t mask) const {
+  if (req.gpu_memory_mib <= 0) return true;
+  for (uint64_t m = mask; m; m &= m - 1)
+    if (!state_.GpuHolds(node, std::countr_zero(m), req.milli_per_gpu, req.gpu_memory_mib)) return false;
+  return true;
+}
+
+std::string Scheduler::GpuMemoryWhy(const CycleContext& ctx, const TaskRequest& req) const {
+  if (ctx.group < 0 || static_cast<size_t>(ctx.group) >= ctx.job.groups.size()) return "";
+  // The types the group accepts before its GPU memory narrowed them.
+  const auto types = cluster_.ParseTypeSet(ctx.job.groups[ctx.group].gpu_type_spec);
+  if (types.unknown) return "";
+  int64_t smaller = 0, taken = 0;
+  const int32_t num = cluster_.num_nodes();
+  for (int32_t i = 0; i < num; ++i) {
+    const NodeId n(i);
+    const auto& node = cluster_.node(n);
+    if (!state_.up(n) || node.gpu_count < req.gpus || !types.set.Accepts(node.gpu_type)) continue;
+    if (req.cpu_milli > state_.free_cpu(n) || req.memory_mib > state_.free_memory(n)) continue;
+    int holds = 0;  // GPUs with the share free, memory aside
+    for (int g = 0; g < node.gpu_count; ++g) holds += state_.GpuHolds(n, g, req.milli_per_gpu, 0);
+    if (holds < req.gpus) continue;
+    if (!node.gpu_type.valid() || cluster_.gpu_types()[node.gpu_type.value()].memory_mib < req.gpu_memory_mib)
+      ++smaller;
+    else if (!state_.GpuMemoryFits(n, req.gpus, req.milli_per_gpu, req.gpu_memory_mib))
+      ++taken;
+  }
+  if (smaller == 0 && taken == 0) return "";
+  std::string why = "; GPU memory (" + std::to_string(req.gpu_memory_mib) + " MiB per GPU):";
+  if (smaller) why += " " + std::to_string(smaller) + " nodes' GPUs are smaller";
+  if (taken) why += std::string(smaller ? "," : "") + " " + std::to_string(taken) + " nodes lack free GPU memory";
+  return why;
 }
 
 // Runs of at least this many identical tasks build the group score cache (a
@@ -388,6 +424,7 @@ Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const Task
       if (reject_count_[f]) reason += " " + std::to_string(reject_count_[f]) + " " + std::string(filters[f]->FailReason()) + ";";
     if (reject_count_.back()) reason += " " + std::to_string(reject_count_.back()) + " down;";
     reason.pop_back();
+    if (req.gpu_memory_mib > 0) reason += GpuMemoryWhy(ctx, req);
     out.verdict = StaticallyFeasible(req) ? Verdict::Unschedulable("filter", reason)
                                           : Verdict::Unresolvable("filter", "no node can ever hold this task: " + reason);
     for (size_t f = 0; f < filters.size(); ++f)
@@ -429,8 +466,12 @@ Scheduler::PlaceOutcome Scheduler::Chosen(const CycleContext& ctx, const TaskReq
   }
   out.ok = true;
   out.alloc.node = best;
+  // A plugin's GPUs that lack the task's GPU memory give way to the default
+  // choice, which respects it (the fit filter passed the node, so one exists).
+  if (gpus && !MaskHoldsMemory(req, best, *gpus)) gpus.reset();
   out.alloc.gpu_mask = gpus ? *gpus : DefaultGpus(req, best);
   out.alloc.milli_per_gpu = req.gpus > 0 ? req.milli_per_gpu : 0;
+  out.alloc.gpu_memory_mib = req.gpus > 0 ? req.gpu_memory_mib : 0;
   out.alloc.cpu_milli = req.cpu_milli;
   out.alloc.memory_mib = req.memory_mib;
   return out;

@@ -260,6 +260,12 @@ class Scheduler {
   // The outcome of placing `req` on `best`: the GPUs the score plugins (or the default) select.
   PlaceOutcome Chosen(const framework::CycleContext& ctx, const framework::TaskRequest& req, NodeId best) const;
   uint64_t DefaultGpus(const framework::TaskRequest& req, NodeId node) const;
+  // Whether every GPU of `mask` on `node` holds the task's share and GPU memory.
+  bool MaskHoldsMemory(const framework::TaskRequest& req, NodeId node, uint64_t mask) const;
+  // For a task that states gpu_memory_mib and fits nowhere: "; GPU memory
+  // (N MiB per GPU): A nodes' GPUs are smaller, B lack free GPU memory" (the
+  // nodes that would hold the task but for its GPU memory), or "".
+  std::string GpuMemoryWhy(const framework::CycleContext& ctx, const framework::TaskRequest& req) const;
   bool StaticallyFeasible(const framework::TaskRequest& req) const;
   void Rollback(JobRecord& rec);
   bool CapacityShort(int32_t index);

@@ -66,6 +66,12 @@ TEST(ApiValidationTest, BadBodiesGetClearErrors) {
       {R"({"name":"a","groups":[{"count":3,"gpus":8,"block_tasks":2}]})", 400, "block_tasks"},
       {R"({"name":"a","groups":[{"count":4,"gpus":8,"block_tasks":2,"block_level":"x"}]})", 400,
        "groups[0].block_level"},
+      {R"({"name":"a","groups":[{"count":1,"gpus":1,"gpu_memory_mib":-1}]})", 400, "groups[0].gpu_memory_mib"},
+      {R"({"name":"a","groups":[{"count":1,"gpus":1,"gpu_memory_mib":"8Gi"}]})", 400, "groups[0].gpu_memory_mib"},
+      {R"({"name":"a","groups":[{"count":1,"gpus":1,"gpu_memory_mib":1.5}]})", 400, "groups[0].gpu_memory_mib"},
+      {R"({"name":"a","groups":[{"count":1,"gpus":1,"gpu_memory_mib":90000}]})", 400,
+       "groups[0].gpu_memory_mib: 90000 MiB is more than the largest GPU here (81920 MiB, H100)"},
+      {R"({"name":"a","groups":[{"count":1,"gpu_memory_mib":100}]})", 400, "gpu_memory_mib: a task without GPUs"},
       {R"({"name":"a","launcher":"jax","groups":[{"count":1}]})", 400, "launcher"},
       {R"({"name":"a","launcher":1,"groups":[{"count":1}]})", 400, "launcher"},
       {R"({"name":"a","command":"python3 x.py","groups":[{"count":1}]})", 400, "command"},
@@ -256,6 +262,33 @@ TEST(ApiValidationTest, HugeValuesAreCutInErrors) {
   auto gk = ParseJobBody(R"({"name":"a","groups":[{"count":1,")" + std::string(1 << 20, 'k') + R"(":1}]})");
   ASSERT_FALSE(gk.ok());
   EXPECT_LT(gk.status().message().size(), 140u);
+}
+
+// GPU memory per group: accepted, returned by GET, and the placement records
+// the isolation limits the runtime gets.
+TEST(ApiValidationTest, GpuMemoryRoundTripsAndTheLimitsAreInThePlacement) {
+  ServiceHarness h;
+  ASSERT_TRUE(h.Start().ok());
+  const int64_t id =
+      h.Submit(R"({"name":"m","groups":[{"count":2,"gpus":1,"milli_per_gpu":250,"gpu_memory_mib":20000}]})");
+  ASSERT_TRUE(testing::WaitFor([&] { return h.State(id) == "running"; }));
+  const nlohmann::json j = h.service().GetJob(id).body;
+  EXPECT_EQ(j["spec"]["groups"][0]["gpu_memory_mib"], 20000) << j.dump();
+  ASSERT_EQ(j["placements"].size(), 2u) << j.dump();
+  for (const auto& p : j["placements"]) {
+    EXPECT_EQ(p["gpu_memory_limit_mib"], 20000) << p.dump();
+    EXPECT_EQ(p["compute_percent"], 25) << p.dump();
+  }
+  auto parsed = ParseJobJson(j["spec"], JobSource::kStored);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->spec.groups[0].gpu_memory_mib, 20000);
+  // Without the field, nothing is written.
+  const int64_t plain = h.Submit(R"({"name":"p","groups":[{"count":1,"gpus":1}]})");
+  ASSERT_TRUE(testing::WaitFor([&] { return h.State(plain) == "running"; }));
+  const nlohmann::json pj = h.service().GetJob(plain).body;
+  EXPECT_FALSE(pj["spec"]["groups"][0].contains("gpu_memory_mib"));
+  EXPECT_FALSE(pj["placements"][0].contains("gpu_memory_limit_mib"));
+  EXPECT_FALSE(pj["placements"][0].contains("compute_percent"));
 }
 
 }  // namespace

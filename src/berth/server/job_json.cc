@@ -219,6 +219,8 @@ Status ParseGroup(const std::string& where, const json& v, job::TaskGroup& g) {
       BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 0, kMaxTasksHard, g.block_tasks));
     } else if (key == "block_level") {
       BERTH_RETURN_IF_ERROR(GetLevel(k, val, g.block_level));
+    } else if (key == "gpu_memory_mib") {  // GPU memory per GPU of each task
+      BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 0, job::kMaxGpuMemoryMib, g.gpu_memory_mib));
     } else {
       return InvalidArgument("unknown field '" + k + "'");
     }
@@ -452,6 +454,7 @@ json JobToJson(const job::JobSpec& s) {
       o["block_tasks"] = g.block_tasks;
       o["block_level"] = cluster::LevelName(g.block_level);
     }
+    if (g.gpu_memory_mib > 0) o["gpu_memory_mib"] = g.gpu_memory_mib;
     groups.push_back(std::move(o));
   }
   j["groups"] = std::move(groups);

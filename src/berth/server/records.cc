@@ -90,13 +90,15 @@ Status DecodeAccepted(const std::string& body, job::JobSpec& spec, std::string& 
 
 std::string EncodePlacements(const cluster::Cluster& cluster, std::span<const framework::TaskPlacement> placements) {
   json a = json::array();
-  for (const auto& p : placements)
+  for (const auto& p : placements) {
     a.push_back({{"task", p.task.index},
                  {"node", cluster.node(p.alloc.node).name},
                  {"gpus", p.alloc.gpu_mask},
                  {"milli", p.alloc.milli_per_gpu},
                  {"cpu", p.alloc.cpu_milli},
                  {"mem", p.alloc.memory_mib}});
+    if (p.alloc.gpu_memory_mib > 0) a.back()["gpu_mem"] = p.alloc.gpu_memory_mib;
+  }
   return a.dump();
 }
 
@@ -117,6 +119,7 @@ StatusOr<std::vector<framework::TaskPlacement>> DecodePlacements(const cluster::
       tp.alloc.milli_per_gpu = p.at("milli").get<MilliGpu>();
       tp.alloc.cpu_milli = p.at("cpu").get<MilliCpu>();
       tp.alloc.memory_mib = p.at("mem").get<MiB>();
+      tp.alloc.gpu_memory_mib = p.value("gpu_mem", MiB{0});
       out.push_back(tp);
     }
     return Status::Ok();
@@ -185,6 +188,7 @@ Status CheckFeasible(const cluster::Cluster& cluster, const job::JobSpec& spec) 
   __int128 need_milli = 0, need_cpu = 0, need_mem = 0;
   int64_t whole_gpus = 0;
   std::string gang_too_big;  // the first group whose gang no cluster-wide packing holds
+  BERTH_RETURN_IF_ERROR(job::CheckGpuMemory(spec, cluster));
   for (size_t gi = 0; gi < spec.groups.size(); ++gi) {
     const auto& g = spec.groups[gi];
     const std::string where = "groups[" + std::to_string(gi) + "]";
@@ -199,6 +203,7 @@ Status CheckFeasible(const cluster::Cluster& cluster, const job::JobSpec& spec) 
     bool fits = false;
     for (const auto& n : cluster.nodes()) {
       if (g.gpus > 0 && (n.gpu_count < g.gpus || !n.gpu_type.valid() || !types.set.Accepts(n.gpu_type))) continue;
+      if (g.gpus > 0 && cluster.gpu_types()[n.gpu_type.value()].memory_mib < g.gpu_memory_mib) continue;
       if (n.cpu_milli < g.cpu_milli || n.memory_mib < g.memory_mib) continue;
       fits = true;
       at_once += TasksPerNode(n, g, gang - at_once);
@@ -207,7 +212,9 @@ Status CheckFeasible(const cluster::Cluster& cluster, const job::JobSpec& spec) 
     if (!fits)
       return InvalidArgument(where + ": no node can ever hold one task (" + std::to_string(g.gpus) + " GPUs, " +
                              std::to_string(g.cpu_milli) + " milli-CPU, " + std::to_string(g.memory_mib) +
-                             " MiB" + (g.gpu_type_spec.empty() ? "" : ", type " + g.gpu_type_spec) + ")");
+                             " MiB" + (g.gpu_type_spec.empty() ? "" : ", type " + g.gpu_type_spec) +
+                             (g.gpu_memory_mib > 0 ? ", " + std::to_string(g.gpu_memory_mib) + " MiB GPU memory" : "") +
+                             ")");
     if (at_once < gang && gang_too_big.empty())
       gang_too_big = (where + ": its " + std::to_string(gang) + " tasks must run at once, and the whole cluster " +
                              "holds at most " + std::to_string(at_once) + " of them (" +

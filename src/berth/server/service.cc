@@ -335,6 +335,8 @@ ApiResult Service::SubmitJob(const std::string& body) {
   Status within = CheckAdmissionLimits(sub->spec, sub->idempotency_key, options_.limits);
   if (!within.ok()) return finish(ApiResult::Error(422, within.message()));
   if (!options_.agent_nodes) {  // with agents, a job no node can hold yet waits for one (OnAccepted)
+    if (Status mem = job::CheckGpuMemory(sub->spec, *cluster_); !mem.ok())
+      return finish(ApiResult::Error(400, mem.message()));
     Status feasible = CheckFeasible(*cluster_, sub->spec);
     if (!feasible.ok()) return finish(ApiResult::Error(422, "the job can never run here: " + feasible.message()));
   }

@@ -14,6 +14,7 @@
 #include "berth/server/queue_metrics.h"
 #include "berth/server/records.h"
 #include "berth/server/service.h"
+#include "berth/workload/launch.h"
 
 namespace berth::server {
 
@@ -91,6 +92,10 @@ json JobJson(const cluster::Cluster& cluster, const JobView& e, bool detail) {
                           {"node", cluster.node(p.alloc.node).name},
                           {"gpus", gpus},
                           {"milli_per_gpu", p.alloc.milli_per_gpu}});
+    // Isolation limits for the runtime (docs/launch.md), when the task has any.
+    const workload::IsolationLimits lim = workload::IsolationOf(p.alloc);
+    if (lim.gpu_memory_mib > 0) placements.back()["gpu_memory_limit_mib"] = lim.gpu_memory_mib;
+    if (lim.active_thread_percent > 0) placements.back()["compute_percent"] = lim.active_thread_percent;
   }
   j["placements"] = std::move(placements);
   if (e.state == JobState::kPending) j["verdict"] = VerdictJson(e);

@@ -12,6 +12,11 @@ using cluster::kNumLevels;
 ClusterState::ClusterState(const Cluster& cluster) : cluster_(&cluster) {
   const int32_t n = cluster.num_nodes();
   gpu_free_.assign(cluster.total_gpus(), kMilliPerGpu);
+  gpu_mem_free_.assign(cluster.total_gpus(), 0);
+  for (const auto& node : cluster.nodes())
+    if (node.gpu_count > 0 && node.gpu_type.valid())
+      std::fill_n(gpu_mem_free_.begin() + node.first_gpu, node.gpu_count,
+                  cluster.gpu_types()[node.gpu_type.value()].memory_mib);
   up_.assign(n, 1);
   free_cpu_.resize(n);
   free_mem_.resize(n);
@@ -77,6 +82,8 @@ Status ClusterState::CheckPlace(const PlaceTask& e) const {
   if (a.cpu_milli < 0 || a.memory_mib < 0 || a.milli_per_gpu < 0 || a.milli_per_gpu > kMilliPerGpu)
     return InvalidArgument("place: bad quantities");
   if (a.gpu_mask != 0 && a.milli_per_gpu == 0) return InvalidArgument("place: GPUs with zero share");
+  if (a.gpu_memory_mib < 0 || (a.gpu_memory_mib > 0 && a.gpu_mask == 0))
+    return InvalidArgument("place: bad GPU memory");
   if (node.gpu_count < 64 && (a.gpu_mask >> node.gpu_count) != 0)
     return InvalidArgument("place: node " + node.name + " has no such GPU");
   if (a.cpu_milli > free_cpu_[i]) return FailedPrecondition("place: not enough CPU on " + node.name);
@@ -85,8 +92,23 @@ Status ClusterState::CheckPlace(const PlaceTask& e) const {
     int g = __builtin_ctzll(m);
     if (gpu_free_[node.first_gpu + g] < a.milli_per_gpu)
       return FailedPrecondition("place: GPU " + std::to_string(g) + " of " + node.name + " lacks capacity");
+    if (a.gpu_memory_mib > gpu_mem_free_[node.first_gpu + g])
+      return FailedPrecondition("place: GPU " + std::to_string(g) + " of " + node.name + " lacks GPU memory");
   }
   return Status::Ok();
+}
+
+bool ClusterState::GpuMemoryFits(NodeId n, int32_t gpus, MilliGpu milli, MiB mem) const {
+  if (gpus <= 0 || mem <= 0) return true;
+  const auto& node = cluster_->node(n);
+  if (node.gpu_count < gpus || !node.gpu_type.valid() || cluster_->gpu_types()[node.gpu_type.value()].memory_mib < mem)
+    return false;
+  // A fully free GPU holds no task, so all its memory is unallocated.
+  if (milli >= kMilliPerGpu) return full_free_gpus(n) >= gpus;
+  int ok = 0;
+  for (int g = 0; g < node.gpu_count; ++g)
+    if (GpuHolds(n, g, milli, mem) && ++ok >= gpus) return true;
+  return false;
 }
 
 Status ClusterState::Check(const Event& event) const {
@@ -121,6 +143,7 @@ Status ClusterState::Apply(const Event& event) {
     for (uint64_t m = a.gpu_mask; m; m &= m - 1) {
       int g = __builtin_ctzll(m);
       gpu_free_[node.first_gpu + g] -= a.milli_per_gpu;
+      gpu_mem_free_[node.first_gpu + g] -= a.gpu_memory_mib;
       full_free_mask_[i] &= ~(uint64_t{1} << g);
     }
     free_cpu_[i] -= a.cpu_milli;
@@ -145,6 +168,7 @@ Status ClusterState::Apply(const Event& event) {
       int g = __builtin_ctzll(m);
       MilliGpu& f = gpu_free_[node.first_gpu + g];
       f += a.milli_per_gpu;
+      gpu_mem_free_[node.first_gpu + g] += a.gpu_memory_mib;
       if (f == kMilliPerGpu) full_free_mask_[i] |= uint64_t{1} << g;
     }
     free_cpu_[i] += a.cpu_milli;
@@ -227,6 +251,7 @@ Status ClusterState::CheckIndexes() const {
   }
   if (fresh.gpu_down_mask_ != gpu_down_mask_) return Internal("index mismatch: GPUs down");
   if (fresh.gpu_free_ != gpu_free_) return Internal("index mismatch: per-GPU free milli");
+  if (fresh.gpu_mem_free_ != gpu_mem_free_) return Internal("index mismatch: per-GPU free GPU memory");
   if (fresh.free_cpu_ != free_cpu_) return Internal("index mismatch: node free CPU");
   if (fresh.free_mem_ != free_mem_) return Internal("index mismatch: node free memory");
   if (fresh.node_free_milli_ != node_free_milli_) return Internal("index mismatch: node free milli-GPU");
@@ -252,7 +277,7 @@ StateMemory ClusterState::Memory() const {
   auto block = [](size_t n) -> size_t { return n == 0 ? 0 : std::max<size_t>(32, (n + 8 + 15) / 16 * 16); };
   auto bytes = [&](const auto& v) { return block(v.capacity() * sizeof(v[0])); };
   StateMemory m;
-  m.per_gpu = bytes(gpu_free_);
+  m.per_gpu = bytes(gpu_free_) + bytes(gpu_mem_free_);
   m.per_node = bytes(up_) + bytes(free_cpu_) + bytes(free_mem_) + bytes(node_free_milli_) + bytes(full_free_mask_) +
                bytes(node_version_) + bytes(gpu_down_mask_) + bytes(tasks_on_);
   m.indexes = bytes(domain_full_free_) + bytes(type_full_free_) + bytes(type_free_milli_);

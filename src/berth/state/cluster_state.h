@@ -5,7 +5,8 @@
 // checked against a full recomputation with CheckIndexes() (the tests do).
 //
 // Indexes (only nodes that are up count as free capacity):
-//   - per GPU: free milli-GPU (0 for a GPU that is down);  per node: free CPU, memory, milli-GPU, fully
+//   - per GPU: free milli-GPU (0 for a GPU that is down); unallocated GPU
+//     memory (the type's memory less the gpu_memory_mib of the tasks on it);  per node: free CPU, memory, milli-GPU, fully
 //     free GPU count and mask, a change counter (for score caches);
 //   - per topology domain: fully free GPUs;
 //   - per GPU type: fully free GPUs, free milli-GPU;
@@ -63,6 +64,21 @@ class ClusterState {
   }
   // Free milli-GPU of every GPU of node n, in index order.
   const MilliGpu* gpu_free_array(NodeId n) const { return &gpu_free_[cluster_->node(n).first_gpu]; }
+  // Unallocated memory of one GPU (MiB): its type's memory less what tasks
+  // that stated gpu_memory_mib hold (a type of unknown memory has 0).
+  MiB gpu_memory_free(NodeId n, int local_gpu) const {
+    return gpu_mem_free_[cluster_->node(n).first_gpu + local_gpu];
+  }
+  // Whether GPU g of node n has `milli` free milli-GPU and `mem` MiB of
+  // unallocated memory (mem 0: memory not asked for, always holds).
+  bool GpuHolds(NodeId n, int g, MilliGpu milli, MiB mem) const {
+    const int32_t i = cluster_->node(n).first_gpu + g;
+    return gpu_free_[i] >= milli && (mem <= 0 || gpu_mem_free_[i] >= mem);
+  }
+  // Whether node n has `gpus` GPUs of a type with at least `mem` MiB, each
+  // with `milli` free and `mem` unallocated (for whole GPUs: fully free ones).
+  // The GPU-memory test of the fit filter, shared by every placement path.
+  bool GpuMemoryFits(NodeId n, int32_t gpus, MilliGpu milli, MiB mem) const;
   MilliGpu node_free_milli(NodeId n) const { return node_free_milli_[n.value()]; }
   int32_t full_free_gpus(NodeId n) const { return __builtin_popcountll(full_free_mask_[n.value()]); }
   uint64_t full_free_mask(NodeId n) const { return full_free_mask_[n.value()]; }
@@ -115,6 +131,7 @@ class ClusterState {
   const cluster::Cluster* cluster_;
   // Per GPU (global index).
   std::vector<MilliGpu> gpu_free_;
+  std::vector<MiB> gpu_mem_free_;  // unallocated GPU memory; the type's memory when no task states any
   // Per node.
   std::vector<uint8_t> up_;
   std::vector<MilliCpu> free_cpu_;

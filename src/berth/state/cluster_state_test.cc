@@ -46,7 +46,7 @@ Snapshot Observe(const ClusterState& s) {
     const NodeId n(i);
     v.insert(v.end(), {s.up(n), s.free_cpu(n), s.free_memory(n), s.node_free_milli(n), s.full_free_gpus(n),
                        static_cast<int64_t>(s.full_free_mask(n)), static_cast<int64_t>(s.node_version(n))});
-    for (int g = 0; g < c.node(n).gpu_count; ++g) v.push_back(s.gpu_free(n, g));
+    for (int g = 0; g < c.node(n).gpu_count; ++g) v.insert(v.end(), {s.gpu_free(n, g), s.gpu_memory_free(n, g)});
     out.tasks.push_back(s.tasks_on(n));
   }
   for (size_t d = 0; d < c.domains().size(); ++d) v.push_back(s.domain_full_free_gpus(DomainId(static_cast<int32_t>(d))));
@@ -75,12 +75,14 @@ class Model {
       if (allocs_.count(p->task) || !up_[a.node.value()]) return false;
       if (a.cpu_milli < 0 || a.memory_mib < 0 || a.milli_per_gpu < 0 || a.milli_per_gpu > kMilliPerGpu) return false;
       if (a.gpu_mask != 0 && a.milli_per_gpu == 0) return false;
+      if (a.gpu_memory_mib < 0 || (a.gpu_memory_mib > 0 && a.gpu_mask == 0)) return false;
       const auto& node = c_.node(a.node);
       for (int g = node.gpu_count; g < 64; ++g)
         if ((a.gpu_mask >> g) & 1) return false;
       if (a.cpu_milli > FreeCpu(a.node) || a.memory_mib > FreeMem(a.node)) return false;
       for (int g = 0; g < node.gpu_count; ++g)
-        if (((a.gpu_mask >> g) & 1) && GpuFree(a.node, g) < a.milli_per_gpu) return false;
+        if (((a.gpu_mask >> g) & 1) && (GpuFree(a.node, g) < a.milli_per_gpu || GpuMemFree(a.node, g) < a.gpu_memory_mib))
+          return false;
       return true;
     }
     if (auto* r = std::get_if<ReleaseTask>(&e)) return allocs_.count(r->task) > 0;
@@ -98,6 +100,14 @@ class Model {
     MilliGpu f = kMilliPerGpu;
     for (const auto& [k, a] : allocs_)
       if (a.node == n && ((a.gpu_mask >> g) & 1)) f -= a.milli_per_gpu;
+    return f;
+  }
+  // The GPU's type memory less the GPU memory of the allocations on it.
+  MiB GpuMemFree(NodeId n, int g) const {
+    const auto& node = c_.node(n);
+    MiB f = node.gpu_type.valid() ? c_.gpu_types()[node.gpu_type.value()].memory_mib : 0;
+    for (const auto& [k, a] : allocs_)
+      if (a.node == n && ((a.gpu_mask >> g) & 1)) f -= a.gpu_memory_mib;
     return f;
   }
   MilliCpu FreeCpu(NodeId n) const {
@@ -182,6 +192,7 @@ std::string Compare(const ClusterState& s, const Model& m) {
       const MilliGpu free = f.gpu[node.first_gpu + g];
       if (s.gpu_free(n, g) != free) return at + "gpu_free(" + std::to_string(g) + ")";
       if (s.gpu_free_array(n)[g] != free) return at + "gpu_free_array";
+      if (s.gpu_memory_free(n, g) != m.GpuMemFree(n, g)) return at + "gpu_memory_free(" + std::to_string(g) + ")";
       milli += free;
       if (free == kMilliPerGpu) mask |= uint64_t{1} << g;
     }
@@ -258,6 +269,14 @@ Event RandomEvent(const Cluster& c, const Model& m, Rng& rng, int64_t& next_job)
       static constexpr MilliGpu kShares[] = {100, 250, 300, 500, 700, 1000};
       p.alloc.gpu_mask = uint64_t{1} << rng.Uniform(gpus);
       p.alloc.milli_per_gpu = kShares[rng.Uniform(std::size(kShares))];
+      // Half the shares state GPU memory: up to the type's memory (so some do
+      // not fit beside others), now and then more than any GPU has.
+      if (rng.Uniform(2) == 0 && p.alloc.node.valid() && p.alloc.node.value() < c.num_nodes()) {
+        const auto& node = c.node(p.alloc.node);
+        const MiB type_mem = node.gpu_type.valid() ? c.gpu_types()[node.gpu_type.value()].memory_mib : 0;
+        p.alloc.gpu_memory_mib = static_cast<MiB>(rng.Uniform(static_cast<uint64_t>(type_mem / 2 + 2)));
+        if (rng.Uniform(20) == 0) p.alloc.gpu_memory_mib = type_mem + 1;
+      }
     } else if (kind == 8) {  // malformed: a GPU the node lacks, or a zero share
       p.alloc.gpu_mask = rng.Uniform(2) ? uint64_t{1} << std::min(gpus, 63) : 1;
       p.alloc.milli_per_gpu = rng.Uniform(2) ? kMilliPerGpu : 0;

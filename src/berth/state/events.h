@@ -17,6 +17,7 @@ struct Allocation {
   MilliGpu milli_per_gpu = 0;  // taken from each GPU of the mask
   MilliCpu cpu_milli = 0;
   MiB memory_mib = 0;
+  MiB gpu_memory_mib = 0;      // GPU memory taken from each GPU of the mask (0: not stated)
 
   int gpu_count() const { return __builtin_popcountll(gpu_mask); }
   MilliGpu total_milli() const { return gpu_count() * milli_per_gpu; }

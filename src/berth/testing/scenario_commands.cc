@@ -170,6 +170,9 @@ Status Submit(Runner& r, Args& a) {
     } else if (k == "block") {
       BERTH_ASSIGN_OR_RETURN(int64_t v, num(0, INT32_MAX));
       group().block_tasks = static_cast<int32_t>(v);
+    } else if (k == "gpu-mem") {  // GPU memory per GPU, MiB
+      BERTH_ASSIGN_OR_RETURN(int64_t v, num(INT64_MIN, INT64_MAX));
+      group().gpu_memory_mib = v;
     } else {
       return InvalidArgument("unknown argument '" + k + "'");
     }

@@ -189,6 +189,21 @@ Status FreeMilli(Runner& r, Args& a) {
   return Compare("free milli-GPU", total, want);
 }
 
+// expect free-gpu-mem N node=NAME gpu=G: unallocated memory (MiB) of one GPU.
+Status FreeGpuMem(Runner& r, Args& a) {
+  BERTH_ASSIGN_OR_RETURN(int64_t want, Count(a, "expect free-gpu-mem N node=NAME gpu=G"));
+  BERTH_ASSIGN_OR_RETURN(scheduler::Scheduler * s, r.Sched());
+  auto node = a.Get("node");
+  auto gpu = a.Get("gpu");
+  if (!node || !gpu) return InvalidArgument("usage: expect free-gpu-mem N node=NAME gpu=G");
+  BERTH_ASSIGN_OR_RETURN(NodeId n, r.NodeByName(*node));
+  int64_t g = -1;
+  if (!ParseInt64(*gpu, g).ok() || g < 0 || g >= s->cluster().node(n).gpu_count)
+    return InvalidArgument("gpu: node " + *node + " has no GPU '" + *gpu + "'");
+  return Compare("free GPU memory of " + *node + " GPU " + *gpu, s->state().gpu_memory_free(n, static_cast<int>(g)),
+                 want);
+}
+
 Status AllocatedMilli(Runner& r, Args& a) {
   BERTH_ASSIGN_OR_RETURN(int64_t want, Count(a, "expect allocated-milli N"));
   BERTH_ASSIGN_OR_RETURN(scheduler::Scheduler * s, r.Sched());
@@ -280,6 +295,7 @@ void RegisterScenarioExpectations(ScenarioRunner& r) {
   r.AddExpectation("started", Started);
   r.AddExpectation("free-gpus", FreeGpus);
   r.AddExpectation("free-milli", FreeMilli);
+  r.AddExpectation("free-gpu-mem", FreeGpuMem);
   r.AddExpectation("allocated-milli", AllocatedMilli);
   r.AddExpectation("jobs", Jobs);
   r.AddExpectation("nodes", Nodes);

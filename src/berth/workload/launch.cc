@@ -91,6 +91,31 @@ std::string NcclTopologyXml(const cluster::Cluster& cluster, NodeId node_id, std
   return x;
 }
 
+IsolationLimits IsolationOf(const state::Allocation& a) {
+  IsolationLimits l;
+  if (a.gpu_mask == 0) return l;
+  l.gpu_memory_mib = a.gpu_memory_mib;
+  if (a.is_sharing()) l.active_thread_percent = std::max<int32_t>(1, (a.milli_per_gpu + 9) / 10);
+  return l;
+}
+
+std::map<std::string, std::string> IsolationEnv(const state::Allocation& a) {
+  std::map<std::string, std::string> env;
+  const IsolationLimits l = IsolationOf(a);
+  if (l.gpu_memory_mib > 0) {
+    env["BERTH_GPU_MEMORY_LIMIT_MIB"] = std::to_string(l.gpu_memory_mib);
+    std::string pinned;  // ordinals as the task sees its GPUs (CUDA_VISIBLE_DEVICES order)
+    for (int i = 0; i < a.gpu_count(); ++i)
+      pinned += (i ? "," : "") + std::to_string(i) + "=" + std::to_string(l.gpu_memory_mib) + "M";
+    env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = pinned;
+  }
+  if (l.active_thread_percent > 0) {
+    env["BERTH_GPU_COMPUTE_PERCENT"] = std::to_string(l.active_thread_percent);
+    env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string(l.active_thread_percent);
+  }
+  return env;
+}
+
 StatusOr<LaunchSpec> ComputeLaunchSpec(const cluster::Cluster& cluster, const job::JobSpec& job,
                                        std::span<const framework::TaskPlacement> placements,
                                        const LaunchOptions& options) {
@@ -193,6 +218,7 @@ StatusOr<LaunchSpec> ComputeLaunchSpec(const cluster::Cluster& cluster, const jo
     e["BERTH_NODE"] = t.node;
     e["BERTH_LAUNCHER"] = job::LauncherName(job.launcher);
     if (!t.gpus.empty()) e["CUDA_VISIBLE_DEVICES"] = CsvOf(t.gpus);
+    for (auto& [name, value] : IsolationEnv(order[t.rank]->alloc)) e[name] = value;
     if (job.launcher == job::Launcher::kTf) {
       nlohmann::ordered_json tf;
       tf["cluster"] = nlohmann::ordered_json::object();

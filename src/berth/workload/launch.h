@@ -14,7 +14,8 @@
 //
 // Every task gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, NODE_RANK,
 // MASTER_ADDR, MASTER_PORT (the torchrun / torch.distributed variables),
-// CUDA_VISIBLE_DEVICES (its GPUs) and BERTH_* variables; `tf` adds TF_CONFIG;
+// CUDA_VISIBLE_DEVICES (its GPUs), BERTH_* variables, the isolation limits of
+// a share or a GPU memory request (IsolationEnv); `tf` adds TF_CONFIG;
 // `mpi` gives the host file (one line per node in rank order, `slots` = its
 // tasks); every spec carries the NCCL ring order and, per node, an NCCL
 // topology XML of what Berth's model knows (GPUs, NVLink domain, NICs).
@@ -85,6 +86,25 @@ struct LaunchSpec {
   std::string mpi_hostfile;       // "ADDRESS slots=N" lines in rank order (every launcher; mpirun's input)
   std::vector<int32_t> nccl_ring;  // ranks in ring order
 };
+
+// The isolation limits of one task's allocation, for the runtime (docs/launch.md
+// "GPU sharing limits"): the GPU memory it may use on each of its GPUs (the
+// group's gpu_memory_mib; 0: none stated) and, for a share of one GPU, its
+// compute share in percent of the GPU's threads (milli_per_gpu / 10, rounded
+// up; 0 for whole GPUs). A task whose group states neither gets no limits.
+struct IsolationLimits {
+  MiB gpu_memory_mib = 0;
+  int32_t active_thread_percent = 0;
+  bool empty() const { return gpu_memory_mib == 0 && active_thread_percent == 0; }
+};
+IsolationLimits IsolationOf(const state::Allocation& alloc);
+
+// The variables that carry the limits: BERTH_GPU_MEMORY_LIMIT_MIB=N and
+// CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="0=NM,1=NM" (devices as the task sees them,
+// numbered in CUDA_VISIBLE_DEVICES order) when memory is stated;
+// BERTH_GPU_COMPUTE_PERCENT and CUDA_MPS_ACTIVE_THREAD_PERCENTAGE for a share.
+// Empty when the allocation has no limits.
+std::map<std::string, std::string> IsolationEnv(const state::Allocation& alloc);
 
 // The launch spec of `job` placed as `placements` (one per task, any order).
 // Errors: FailedPrecondition when nothing is placed; InvalidArgument when a

@@ -139,5 +139,34 @@ TEST(LaunchSpec, BadPlacementsAreErrors) {
   EXPECT_FALSE(ComputeLaunchSpec(*c, j, nowhere, {}).ok());
 }
 
+// Isolation limits: a share gets its compute share and GPU memory limit, a
+// whole-GPU task with GPU memory one limit per GPU it sees, a task without
+// either nothing.
+TEST(LaunchSpec, IsolationLimitsOfSharesAndGpuMemory) {
+  auto c = cluster::ParseClusterSpec("2x4:H100");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  job::JobSpec j = Gang(3, 1, job::Launcher::kNone);
+  std::vector<framework::TaskPlacement> p = {At(0, 0, 0x1), At(1, 0, 0x6), At(2, 1, 0x1)};
+  p[0].alloc.milli_per_gpu = 333;
+  p[0].alloc.gpu_memory_mib = 10240;
+  p[1].alloc.gpu_memory_mib = 40960;  // two whole GPUs, 40 GiB each
+  auto s = ComputeLaunchSpec(*c, j, p, {});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const auto& share = s->tasks[0].env;
+  EXPECT_EQ(share.at("BERTH_GPU_MEMORY_LIMIT_MIB"), "10240");
+  EXPECT_EQ(share.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=10240M");
+  EXPECT_EQ(share.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "34");
+  EXPECT_EQ(share.at("BERTH_GPU_COMPUTE_PERCENT"), "34");
+  const auto& whole = s->tasks[1].env;
+  EXPECT_EQ(whole.at("CUDA_VISIBLE_DEVICES"), "1,2");
+  EXPECT_EQ(whole.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=40960M,1=40960M");
+  EXPECT_EQ(whole.count("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), 0u);
+  const auto& plain = s->tasks[2].env;
+  EXPECT_EQ(plain.count("BERTH_GPU_MEMORY_LIMIT_MIB"), 0u);
+  EXPECT_EQ(plain.count("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), 0u);
+  EXPECT_TRUE(IsolationOf(p[2].alloc).empty());
+  EXPECT_EQ(IsolationOf(p[0].alloc).active_thread_percent, 34);
+}
+
 }  // namespace
 }  // namespace berth::workload

@@ -12,7 +12,7 @@ std::optional<uint64_t> DeltaScorePlugin::SelectGpus(const framework::CycleConte
 }
 
 std::vector<DeltaScorePlugin::Slot>& DeltaScorePlugin::SlotsFor(const framework::TaskRequest& req) const {
-  const ShapeKey key{req.cpu_milli, req.gpus == 0 ? 0 : req.milli_per_gpu, req.gpus};
+  const ShapeKey key{req.cpu_milli, req.gpus == 0 ? 0 : req.milli_per_gpu, req.gpus, req.gpu_memory_mib};
   if (key != last_key_ || last_shape_ < 0) {
     auto [it, inserted] = shape_index_.emplace(key, static_cast<int32_t>(slots_.size()));
     if (inserted) slots_.emplace_back(measure_.size());

@@ -42,9 +42,10 @@ DeltaOutcome ScoreByDelta(const state::ClusterState& state, const framework::Tas
   if (req.is_sharing()) {
     DeltaOutcome best;
     for (int i = 0; i < k; ++i) {
-      if (free[i] < req.milli_per_gpu) continue;
+      if (!state.GpuHolds(n, i, req.milli_per_gpu, req.gpu_memory_mib)) continue;
       bool seen = false;
-      for (int j = 0; j < i && !seen; ++j) seen = free[j] == free[i];
+      for (int j = 0; j < i && !seen; ++j)
+        seen = free[j] == free[i] && state.GpuHolds(n, j, req.milli_per_gpu, req.gpu_memory_mib);
       if (seen) continue;
       after[i] = free[i] - req.milli_per_gpu;
       const int64_t s = to_score(before - measure(view, cpu_after));
@@ -101,7 +102,7 @@ class DeltaScorePlugin : public framework::ScorePlugin {
     uint64_t version = kNever;
     DeltaOutcome outcome;
   };
-  using ShapeKey = std::tuple<MilliCpu, MilliGpu, int32_t>;
+  using ShapeKey = std::tuple<MilliCpu, MilliGpu, int32_t, MiB>;
 
   DeltaOutcome Evaluate(const state::ClusterState& state, const framework::TaskRequest& req, NodeId n) const;
   double CachedNodeMeasure(const state::ClusterState& state, NodeId n) const;
@@ -113,7 +114,7 @@ class DeltaScorePlugin : public framework::ScorePlugin {
   mutable std::vector<double> measure_;
   mutable std::map<ShapeKey, int32_t> shape_index_;
   mutable std::vector<std::vector<Slot>> slots_;  // [shape][node]
-  mutable ShapeKey last_key_{-1, -1, -1};
+  mutable ShapeKey last_key_{-1, -1, -1, -1};
   mutable int32_t last_shape_ = -1;
 };
 

@@ -12,6 +12,7 @@ bool TaskFitsNode(const state::ClusterState& s, const framework::TaskRequest& re
   if (req.gpus == 0) return true;
   const auto& node = s.cluster().node(n);
   if (node.gpu_count < req.gpus || req.gpu_types_unknown || !req.gpu_types.Accepts(node.gpu_type)) return false;
+  if (req.gpu_memory_mib > 0) return s.GpuMemoryFits(n, req.gpus, req.milli_per_gpu, req.gpu_memory_mib);
   if (req.milli_per_gpu == kMilliPerGpu) return s.full_free_gpus(n) >= req.gpus;
   if (s.node_free_milli(n) < req.total_milli()) return false;
   const MilliGpu* free = s.gpu_free_array(n);

@@ -25,13 +25,12 @@ class Random final : public framework::ScorePlugin {
                                      NodeId node) const override {
     if (!req.is_sharing()) return std::nullopt;
     const int32_t count = ctx.state.cluster().node(node).gpu_count;
-    const MilliGpu* free = ctx.state.gpu_free_array(node);
     int32_t fitting = 0;
-    for (int32_t g = 0; g < count; ++g) fitting += free[g] >= req.milli_per_gpu;
+    for (int32_t g = 0; g < count; ++g) fitting += ctx.state.GpuHolds(node, g, req.milli_per_gpu, req.gpu_memory_mib);
     if (fitting == 0) return std::nullopt;
     int64_t pick = static_cast<int64_t>(ctx.rng.Uniform(static_cast<uint64_t>(fitting)));
     for (int32_t g = 0; g < count; ++g) {
-      if (free[g] < req.milli_per_gpu) continue;
+      if (!ctx.state.GpuHolds(node, g, req.milli_per_gpu, req.gpu_memory_mib)) continue;
       if (pick-- == 0) return uint64_t{1} << g;
     }
     return std::nullopt;

@@ -41,7 +41,8 @@ class WorstFit final : public framework::ScorePlugin {
     const MilliGpu* free = ctx.state.gpu_free_array(node);
     int32_t best = -1;
     for (int32_t g = 0; g < count; ++g)
-      if (free[g] >= req.milli_per_gpu && (best < 0 || free[g] > free[best])) best = g;
+      if (ctx.state.GpuHolds(node, g, req.milli_per_gpu, req.gpu_memory_mib) && (best < 0 || free[g] > free[best]))
+        best = g;
     if (best < 0) return std::nullopt;
     return uint64_t{1} << best;
   }

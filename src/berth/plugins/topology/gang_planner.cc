@@ -79,7 +79,7 @@ int32_t GangPlanner::PlaceOnNode(NodeId n, const Need& need, int32_t tasks, int3
     t.mask |= mask;
     t.cpu += need.cpu;
     t.mem += need.mem;
-    allocs_.push_back(state::Allocation{n, mask, kMilliPerGpu, need.cpu, need.mem});
+    allocs_.push_back(state::Allocation{n, mask, kMilliPerGpu, need.cpu, need.mem, need.gpu_mem});
     task_index_.push_back(first_task + i);
   }
   return fit;
@@ -171,7 +171,7 @@ bool GangPlanner::TryDomain(const job::JobSpec& job, DomainId d, bool whole_coun
   task_index_.clear();
   int32_t task = 0;
   for (const auto& g : job.groups) {
-    const Need need{g.gpus, g.cpu_milli, g.memory_mib, g.gpu_types};
+    const Need need{g.gpus, g.cpu_milli, g.memory_mib, g.gpu_types, g.gpu_memory_mib};
     if (g.gpu_types_unknown) return false;
     int32_t placed = 0;
     if (g.block_tasks > 0) {

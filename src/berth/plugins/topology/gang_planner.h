@@ -56,7 +56,8 @@ class GangPlanner {
     int32_t gpus;
     MilliCpu cpu;
     MiB mem;
-    cluster::GpuTypeSet types;
+    cluster::GpuTypeSet types;  // resolved: only types whose GPUs hold gpu_mem
+    MiB gpu_mem = 0;            // recorded in each allocation (whole GPUs: fully free, so it fits)
   };
   struct Taken {  // this plan's use of a node so far
     NodeId node;

@@ -137,6 +137,8 @@ LineResult ParseGroup(const Place& p, const std::string& where, const json& v, j
       BERTH_RETURN_BAD(GetIntAs(p, k, val, 0, kInt32Max, g.block_tasks));
     } else if (key == "block_level") {
       BERTH_RETURN_BAD(GetLevel(p, k, val, g.block_level));
+    } else if (key == "gpu_memory_mib") {  // GPU memory per GPU of each task
+      BERTH_RETURN_BAD(GetIntAs(p, k, val, 0, job::kMaxGpuMemoryMib, g.gpu_memory_mib));
     } else {
       return Bad(kUnknownKey, p.Error("unknown key '" + k + "'"));
     }

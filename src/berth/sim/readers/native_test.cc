@@ -109,6 +109,11 @@ TEST(NativeReader, StrictChecksNameTheLineAndTheKey) {
       {R"({"name":"x","groups":[{"count":3,"gpus":8,"block_tasks":2}]})", "block_tasks: count 3 is not a multiple"},
       {R"({"name":"x","groups":[{"count":2,"gpus":8,"block_tasks":2,"block_level":"row"}]})",
        "groups[0].block_level"},
+      {R"({"name":"x","groups":[{"gpus":1,"gpu_memory_mib":-1}]})", "groups[0].gpu_memory_mib: -1 is outside"},
+      {R"({"name":"x","groups":[{"gpus":1,"gpu_memory_mib":1.5}]})", "groups[0].gpu_memory_mib: expected an integer"},
+      {R"({"name":"x","groups":[{"gpus":1,"gpu_memory_mib":"8Gi"}]})", "groups[0].gpu_memory_mib: expected an integer"},
+      {R"({"name":"x","groups":[{"gpus":1,"gpu_memory_mib":99999999}]})", "groups[0].gpu_memory_mib: 99999999 is outside"},
+      {R"({"name":"x","groups":[{"gpus":0,"gpu_memory_mib":100}]})", "gpu_memory_mib: a task without GPUs"},
   };
   for (const auto& [line, what] : bad) {
     SCOPED_TRACE(line);
@@ -267,12 +272,41 @@ TEST(NativeRoundTrip, EveryJobSpecField) {
   blocks.block_tasks = 2;
   blocks.block_level = cluster::Level::kLeaf;
   j.groups.push_back(blocks);
+  job::TaskGroup share;  // a share with its GPU memory
+  share.name = "share";
+  share.gpus = 1;
+  share.milli_per_gpu = 300;
+  share.gpu_memory_mib = 4096;
+  j.groups.push_back(share);
   const std::string path = TestDir() + "/all.jsonl";
   ASSERT_TRUE(WriteNativeTrace({j}, path).ok());
   auto t = ReadTrace(path, "", {});
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   ExpectSameJobs({j}, t->jobs);
 }
+
+// GPU memory per task: read, written only when set, and read back the same.
+TEST(NativeRoundTrip, GpuMemoryPerGroup) {
+  const std::string dir = TestDir();
+  const std::string path = WriteFile(
+      dir, "mem.jsonl",
+      R"({"name":"m","groups":[{"name":"s","gpus":1,"milli_per_gpu":250,"gpu_memory_mib":6144},{"name":"w","gpus":2}]})"
+      "\n");
+  auto t = ReadTrace(path, "native", {});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->jobs.size(), 1u);
+  EXPECT_EQ(t->jobs[0].groups[0].gpu_memory_mib, 6144);
+  EXPECT_EQ(t->jobs[0].groups[1].gpu_memory_mib, 0);
+  auto line = NativeJobLine(t->jobs[0]);
+  ASSERT_TRUE(line.ok());
+  EXPECT_NE(line->find(R"("gpu_memory_mib":6144)"), std::string::npos) << *line;
+  EXPECT_EQ(line->find("gpu_memory_mib", line->find(R"("name":"w")")), std::string::npos) << *line;
+  auto back = ReadTrace(WriteFile(dir, "mem2.jsonl", *line + "\n"), "native", {});
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->jobs[0].groups[0].gpu_memory_mib, 6144);
+  EXPECT_EQ(back->jobs[0].groups[1].gpu_memory_mib, 0);
+}
+
 
 }  // namespace
 }  // namespace berth::sim

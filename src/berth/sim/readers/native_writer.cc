@@ -41,6 +41,7 @@ ordered_json GroupJson(const job::TaskGroup& g) {
     o["block_tasks"] = g.block_tasks;
     o["block_level"] = cluster::LevelName(g.block_level);
   }
+  if (g.gpu_memory_mib > 0) o["gpu_memory_mib"] = g.gpu_memory_mib;
   return o;
 }
 
