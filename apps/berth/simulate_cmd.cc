@@ -347,6 +347,9 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run, std::vector<st
   cmd->add_flag("--full-sort", flags->sim.full_sort,
                 "Sort the whole pending queue at every pass instead of keeping a bucketed order (fairshare) "
                 "incrementally (same decisions, slower; --full-scan implies it)");
+  cmd->add_flag("--full-preempt", flags->sim.full_preempt,
+                "Rebuild the preemption candidates and search victims for every blocked job instead of keeping "
+                "them while nothing changes (same decisions, slower; --full-scan implies it)");
   auto* quiet = cmd->add_flag("--quiet", flags->quiet, "No progress bar");
   cmd->add_flag("--progress", flags->progress, "Show the progress bar even when stderr is not a terminal")
       ->excludes(quiet);

@@ -129,6 +129,11 @@ struct SchedulerView {
   std::span<const RunningJob> running;
   TimeUs now = 0;
   std::span<const int32_t> node_rank;
+  // Changes whenever the state, the ledger or the running jobs may have
+  // changed (the scheduler counts its changes): two views with the same
+  // epoch, clock and objects see the same scheduler. 0: unknown, so plugins
+  // keep nothing from one call to the next (tests, oracles).
+  uint64_t epoch = 0;
 };
 
 struct CycleContext {

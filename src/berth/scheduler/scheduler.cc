@@ -66,6 +66,7 @@ Status Scheduler::ApplyChecked(const state::Event& e) {
     if (const auto* r = std::get_if<state::ReleaseTask>(&e))
       if (const state::Allocation* a = state_.Find(r->task)) node = a->node;
   }
+  ++epoch_;
   Status s = state_.Apply(e);
   if (s.ok() && use_index_search_ && node.valid()) index_search_.NodeChanged(state_, node);
   if (s.ok() && use_group_cache_ && node.valid()) group_cache_.NodeChanged(node);
@@ -102,10 +103,12 @@ bool Scheduler::WithinQueueLess(int32_t a, int32_t b) const {
 }
 
 framework::SchedulerView Scheduler::View(TimeUs now) const {
-  return {state_, ledger_, running_jobs_, now, options_.node_rank};
+  const bool oracle = options_.full_preempt || options_.full_scan;
+  return {state_, ledger_, running_jobs_, now, options_.node_rank, oracle ? 0 : epoch_};
 }
 
 int64_t Scheduler::ChargeLedger(const JobRecord& rec, int64_t sign, TimeUs now) {
+  ++epoch_;
   int64_t charged = 0;
   for (const auto& p : rec.placements) {
     const int64_t milli = int64_t{std::popcount(p.alloc.gpu_mask)} * p.alloc.milli_per_gpu;
@@ -148,6 +151,7 @@ TimeUs Scheduler::NextBudgetRenewal(TimeUs now) const {
 }
 
 void Scheduler::RunStarted(int32_t index, TimeUs now) {
+  ++epoch_;
   JobRecord& rec = jobs_[index];
   ++rec.alloc_version;
   rec.charge = ChargeLedger(rec, +1, now);
@@ -183,6 +187,7 @@ void Scheduler::RunStarted(int32_t index, TimeUs now) {
 }
 
 void Scheduler::RunEnded(int32_t index, TimeUs now, bool completed) {
+  ++epoch_;
   JobRecord& rec = jobs_[index];
   ++rec.alloc_version;
   const int32_t pos = running_pos_[index];
@@ -248,7 +253,8 @@ Status Scheduler::Submit(job::JobSpec spec) {
   if (index_of_.count(spec.id)) return AlreadyExists("job id " + std::to_string(spec.id.value()) + " already exists");
   BERTH_RETURN_IF_ERROR(job::CheckGpuMemory(spec, cluster_));
   job::ResolveGpuTypes(spec, cluster_);
-  const int32_t queue = ledger_.QueueFor(spec);
+  const int32_t queue = ledger_.QueueFor(spec);  // may add an auto leaf
+  ++epoch_;
   if (queue < 0)
     return InvalidArgument("job '" + spec.name + "': tenant '" + spec.tenant + "'" +
                            (spec.queue.empty() ? std::string() : " (queue '" + spec.queue + "')") +

@@ -51,6 +51,11 @@ struct SchedulerOptions {
   // order; the oracle the incremental queue is compared with. full_scan
   // implies it.
   bool full_sort = false;
+  // Give preemption post-filters no epoch (SchedulerView::epoch 0), so that
+  // they rebuild their view of the running jobs for every blocked job instead
+  // of keeping it while nothing changes. The same decisions; the oracle the
+  // cached path is compared with. full_scan implies it.
+  bool full_preempt = false;
   // Verify every index against a recomputation after each change (tests).
   bool check_indexes = false;
   // The queue tree jobs are charged to (null: every tenant gets its own
@@ -361,6 +366,7 @@ class Scheduler {
   std::vector<std::vector<int32_t>> bucket_count_;
   bool bucket_count_valid_ = false;
   int64_t pass_ = 0;            // passes run so far
+  uint64_t epoch_ = 1;          // SchedulerView::epoch: bumped by every change of state, ledger or running jobs
   std::vector<int32_t> fresh_;  // jobs (re)queued since the last pass
   size_t running_ = 0;
   int64_t next_seq_ = 0;

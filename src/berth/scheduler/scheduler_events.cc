@@ -73,6 +73,7 @@ Status Scheduler::RepairTask(JobId id, int32_t task_index, const state::Allocati
   const GpuTypeId old_type = cluster_.node(old.node).gpu_type, new_type = cluster_.node(alloc.node).gpu_type;
   const int64_t old_charge = ledger_.Amount(rec.spec, old_type, milli(old));
   const int64_t new_charge = ledger_.Amount(rec.spec, new_type, milli(alloc));
+  ++epoch_;
   if (milli(old) > 0) ledger_.Charge(rec.queue, old_type, -old_charge, now, -milli(old));
   if (milli(alloc) > 0) ledger_.Charge(rec.queue, new_type, new_charge, now, milli(alloc));
   p->alloc = alloc;
@@ -153,6 +154,7 @@ Status Scheduler::ReleaseTask(JobId id, int32_t task_index, JobState final_state
   const int64_t milli = int64_t{std::popcount(p->alloc.gpu_mask)} * p->alloc.milli_per_gpu;
   const GpuTypeId type = cluster_.node(p->alloc.node).gpu_type;
   const int64_t charge = ledger_.Amount(rec.spec, type, milli);
+  ++epoch_;
   if (milli > 0) ledger_.Charge(rec.queue, type, -charge, now, -milli);
   // The task's share of attained service, then the running view shrinks.
   framework::RunningJob& run = running_jobs_[running_pos_[index]];

@@ -220,6 +220,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
     so.check_indexes = opts.check_indexes;
     so.full_scan = opts.full_scan;
     so.full_sort = opts.full_sort;
+    so.full_preempt = opts.full_preempt;
     so.queues = opts.queues;
     so.usage_half_life = opts.usage_half_life;
     so.speeds = opts.speeds;

@@ -65,6 +65,7 @@ struct ReplayOptions {
   bool check_indexes = false;
   bool full_scan = false;  // SchedulerOptions::full_scan (the exactness oracle)
   bool full_sort = false;  // SchedulerOptions::full_sort (the queue order's oracle)
+  bool full_preempt = false;  // SchedulerOptions::full_preempt (preemption's oracle)
   // Bound on the points of each plot series (at least 2).
   int32_t max_samples = 2000;
   // Independent partitions, one per domain at this level (see the file comment).

@@ -175,6 +175,7 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   ro_replay.check_indexes = o.check_indexes;
   ro_replay.full_scan = o.full_scan;
   ro_replay.full_sort = o.full_sort;
+  ro_replay.full_preempt = o.full_preempt;
   // Every replay charges a queue tree: the --queues file, or by default one
   // leaf per tenant guaranteed its share of the trace's GPU demand. Only
   // plugins that read the ledger (quota, fair share, reclaim) act on it; the

@@ -80,6 +80,7 @@ struct SimulateOptions {
   bool check_indexes = false;
   bool full_scan = false;  // SchedulerOptions::full_scan (the exactness oracle)
   bool full_sort = false;  // SchedulerOptions::full_sort (the queue order's oracle)
+  bool full_preempt = false;  // SchedulerOptions::full_preempt (preemption's oracle)
   bool record_placements = false;
   // Generated workloads instead of a trace: "gavel" (Gavel's synthetic jobs,
   // round-based heterogeneity-aware simulation; --trace is then not needed).

@@ -14,6 +14,7 @@
 #include "berth/plugins/builtin.h"
 #include "berth/plugins/preempt/eligibility.h"
 #include "berth/plugins/preempt/lowest_priority.h"
+#include "berth/plugins/preempt/preempt_cache.h"
 #include "berth/plugins/preempt/room.h"
 #include "berth/plugins/preempt/victim_search.h"
 
@@ -77,15 +78,41 @@ class PreemptBase : public framework::PostFilterPlugin {
   explicit PreemptBase(PreemptOptions o) : options_(o) {}
 
  protected:
-  // False when no plan can come out of this job (shares, no candidates).
+  // False when no plan can come out of this job (shares, no candidates, or
+  // the same search failed already in this epoch). Sets elig_.
   bool Prepare(const PreemptContext& ctx) {
+    elig_ = &own_elig_;
+    cached_ = false;
     if (ctx.verdict.code == framework::VerdictCode::kUnresolvable) return false;
     need_ = preempt::GangNeed::From(ctx.job);
     if (!need_) return false;
     // Without candidates by priority, only reclaim could help: check it
     // before looking at the running jobs (most pending jobs stop here).
-    if (ctx.job.priority <= options_.floor_priority && !MayReclaim(ctx)) return false;
-    return elig_.Build(ctx, options_.min_runtime);
+    const bool reclaim = MayReclaim(ctx);
+    if (ctx.job.priority <= options_.floor_priority && !reclaim) return false;
+    if (!cache_.Sync(ctx.view, options_.min_runtime)) return own_elig_.Build(ctx, options_.min_runtime);
+    // The same eligibility and searches while the scheduler does not change (preempt_cache.h).
+    cached_ = true;
+    const tenancy::Ledger& l = ctx.view.ledger;
+    if (!reclaim && !l.has_budgets() && cache_.NoneBelow(ctx.job.priority)) return false;
+    if (ctx.view.running.empty()) return false;
+    const preempt::PreemptorClass cls{ctx.queue, ctx.job.priority, preempt::JobDimension(ctx.job, ctx.queue, l),
+                                      reclaim, ctx.preempted_by.valid() ? ctx.preempted_by.value() : -1};
+    bool found = false;
+    preempt::Eligibility* e = cache_.Find(cls, found);
+    if (e == nullptr) {
+      e = &cache_.Slot(cls);
+      found = e->Build(ctx, options_.min_runtime);
+      cache_.SetFound(found);
+    }
+    if (!found) return false;
+    elig_ = e;
+    const int32_t level = ctx.job.required_level ? static_cast<int32_t>(*ctx.job.required_level) : -1;
+    return !cache_.KnownNoPlan(cls, *need_, level, ctx.ruled_out);
+  }
+  // After a search of a prepared job found no plan.
+  void NoPlan() {
+    if (cached_) cache_.AddNoPlan();
   }
   static bool MayReclaim(const PreemptContext& ctx) {
     const tenancy::Ledger& l = ctx.view.ledger;
@@ -99,6 +126,14 @@ class PreemptBase : public framework::PostFilterPlugin {
   // job's min-runtime guard expires.
   std::string WhyNoPlan(const PreemptContext& ctx) const override {
     if (!MayReclaim(ctx)) return "";
+    if (!cache_.Sync(ctx.view, options_.min_runtime)) return Why(ctx);
+    const int32_t dim = preempt::JobDimension(ctx.job, ctx.queue, ctx.view.ledger);
+    if (const std::string* why = cache_.Why(ctx.queue, dim)) return *why;
+    std::string why = Why(ctx);
+    cache_.SetWhy(ctx.queue, dim, why);
+    return why;
+  }
+  std::string Why(const PreemptContext& ctx) const {
     const tenancy::Ledger& l = ctx.view.ledger;
     const tenancy::QueueTree& tree = l.tree();
     const int32_t dim = preempt::JobDimension(ctx.job, ctx.queue, l);
@@ -151,7 +186,7 @@ class PreemptBase : public framework::PostFilterPlugin {
       plan.victims.push_back(ctx.view.running[r].spec->id);
       plan.lost_gpu_seconds += ctx.view.running[r].LostGpuSeconds(ctx.view.now);
     }
-    plan.reason = elig_.Describe(ctx) + ": " + std::to_string(victims.size()) + " job" +
+    plan.reason = elig_->Describe(ctx) + ": " + std::to_string(victims.size()) + " job" +
                   (victims.size() == 1 ? "" : "s") + " (" + VictimNames(ctx.view, victims) + ")" + where + ", " +
                   GpuHours(plan.lost_gpu_seconds) + " GPU-h lost";
     return plan;
@@ -159,7 +194,10 @@ class PreemptBase : public framework::PostFilterPlugin {
 
   PreemptOptions options_;
   std::optional<preempt::GangNeed> need_;
-  preempt::Eligibility elig_;
+  preempt::Eligibility* elig_ = &own_elig_;  // own_elig_, or the cache's for the job's class
+  preempt::Eligibility own_elig_;            // without an epoch (SchedulerView::epoch 0)
+  mutable preempt::PreemptCache cache_;  // WhyNoPlan keeps its texts there too
+  bool cached_ = false;
 };
 
 class Preempt final : public PreemptBase {
@@ -169,8 +207,11 @@ class Preempt final : public PreemptBase {
   std::string_view Name() const override { return kName; }
   std::optional<PreemptionPlan> PostFilter(const PreemptContext& ctx) override {
     if (!Prepare(ctx)) return std::nullopt;
-    std::optional<preempt::VictimSet> set = search_.Find(ctx, *need_, elig_);
-    if (!set) return std::nullopt;
+    std::optional<preempt::VictimSet> set = search_.Find(ctx, *need_, *elig_);
+    if (!set) {
+      NoPlan();
+      return std::nullopt;
+    }
     const cluster::Cluster& c = ctx.view.state.cluster();
     return MakePlan(ctx, set->victims,
                     std::string(" in ") + cluster::LevelName(set->level) + " " + c.domain(set->domain).name);
@@ -187,8 +228,11 @@ class PreemptLowestPriority final : public PreemptBase {
   std::string_view Name() const override { return kName; }
   std::optional<PreemptionPlan> PostFilter(const PreemptContext& ctx) override {
     if (!Prepare(ctx)) return std::nullopt;
-    std::optional<std::vector<int32_t>> victims = search_.Find(ctx, *need_, elig_);
-    if (!victims) return std::nullopt;
+    std::optional<std::vector<int32_t>> victims = search_.Find(ctx, *need_, *elig_);
+    if (!victims) {
+      NoPlan();
+      return std::nullopt;
+    }
     return MakePlan(ctx, *victims, ", lowest priority first");
   }
 

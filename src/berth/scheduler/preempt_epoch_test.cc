@@ -1,0 +1,179 @@
+// The preemption post-filters keep their candidates and failed searches while
+// the scheduler's epoch (SchedulerView::epoch) does not change
+// (plugins/preempt/preempt_cache.h). Schedulers with and without
+// SchedulerOptions::full_preempt run the same random stream (tenants in a
+// tree with guarantees, so that reclaim happens; priorities; gangs; best
+// effort; departures; cancellations; a short min-runtime guard, so that the
+// cluster stays full and jobs are evicted) and must make the same decisions
+// in the same order, give the same verdicts and end with the same hash.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "berth/cluster/cluster.h"
+#include "berth/cluster/loaders.h"
+#include "berth/common/clock.h"
+#include "berth/common/rng.h"
+#include "berth/framework/registry.h"
+#include "berth/plugins/builtin.h"
+#include "berth/scheduler/scheduler.h"
+#include "berth/tenancy/queue_tree.h"
+
+namespace berth::scheduler {
+namespace {
+
+struct Registries {
+  framework::PluginRegistry plugins;
+  framework::PolicyRegistry policies;
+  Registries() {
+    EXPECT_TRUE(plugins::RegisterBuiltinPlugins(plugins).ok());
+    EXPECT_TRUE(plugins::RegisterBuiltinPolicies(policies).ok());
+  }
+};
+
+const char* const kTenants[] = {"t0", "t1", "t2", "t3", "t4", "t5"};
+
+// Two parents, three leaves each; some leaves hold a guarantee of all types.
+std::shared_ptr<const tenancy::QueueTree> Tree(const cluster::Cluster& cluster, Rng& rng) {
+  std::vector<tenancy::QueueSpec> specs;
+  tenancy::QueueSpec p0, p1;
+  p0.name = "p0";
+  p1.name = "p1";
+  specs.push_back(p0);
+  specs.push_back(p1);
+  for (int i = 0; i < 6; ++i) {
+    tenancy::QueueSpec s;
+    s.name = std::string("q") + std::to_string(i);
+    s.parent = i < 3 ? "p0" : "p1";
+    s.weight = 1.0 + static_cast<double>(rng.Uniform(3));
+    s.tenants = {kTenants[i]};
+    if (rng.Uniform(2)) s.quotas["*"].guarantee = static_cast<int64_t>(4 + rng.Uniform(8)) * kMilliPerGpu;
+    specs.push_back(s);
+  }
+  auto t = tenancy::QueueTree::Create(specs, cluster);
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  return std::make_shared<const tenancy::QueueTree>(std::move(t).value());
+}
+
+job::JobSpec RandomJob(Rng& rng, int64_t id) {
+  job::JobSpec j;
+  j.id = JobId(id);
+  j.name = "j" + std::to_string(id);
+  j.tenant = kTenants[rng.Uniform(6)];
+  j.priority = static_cast<int32_t>(rng.Uniform(3));
+  j.duration = SecondsToUs(static_cast<double>(20 + rng.Uniform(200)));
+  j.checkpoint_interval = rng.Uniform(2) ? SecondsToUs(7) : 0;
+  j.best_effort = rng.Uniform(8) == 0;
+  job::TaskGroup g;
+  g.name = "w";
+  const int32_t sizes[] = {1, 1, 2, 2, 4, 8};
+  g.gpus = sizes[rng.Uniform(6)];
+  g.count = rng.Uniform(4) == 0 ? 2 + static_cast<int32_t>(rng.Uniform(3)) : 1;
+  g.cpu_milli = 1000;
+  g.memory_mib = 1024;
+  j.groups.push_back(g);
+  return j;
+}
+
+void RunLockstep(const std::string& policy, uint64_t seed, bool with_tree, int steps, int64_t* preemptions) {
+  Registries reg;
+  Rng rng(seed);
+  auto cluster = cluster::ParseClusterSpec("6x8:H100/leaf=2");
+  ASSERT_TRUE(cluster.ok());
+  SchedulerOptions opts;
+  opts.seed = seed;
+  if (with_tree) opts.queues = Tree(*cluster, rng);
+  opts.usage_half_life = rng.Uniform(2) ? SecondsToUs(30) : 0;
+  SchedulerOptions full_opts = opts;
+  full_opts.full_preempt = true;
+  framework::Profile profile = *reg.policies.Find(policy);
+  ASSERT_TRUE(plugins::SetMinRuntime(profile, SecondsToUs(static_cast<double>(5 + rng.Uniform(30)))).ok());
+  ManualClock clock(0);
+  // Priorities known in advance, as in a replay (the floor shortcut).
+  std::vector<job::JobSpec> workload;
+  if (rng.Uniform(2)) {
+    Rng wrng(seed + 1000);
+    for (int i = 0; i < 50; ++i) workload.push_back(RandomJob(wrng, i));
+  }
+  const framework::PluginContext context{&*cluster, workload};
+  auto fa = framework::Framework::Create(profile, reg.plugins, context);
+  auto fb = framework::Framework::Create(profile, reg.plugins, context);
+  ASSERT_TRUE(fa.ok() && fb.ok()) << fa.status().ToString();
+  Scheduler fast(*cluster, std::move(fa).value(), opts, clock);
+  Scheduler full(*cluster, std::move(fb).value(), full_opts, clock);
+  std::vector<JobId> running, pending;
+  int64_t next_id = 0;
+  for (int step = 0; step < steps; ++step) {
+    clock.Advance(SecondsToUs(static_cast<double>(1 + rng.Uniform(5))));
+    const uint64_t op = rng.Uniform(20);
+    if (op < 10) {
+      // Arrivals in bursts: passes over a queue of several blocked jobs.
+      const int n = 1 + static_cast<int>(rng.Uniform(4));
+      for (int k = 0; k < n; ++k) {
+        const job::JobSpec j = RandomJob(rng, next_id++);
+        ASSERT_TRUE(fast.Submit(j).ok());
+        ASSERT_TRUE(full.Submit(j).ok());
+        pending.push_back(j.id);
+      }
+    } else if (op < 14) {
+      if (running.empty()) continue;
+      const size_t k = rng.Uniform(running.size());
+      ASSERT_TRUE(fast.Finish(running[k], job::JobState::kSucceeded).ok());
+      ASSERT_TRUE(full.Finish(running[k], job::JobState::kSucceeded).ok());
+      running[k] = running.back();
+      running.pop_back();
+    } else if (op < 15) {
+      if (pending.empty()) continue;
+      const size_t k = rng.Uniform(pending.size());
+      const JobRecord* r = fast.Find(pending[k]);
+      if (r != nullptr && r->state == job::JobState::kPending) {
+        ASSERT_TRUE(fast.Finish(pending[k], job::JobState::kCancelled).ok());
+        ASSERT_TRUE(full.Finish(pending[k], job::JobState::kCancelled).ok());
+      }
+      pending[k] = pending.back();
+      pending.pop_back();
+    }
+    const std::vector<JobId> a = fast.Schedule();
+    const std::vector<JobId> b = full.Schedule();
+    ASSERT_EQ(a, b) << policy << " seed " << seed << " step " << step;
+    ASSERT_EQ(fast.visited_in_last_pass(), full.visited_in_last_pass()) << policy << " seed " << seed;
+    for (JobId id : fast.visited_in_last_pass())
+      ASSERT_EQ(fast.Find(id)->last_verdict.reason, full.Find(id)->last_verdict.reason)
+          << policy << " seed " << seed << " step " << step;
+    ASSERT_EQ(fast.preempted_in_last_pass(), full.preempted_in_last_pass()) << policy << " seed " << seed;
+    ASSERT_EQ(fast.log().hash(), full.log().hash()) << policy << " seed " << seed << " step " << step;
+    *preemptions += static_cast<int64_t>(fast.preempted_in_last_pass().size());
+    for (JobId id : a) running.push_back(id);
+    for (JobId id : fast.preempted_in_last_pass()) {
+      std::erase(running, id);
+      pending.push_back(id);
+    }
+  }
+  EXPECT_GT(fast.log().entries(), 0);
+}
+
+TEST(PreemptEpochLockstep, FairshareSameDecisionsAsFullPreempt) {
+  int64_t preemptions = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) RunLockstep("fairshare", seed, seed % 2 == 0, 500, &preemptions);
+  EXPECT_GT(preemptions, 0);  // the streams do evict
+}
+
+TEST(PreemptEpochLockstep, FairshareBackfillSameDecisionsAsFullPreempt) {
+  int64_t preemptions = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed)
+    RunLockstep("fairshare-backfill", seed, seed % 2 == 1, 500, &preemptions);
+  EXPECT_GT(preemptions, 0);
+}
+
+TEST(PreemptEpochLockstep, PriorityPreemptSameDecisionsAsFullPreempt) {
+  int64_t preemptions = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) RunLockstep("priority-preempt", seed, seed % 2 == 0, 500, &preemptions);
+  for (uint64_t seed = 1; seed <= 4; ++seed)
+    RunLockstep("priority-preempt-lpf", seed, seed % 2 == 1, 500, &preemptions);
+  EXPECT_GT(preemptions, 0);
+}
+
+}  // namespace
+}  // namespace berth::scheduler
