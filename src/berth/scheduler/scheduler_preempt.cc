@@ -1,0 +1,176 @@
+// Preemption in the scheduling loop: the victim search for a blocked job
+// (TryPreempt), the yield point of a victim, and eviction.
+#include "berth/scheduler/scheduler.h"
+
+#include <algorithm>
+
+namespace berth::scheduler {
+
+using framework::CycleContext;
+using framework::TaskPlacement;
+using framework::TaskRequest;
+using framework::Verdict;
+using job::JobState;
+
+framework::Verdict Scheduler::TryPreempt(int32_t index, Verdict verdict, TimeUs now) {
+  JobRecord& rec = jobs_[index];
+  const framework::SchedulerView view = View(now);
+  // Nodes a filter rules the job out of whatever is evicted (a reservation).
+  // Nodes a filter would rather not see evicted for: tried without them first.
+  std::span<const uint8_t> ruled_out;
+  std::span<const uint8_t> avoided;
+  if (!framework_->post_filter().empty()) {
+    bool any = false;
+    for (auto* f : framework_->filter()) any = any || f->HasNodeRule();
+    if (any) {
+      const size_t nodes = static_cast<size_t>(cluster_.num_nodes());
+      ruled_out_scratch_.assign(nodes, 0);
+      avoid_scratch_.assign(nodes, 0);
+      bool any_avoided = false;
+      for (auto* f : framework_->filter()) {
+        if (!f->HasNodeRule()) continue;
+        for (int32_t n = 0; n < cluster_.num_nodes(); ++n) {
+          if (f->RulesOut(rec.spec, NodeId(n))) ruled_out_scratch_[static_cast<size_t>(n)] = 1;
+          if (f->Avoids(rec.spec, NodeId(n))) avoid_scratch_[static_cast<size_t>(n)] = 1;
+        }
+      }
+      for (size_t n = 0; n < nodes; ++n) {
+        any_avoided = any_avoided || (avoid_scratch_[n] && !ruled_out_scratch_[n]);
+        avoid_scratch_[n] = avoid_scratch_[n] || ruled_out_scratch_[n];
+      }
+      ruled_out = ruled_out_scratch_;
+      if (any_avoided) avoided = avoid_scratch_;
+    }
+  }
+  const int tiers = avoided.empty() ? 1 : 2;
+  for (int tier = 0; tier < tiers; ++tier) {
+    for (auto* pf : framework_->post_filter()) {
+      framework::PreemptContext ctx{rec.spec, rec.queue, verdict, view, rec.preempted_by, Queued(index),
+                                    tier + 1 < tiers ? avoided : ruled_out};
+      std::optional<framework::PreemptionPlan> plan = pf->PostFilter(ctx);
+      if (!plan || plan->victims.empty()) continue;
+      // Validate the whole plan before touching anything: every victim running.
+      bool valid = true;
+      for (JobId v : plan->victims) {
+        auto it = index_of_.find(v);
+        valid = valid && it != index_of_.end() && jobs_[it->second].state == JobState::kRunning && v != rec.spec.id;
+      }
+      if (!valid) {
+        verdict.reason += "; " + std::string(pf->Name()) + " proposed a victim that is not running";
+        continue;
+      }
+      std::vector<JobId> evict;
+      if (options_.elastic_resize && plan->shrink_elastic && ShrinkForJob(index, plan->victims, evict)) {
+        log_.Preempted(now, rec.spec.id, {}, plan->reason + " (shrank elastic jobs instead)");
+        rec.startup_delay += options_.preemption_grace;
+        return Verdict::Success();
+      }
+      if (evict.empty()) evict = plan->victims;
+      // The preemptor works once the slowest victim has yielded.
+      TimeUs delay = 0;
+      for (JobId v : evict) {
+        const int32_t vi = index_of_.find(v)->second;
+        if (jobs_[vi].state != JobState::kRunning) continue;
+        const YieldPoint y = YieldOf(vi, now);
+        delay = std::max(delay, y.delay);
+        Status s = Evict(vi, rec.spec.id, /*defer_requeue=*/true, &y);
+        assert(s.ok());
+        (void)s;
+      }
+      bucket_count_valid_ = false;
+      log_.Preempted(now, rec.spec.id, evict, plan->reason);
+      Verdict placed = TryPlace(rec);
+      if (placed.ok()) {
+        rec.startup_delay += delay;
+        return placed;
+      }
+      // The plan freed room the placement could not use: say so; the victims stay requeued.
+      placed.reason += " (after preempting " + std::to_string(plan->victims.size()) + " jobs for it: " + plan->reason + ")";
+      return placed;
+    }
+  }
+  if (!framework_->post_filter().empty()) {
+    framework::PreemptContext ctx{rec.spec, rec.queue, verdict, view, rec.preempted_by, Queued(index)};
+    for (auto* pf : framework_->post_filter()) {
+      std::string why = pf->WhyNoPlan(ctx);
+      if (!why.empty()) {
+        // A verdict kept from an earlier pass carries the note already: replace it.
+        if (const size_t at = verdict.reason.find("; reclaim for queue '"); at != std::string::npos)
+          verdict.reason.erase(at);
+        verdict.reason += "; " + why;
+        break;
+      }
+    }
+  }
+  return verdict;
+}
+
+Scheduler::YieldPoint Scheduler::YieldOf(int32_t index, TimeUs now) const {
+  const JobRecord& rec = jobs_[index];
+  const framework::RunningJob& run = running_jobs_[running_pos_[index]];
+  YieldPoint y{options_.preemption_grace, false};
+  if (rec.spec.best_effort && options_.yield_best_effort >= 0) {
+    y.delay = options_.yield_best_effort;
+  } else if (run.checkpoint_interval > 0 && options_.yield_training_grace >= 0) {
+    // Its next checkpoint (the run's first one while it is still starting).
+    const TimeUs at = std::max(now, run.run_start);
+    const TimeUs next = run.LastCheckpoint(at) + run.checkpoint_interval;
+    const TimeUs until_next = next - now;
+    if (until_next <= options_.yield_training_grace) {
+      y.delay = until_next;
+      y.keeps_work = true;
+    } else {
+      y.delay = options_.yield_training_grace;
+    }
+  }
+  return y;
+}
+
+Status Scheduler::Evict(int32_t index, JobId preemptor, bool defer_requeue, const YieldPoint* yield) {
+  JobRecord& rec = jobs_[index];
+  BERTH_RETURN_IF_ERROR(job::CheckTransition(rec.state, JobState::kPreempted));
+  const TimeUs now = clock_.Now();
+  const framework::RunningJob& run = running_jobs_[running_pos_[index]];
+  if (yield != nullptr && yield->keeps_work) {
+    // It checkpoints when it yields: the work up to then is saved, none lost.
+    // (Its GPUs pass to the preemptor at once, which works only after the
+    // delay; the run's held time is counted to now.)
+    rec.work_done += std::max<TimeUs>(0, now + yield->delay - run.run_start);
+  } else {
+    const TimeUs saved_at = run.LastCheckpoint(now);
+    rec.work_done += saved_at - run.run_start;
+    rec.lost_gpu_seconds += run.LostGpuSeconds(now);
+  }
+  ++rec.preemptions;
+  if (run.run_class != framework::RunClass::kGuaranteed) ++rec.best_effort_evictions;
+  rec.preempted_by = preemptor;
+  for (auto* a : framework_->admit()) a->OnFinish(rec.spec);
+  RunEnded(index, now, /*completed=*/false);
+  for (const auto& p : rec.placements) BERTH_RETURN_IF_ERROR(ApplyChecked(state::ReleaseTask{p.task}));
+  rec.placements.clear();
+  --running_;
+  log_.Finished(now, rec.spec.id, "preempted");
+  rec.state = JobState::kPending;
+  rec.enqueue_time = now;
+  rec.startup_delay = options_.restore_cost;  // the next run restores from the checkpoint
+  if (rec.spec.elastic() && rec.spec.groups.front().count != rec.requested_tasks) {
+    // A job shrunk before its eviction asks for its requested size again.
+    rec.spec.groups.front().count = rec.requested_tasks;
+    ComputeDemand(index);
+  }
+  preempted_.push_back(rec.spec.id);
+  if (defer_requeue) {
+    requeue_after_pass_.push_back(index);
+  } else {
+    Enqueue(index);
+  }
+  return Status::Ok();
+}
+
+Status Scheduler::Preempt(JobId id) {
+  auto it = index_of_.find(id);
+  if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
+  return Evict(it->second, JobId(), /*defer_requeue=*/false);
+}
+
+}  // namespace berth::scheduler
