@@ -41,6 +41,8 @@ ordered_json GroupJson(const job::TaskGroup& g) {
     o["block_tasks"] = g.block_tasks;
     o["block_level"] = cluster::LevelName(g.block_level);
   }
+  if (g.required_level) o["required_level"] = cluster::LevelName(*g.required_level);
+  if (g.preferred_level) o["preferred_level"] = cluster::LevelName(*g.preferred_level);
   return o;
 }
 
