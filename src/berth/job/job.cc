@@ -62,6 +62,25 @@ std::pair<int32_t, int32_t> JobSpec::TaskPosition(int32_t task_index) const {
   return {-1, -1};
 }
 
+namespace {
+
+// A group's own topology levels: whole-GPU tasks, and a required level no
+// wider than the job's (the job's bounds the whole gang).
+Status ValidateGroupTopology(const JobSpec& job, const TaskGroup& g, const std::string& where) {
+  for (const auto* level : {&g.required_level, &g.preferred_level}) {
+    if (!*level) continue;
+    const char* field = level == &g.required_level ? "required_level" : "preferred_level";
+    if (g.gpus < 1 || g.milli_per_gpu != kMilliPerGpu)
+      return InvalidArgument(where + field + ": a group's topology level needs whole-GPU tasks");
+  }
+  if (g.required_level && job.required_level && *g.required_level < *job.required_level)
+    return InvalidArgument(where + "required_level: " + cluster::LevelName(*g.required_level) +
+                           " is wider than the job's required_level " + cluster::LevelName(*job.required_level));
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status ValidateJob(const JobSpec& job) {
   const std::string who = "job '" + job.name + "'";
   if (job.groups.empty()) return InvalidArgument(who + ": groups: no task groups");
@@ -137,8 +156,19 @@ Status ValidateJob(const JobSpec& job) {
                              std::to_string(kMaxGpuMemoryMib) + " MiB per GPU");
     if (g.gpu_memory_mib > 0 && g.gpus == 0)
       return InvalidArgument(where + "gpu_memory_mib: a task without GPUs takes no GPU memory");
+    BERTH_RETURN_IF_ERROR(ValidateGroupTopology(job, g, where));
   }
   return Status::Ok();
+}
+
+void ApplyJobBlocks(JobSpec& job, int32_t block_tasks, cluster::Level block_level, const std::vector<bool>& inherits) {
+  if (block_tasks <= 0) return;
+  for (size_t i = 0; i < job.groups.size() && i < inherits.size(); ++i) {
+    TaskGroup& g = job.groups[i];
+    if (!inherits[i] || g.gpus < 1 || g.milli_per_gpu != kMilliPerGpu) continue;
+    g.block_tasks = block_tasks;
+    g.block_level = block_level;
+  }
 }
 
 void ResolveGpuTypes(JobSpec& job, const cluster::Cluster& cluster) {

@@ -46,6 +46,12 @@ struct TaskGroup {
   // this much and, for a share, whose unallocated memory holds it; the runtime
   // gets it as the task's memory limit (docs/launch.md).
   MiB gpu_memory_mib = 0;
+  // Topology of this group alone (whole-GPU tasks only): all of its GPUs
+  // within one domain of `required_level` (never wider than the job's
+  // required level, which still bounds the whole gang); `preferred_level`
+  // replaces the job's preference for this group (see JobSpec).
+  std::optional<cluster::Level> required_level;
+  std::optional<cluster::Level> preferred_level;
 
   int32_t gang_min() const { return min_count < 0 ? count : min_count; }
   bool is_sharing() const { return gpus == 1 && milli_per_gpu < kMilliPerGpu; }
@@ -84,8 +90,11 @@ struct JobSpec {
   // (rescheduling, process start, checkpoint load); -1: the run's default.
   TimeUs restart_cost = -1;
   // Topology: all of the job's GPUs must lie within one domain of
-  // `required_level`, if set; `preferred_level` is a soft wish. Berth always
-  // tries the narrowest level that holds the gang first.
+  // `required_level`, if set. Berth always tries the narrowest level that
+  // holds the gang first. `preferred_level` is a soft wish: the tightest
+  // domain of that level that holds the gang, else the placement that spans
+  // the fewest domains of that level (least traffic between them), never a
+  // wait (docs/results/topology.md, "Preferred levels").
   std::optional<cluster::Level> required_level;
   std::optional<cluster::Level> preferred_level;
   int64_t work_steps = -1;          // training steps (iterations) to run when the trace gives them, else -1
@@ -146,6 +155,11 @@ bool IsEnvName(const std::string& name);
 // name the job, the group and the field: "job 'x' group 'main': count: must
 // be positive".
 Status ValidateJob(const JobSpec& job);
+
+// A job-level block size (the native trace's and the API's job `block_tasks`,
+// `block_level`): given to every group named in `inherits` (the groups whose
+// own document sets no block_tasks) that asks for whole GPUs.
+void ApplyJobBlocks(JobSpec& job, int32_t block_tasks, cluster::Level block_level, const std::vector<bool>& inherits);
 
 // Resolves every group's gpu_type_spec against a cluster's GPU types. A group
 // with gpu_memory_mib accepts only the types whose memory holds it (none:

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <chrono>
 #include <future>
+#include <tuple>
 
 #include "berth/kubesched/informer.h"
 #include "berth/kubesched/kube_util.h"
@@ -304,6 +305,7 @@ void KubeScheduler::FormJobs() {
     if (have < need) continue;
     std::sort(members.begin(), members.end(), [](const PodEntry* a, const PodEntry* b) {
       if (a->gpus != b->gpus) return a->gpus > b->gpus;  // workers (the GPU shape) first, then helpers
+      if (a->subgroup != b->subgroup) return a->subgroup < b->subgroup;
       return NaturalLess(a->name, b->name);
     });
     JobEntry job;
@@ -314,7 +316,6 @@ void KubeScheduler::FormJobs() {
     job.spec.tenant = first.ns;
     job.spec.queue = first.queue;
     job.spec.priority = first.priority;
-    std::string required = first.required_level, preferred = first.preferred_level;
     // GPU memory per GPU: the PodGroup's spec.gpuMemoryMiB, else the first pod's annotation.
     Status gpu_memory = Status::Ok();
     int64_t gpu_memory_mib = 0;
@@ -325,6 +326,17 @@ void KubeScheduler::FormJobs() {
         gpu_memory = InvalidArgument("annotation berth.dev/gpu-memory-mib: expected a non-negative integer (MiB), found '" +
                                      first.gpu_memory.substr(0, 64) + "'");
     }
+    // Topology: the pod's annotations, then the PodGroup's spec.topology and
+    // spec.subGroups (group_topology.h); a bad value keeps the gang out.
+    Status topology = Status::Ok();
+    const PodGroupTopology* group_topology = nullptr;
+    for (const auto& [field, text, level] :
+         {std::tuple{"annotation berth.dev/required-level", &first.required_level, &job.spec.required_level},
+          std::tuple{"annotation berth.dev/preferred-level", &first.preferred_level, &job.spec.preferred_level}}) {
+      auto l = ParseLevelText(field, *text);
+      if (l.ok()) *level = *l;
+      else if (topology.ok()) topology = l.status();
+    }
     for (const char* kind : {"berth-podgroup:", "volcano-podgroup:"}) {
       auto g = pod_groups_.find(kind + first.group);
       if (g == pod_groups_.end()) continue;
@@ -333,11 +345,12 @@ void KubeScheduler::FormJobs() {
       else if (g->second.gpu_memory_mib > 0)
         gpu_memory_mib = g->second.gpu_memory_mib;
       if (!g->second.queue.empty()) job.spec.queue = g->second.queue;
-      if (!g->second.required_level.empty()) required = g->second.required_level;
-      if (!g->second.preferred_level.empty()) preferred = g->second.preferred_level;
+      if (!g->second.topology_error.empty()) {
+        if (topology.ok()) topology = InvalidArgument(g->second.topology_error);
+      } else {
+        group_topology = &g->second.topology;
+      }
     }
-    if (auto l = cluster::ParseLevel(required)) job.spec.required_level = *l;
-    if (auto l = cluster::ParseLevel(preferred)) job.spec.preferred_level = *l;
     // The framework the gang's launch spec is written for (TF_CONFIG for tf).
     Status launcher = Status::Ok();
     if (!first.launcher.empty()) {
@@ -348,13 +361,16 @@ void KubeScheduler::FormJobs() {
                                    first.launcher.substr(0, 64) + "'");
       }
     }
+    std::vector<std::string> subgroup_of_group;  // a task group per run of one shape and subgroup
     for (PodEntry* p : members) {
       job::TaskGroup* last = job.spec.groups.empty() ? nullptr : &job.spec.groups.back();
-      if (last && last->gpus == p->gpus && last->cpu_milli == p->cpu_milli && last->memory_mib == p->memory_mib) {
+      if (last && last->gpus == p->gpus && last->cpu_milli == p->cpu_milli && last->memory_mib == p->memory_mib &&
+          subgroup_of_group.back() == p->subgroup) {
         ++last->count;
       } else {
         job::TaskGroup g;
-        g.name = "group-" + std::to_string(job.spec.groups.size());
+        g.name = p->subgroup.empty() ? "group-" + std::to_string(job.spec.groups.size()) : p->subgroup;
+        subgroup_of_group.push_back(p->subgroup);
         g.count = 1;
         g.gpus = p->gpus;
         g.cpu_milli = p->cpu_milli;
@@ -365,10 +381,14 @@ void KubeScheduler::FormJobs() {
       p->task = static_cast<int32_t>(job.pod_of_task.size());
       job.pod_of_task.push_back(p->uid);
     }
+    if (group_topology) ApplyPodGroupTopology(*group_topology, subgroup_of_group, job.spec);
     for (auto& g : job.spec.groups)
       if (g.gpus > 0) g.gpu_memory_mib = gpu_memory_mib;
     job::ResolveGpuTypes(job.spec, *cluster_);
-    Status s = !launcher.ok() ? launcher : !gpu_memory.ok() ? gpu_memory : job::ValidateJob(job.spec);
+    Status s = !launcher.ok()      ? launcher
+               : !gpu_memory.ok()  ? gpu_memory
+               : !topology.ok()    ? topology
+                                   : job::ValidateJob(job.spec);
     if (s.ok()) s = sched_->Submit(job.spec);
     if (!s.ok()) {
       for (PodEntry* p : members) {

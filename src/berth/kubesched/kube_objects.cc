@@ -132,10 +132,11 @@ void KubeScheduler::OnPodGroup(const std::string& kind, const std::string& type,
     if (mm.is_number_integer()) g.min_member = std::max<int32_t>(0, mm.get<int32_t>());
     g.queue = Str(spec, "queue");
     g.priority_class = Str(spec, "priorityClassName");
-    const json& topo = Sub(spec, "topology");
-    if (topo.is_object()) {
-      g.required_level = Str(topo, "required");
-      g.preferred_level = Str(topo, "preferred");
+    auto topology = ParsePodGroupTopology(spec);
+    if (topology.ok()) {
+      g.topology = std::move(topology).value();
+    } else {
+      g.topology_error = "PodGroup " + Str(md, "namespace") + "/" + Str(md, "name") + ": " + topology.status().message();
     }
     if (const json& mem = Sub(spec, "gpuMemoryMiB"); !mem.is_null())  // -1: not a non-negative integer
       g.gpu_memory_mib = mem.is_number_integer() && mem.get<int64_t>() >= 0 ? mem.get<int64_t>() : -1;
@@ -205,6 +206,8 @@ void KubeScheduler::OnPod(const std::string& type, const json& obj) {
   p.gpu_annotation = Label(md, "annotations", "berth.dev/gpus");
   p.required_level = Label(md, "annotations", "berth.dev/required-level");
   p.preferred_level = Label(md, "annotations", "berth.dev/preferred-level");
+  p.subgroup = Label(md, "labels", "berth.dev/subgroup");
+  if (p.subgroup.empty()) p.subgroup = Label(md, "labels", "kai.scheduler/subgroup-name");
   p.launcher = Label(md, "annotations", "berth.dev/launcher");
   p.gpu_memory = Label(md, "annotations", "berth.dev/gpu-memory-mib");
   const bool bound = !p.node.empty();

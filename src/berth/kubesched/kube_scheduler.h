@@ -42,6 +42,7 @@
 #include "berth/common/clock.h"
 #include "berth/framework/registry.h"
 #include "berth/kubesched/client.h"
+#include "berth/kubesched/group_topology.h"
 #include "berth/kube/node_model.h"
 #include "berth/scheduler/scheduler.h"
 #include "berth/server/log.h"
@@ -94,6 +95,7 @@ struct PodEntry {
   std::string gpu_annotation;  // berth.dev/gpus
   std::string required_level, preferred_level;  // berth.dev/required-level, ...-preferred-level
   std::string gpu_memory;  // berth.dev/gpu-memory-mib: GPU memory per GPU (MiB), as written
+  std::string subgroup;        // label berth.dev/subgroup (or kai.scheduler/subgroup-name)
   std::string launcher;        // berth.dev/launcher: torch, tf, mpi, none ("" = none)
   // Berth's bookkeeping.
   int64_t job = -1;            // the Berth job holding this pod's task
@@ -139,7 +141,8 @@ class KubeScheduler {
     int32_t min_member = 0;
     std::string queue;
     std::string priority_class;
-    std::string required_level, preferred_level;
+    PodGroupTopology topology;   // spec.topology and spec.subGroups (group_topology.h)
+    std::string topology_error;  // why they could not be read ("" when they could)
     int64_t gpu_memory_mib = 0;  // spec.gpuMemoryMiB: every member's GPU memory per GPU (0: not set)
   };
   struct WriteOp {

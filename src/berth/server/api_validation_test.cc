@@ -72,6 +72,19 @@ TEST(ApiValidationTest, BadBodiesGetClearErrors) {
       {R"({"name":"a","groups":[{"count":1,"gpus":1,"gpu_memory_mib":90000}]})", 400,
        "groups[0].gpu_memory_mib: 90000 MiB is more than the largest GPU here (81920 MiB, H100)"},
       {R"({"name":"a","groups":[{"count":1,"gpu_memory_mib":100}]})", 400, "gpu_memory_mib: a task without GPUs"},
+      {R"({"name":"a","groups":[{"count":2,"gpus":8,"required_level":"rack"}]})", 400, "groups[0].required_level"},
+      {R"({"name":"a","groups":[{"count":2,"gpus":8,"preferred_level":4}]})", 400, "groups[0].preferred_level"},
+      {R"({"name":"a","required_level":"leaf","groups":[{"count":2,"gpus":8,"required_level":"cluster"}]})", 400,
+       "required_level: cluster is wider than the job's required_level leaf"},
+      {R"({"name":"a","groups":[{"count":2,"gpus":0,"preferred_level":"leaf"}]})", 400,
+       "preferred_level: a group's topology level needs whole-GPU tasks"},
+      {R"({"name":"a","block_tasks":"2","groups":[{"count":2,"gpus":8}]})", 400, "block_tasks"},
+      {R"({"name":"a","required_level":"leaf","groups":[{"count":3,"gpus":8}]})", 422,
+       "required_level: the job needs 24 GPUs at once; no leaf domain has more than 16"},
+      {R"({"name":"a","groups":[{"count":1,"gpus":8},{"count":3,"gpus":8,"required_level":"leaf"}]})", 422,
+       "groups[1].required_level: the group needs 24 GPUs"},
+      {R"({"name":"a","block_tasks":2,"groups":[{"count":3,"gpus":8}]})", 400, "block_tasks: count 3"},
+      {R"({"name":"a","block_level":"x","groups":[{"count":2,"gpus":8}]})", 400, "block_level"},
       {R"({"name":"a","launcher":"jax","groups":[{"count":1}]})", 400, "launcher"},
       {R"({"name":"a","launcher":1,"groups":[{"count":1}]})", 400, "launcher"},
       {R"({"name":"a","command":"python3 x.py","groups":[{"count":1}]})", 400, "command"},
@@ -121,7 +134,8 @@ TEST(ApiValidationTest, JobJsonRoundTrips) {
       R"("span_regions":true,"deadline_s":3600,"budget_usd":99.5,"launcher":"torch",)"
       R"x("command":["/usr/bin/python3","-c","import os\nprint(1)"],"env":{"B":"2","A":"x y"},)x"
       R"("groups":[{"name":"w","count":4,"min_count":2,"gpus":8,"cpu_milli":1000,"memory_mib":2048,)"
-      R"("gpu_types":["H100","A100"],"block_tasks":2,"block_level":"leaf"},{"name":"s","count":1,"gpus":1,"milli_per_gpu":250}]})";
+      R"("gpu_types":["H100","A100"],"block_tasks":2,"block_level":"leaf","required_level":"leaf","preferred_level":"nvlink"},)"
+      R"({"name":"s","count":1,"gpus":1,"milli_per_gpu":250}]})";
   EXPECT_NE(ParseJobBody(body).status().message().find("submit_time_s: not accepted by the API"), std::string::npos);
   auto sub = ParseJobBody(body, JobSource::kStored);
   ASSERT_TRUE(sub.ok()) << sub.status().ToString();
@@ -131,6 +145,11 @@ TEST(ApiValidationTest, JobJsonRoundTrips) {
   EXPECT_EQ(sub->spec.groups[0].block_level, cluster::Level::kLeaf);
   EXPECT_EQ(JobToJson(sub->spec)["required_level"], "spine");
   EXPECT_EQ(JobToJson(sub->spec)["groups"][0]["block_level"], "leaf");
+  EXPECT_EQ(sub->spec.groups[0].required_level, cluster::Level::kLeaf);
+  EXPECT_EQ(sub->spec.groups[0].preferred_level, cluster::Level::kNvlink);
+  EXPECT_EQ(JobToJson(sub->spec)["groups"][0]["required_level"], "leaf");
+  EXPECT_EQ(JobToJson(sub->spec)["groups"][0]["preferred_level"], "nvlink");
+  EXPECT_FALSE(JobToJson(sub->spec)["groups"][1].contains("required_level"));
   EXPECT_EQ(sub->spec.groups[0].gpu_type_spec, "H100|A100");
   EXPECT_EQ(sub->spec.groups[0].min_count, 2);
   EXPECT_EQ(sub->spec.regions, std::vector<std::string>{"east"});
@@ -149,6 +168,23 @@ TEST(ApiValidationTest, JobJsonRoundTrips) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(JobToJson(again->spec), JobToJson(sub->spec));
   EXPECT_EQ(SpecFingerprint(again->spec), SpecFingerprint(sub->spec));
+}
+
+// A job-level block size is the default of each whole-GPU group without its
+// own; the stored document shows it per group.
+TEST(ApiValidationTest, JobLevelBlocksGoToGroupsWithoutTheirOwn) {
+  auto sub = ParseJobBody(
+      R"({"name":"a","block_tasks":2,"block_level":"leaf","groups":[{"name":"w","count":4,"gpus":8},)"
+      R"({"name":"x","count":3,"gpus":8,"block_tasks":3},{"name":"c","count":1}]})");
+  ASSERT_TRUE(sub.ok()) << sub.status().ToString();
+  EXPECT_EQ(sub->spec.groups[0].block_tasks, 2);
+  EXPECT_EQ(sub->spec.groups[0].block_level, cluster::Level::kLeaf);
+  EXPECT_EQ(sub->spec.groups[1].block_tasks, 3);
+  EXPECT_EQ(sub->spec.groups[1].block_level, cluster::Level::kNvlink);
+  EXPECT_EQ(sub->spec.groups[2].block_tasks, 0);  // no GPUs: no blocks
+  const nlohmann::json doc = JobToJson(sub->spec);
+  EXPECT_EQ(doc["groups"][0]["block_tasks"], 2);
+  EXPECT_FALSE(doc.contains("block_tasks"));
 }
 
 // Mutations of a valid body: flip, drop, insert or duplicate bytes; cut it;

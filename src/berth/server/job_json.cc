@@ -221,6 +221,10 @@ Status ParseGroup(const std::string& where, const json& v, job::TaskGroup& g) {
       BERTH_RETURN_IF_ERROR(GetLevel(k, val, g.block_level));
     } else if (key == "gpu_memory_mib") {  // GPU memory per GPU of each task
       BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 0, job::kMaxGpuMemoryMib, g.gpu_memory_mib));
+    } else if (key == "required_level" || key == "preferred_level") {
+      cluster::Level level;
+      BERTH_RETURN_IF_ERROR(GetLevel(k, val, level));
+      (key == "required_level" ? g.required_level : g.preferred_level) = level;
     } else {
       return InvalidArgument("unknown field '" + k + "'");
     }
@@ -239,6 +243,8 @@ StatusOr<JobSubmission> ParseJobJson(const json& v, JobSource source) {
   JobSubmission out;
   job::JobSpec& j = out.spec;
   bool has_name = false, has_groups = false, has_priority = false;
+  int32_t block_tasks = 0;  // job-level blocks: the default of every group without its own
+  cluster::Level block_level = cluster::Level::kNvlink;
   std::string priority_class;
   berth::json::ServiceFields service;
   for (const auto& [key, val] : v.items()) {
@@ -288,6 +294,10 @@ StatusOr<JobSubmission> ParseJobJson(const json& v, JobSource source) {
       cluster::Level level;
       BERTH_RETURN_IF_ERROR(GetLevel(key, val, level));
       (key == "required_level" ? j.required_level : j.preferred_level) = level;
+    } else if (key == "block_tasks") {
+      BERTH_RETURN_IF_ERROR(GetIntAs(key, val, 0, kMaxTasksHard, block_tasks));
+    } else if (key == "block_level") {
+      BERTH_RETURN_IF_ERROR(GetLevel(key, val, block_level));
     } else if (key == "regions" || key == "avoid_regions") {
       BERTH_RETURN_IF_ERROR(GetStringList(key, val, key == "regions" ? j.regions : j.avoid_regions));
     } else if (key == "span_regions") {
@@ -344,6 +354,11 @@ StatusOr<JobSubmission> ParseJobJson(const json& v, JobSource source) {
   for (const auto& g : j.groups) tasks += g.count;
   if (tasks > kMaxTasksHard)
     return InvalidArgument("groups: more than " + std::to_string(kMaxTasksHard) + " tasks in one job");
+  if (block_tasks > 0) {
+    std::vector<bool> inherits;
+    for (const auto& g : v.at("groups")) inherits.push_back(!g.contains("block_tasks"));
+    job::ApplyJobBlocks(j, block_tasks, block_level, inherits);
+  }
   BERTH_RETURN_IF_ERROR(service.Finish(j));
   BERTH_RETURN_IF_ERROR(job::ValidateJob(j));
   return out;
@@ -455,6 +470,8 @@ json JobToJson(const job::JobSpec& s) {
       o["block_level"] = cluster::LevelName(g.block_level);
     }
     if (g.gpu_memory_mib > 0) o["gpu_memory_mib"] = g.gpu_memory_mib;
+    if (g.required_level) o["required_level"] = cluster::LevelName(*g.required_level);
+    if (g.preferred_level) o["preferred_level"] = cluster::LevelName(*g.preferred_level);
     groups.push_back(std::move(o));
   }
   j["groups"] = std::move(groups);

@@ -245,6 +245,19 @@ Status CheckFeasible(const cluster::Cluster& cluster, const job::JobSpec& spec) 
     return InvalidArgument("groups: the job's tasks that run at once need more memory than the cluster has (" +
                            std::to_string(static_cast<int64_t>(have_mem)) + " MiB)");
   if (!gang_too_big.empty()) return InvalidArgument(gang_too_big);
+  // Topology bounds: the gang (or a group) larger than every domain of its required level.
+  if (spec.required_level && whole_gpus > cluster.max_domain_gpus(*spec.required_level))
+    return InvalidArgument("required_level: the job needs " + std::to_string(whole_gpus) + " GPUs at once; no " +
+                           cluster::LevelName(*spec.required_level) + " domain has more than " +
+                           std::to_string(cluster.max_domain_gpus(*spec.required_level)));
+  for (size_t gi = 0; gi < spec.groups.size(); ++gi) {
+    const auto& g = spec.groups[gi];
+    const int64_t gpus = int64_t{g.gang_min()} * g.gpus;
+    if (g.required_level && gpus > cluster.max_domain_gpus(*g.required_level))
+      return InvalidArgument("groups[" + std::to_string(gi) + "].required_level: the group needs " +
+                             std::to_string(gpus) + " GPUs at once; no " + cluster::LevelName(*g.required_level) +
+                             " domain has more than " + std::to_string(cluster.max_domain_gpus(*g.required_level)));
+  }
   return Status::Ok();
 }
 

@@ -343,8 +343,11 @@ ApiResult Service::SubmitJob(const std::string& body) {
   if (!topology_planned_) {
     const job::JobSpec& j = sub->spec;
     const char* field = j.required_level ? "required_level" : j.preferred_level ? "preferred_level" : nullptr;
-    for (size_t g = 0; g < j.groups.size() && !field; ++g)
-      if (j.groups[g].block_tasks > 0) field = "block_tasks";
+    for (size_t g = 0; g < j.groups.size() && !field; ++g) {
+      const job::TaskGroup& tg = j.groups[g];
+      field = tg.block_tasks > 0 ? "block_tasks" : tg.required_level ? "required_level"
+                                               : tg.preferred_level ? "preferred_level" : nullptr;
+    }
     if (field)
       return finish(ApiResult::Error(422, std::string(field) + ": policy '" + options_.policy +
                                               "' does not place by topology; serve with --policy topology, "

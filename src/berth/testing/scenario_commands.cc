@@ -154,11 +154,13 @@ Status Submit(Runner& r, Args& a) {
       group().memory_mib = static_cast<MiB>(std::llround(v * 1024));
     } else if (k == "type") {
       group().gpu_type_spec = p.value;
-    } else if (k == "level" || k == "prefer" || k == "block-level") {
+    } else if (k == "level" || k == "prefer" || k == "block-level" || k == "group-level" || k == "group-prefer") {
       auto level = cluster::ParseLevel(p.value);
       if (!level) return InvalidArgument(k + ": expected region, cluster, spine, leaf or nvlink, got '" + p.value + "'");
       if (k == "level") spec.required_level = *level;
       else if (k == "prefer") spec.preferred_level = *level;
+      else if (k == "group-level") group().required_level = *level;
+      else if (k == "group-prefer") group().preferred_level = *level;
       else group().block_level = *level;
     } else if (k == "min-workers" || k == "max-workers" || k == "batch") {
       BERTH_ASSIGN_OR_RETURN(int64_t v, num(INT32_MIN, INT32_MAX));

@@ -17,7 +17,9 @@ bool GangPlanner::Applies(const job::JobSpec& job) {
   }
   // A bag of independent tasks (every minimum 1) gains nothing from locality:
   // it is placed task by task, filling holes.
-  return gang || blocks || job.required_level.has_value() || job.preferred_level.has_value();
+  bool levels = job.required_level.has_value() || job.preferred_level.has_value();
+  for (const auto& g : job.groups) levels = levels || g.required_level || g.preferred_level;
+  return gang || blocks || levels;
 }
 
 const GangPlanner::Taken* GangPlanner::FindTaken(NodeId n) const {
@@ -133,36 +135,119 @@ int32_t GangPlanner::PlaceIn(DomainId d, const Need& need, int32_t tasks, int32_
   return placed;
 }
 
-bool GangPlanner::PlaceBlock(DomainId d, Level level, const Need& need, int32_t tasks, int32_t first_task) {
+GangPlanner::Mark GangPlanner::Save() const { return Mark{allocs_.size(), taken_}; }
+
+void GangPlanner::Restore(const Mark& m) {
+  allocs_.resize(m.allocs);
+  task_index_.resize(m.allocs);
+  // Nodes first touched after the mark lose their entry (else their index
+  // would point past, or later into another node's, entry).
+  for (size_t i = m.taken.size(); i < taken_.size(); ++i) taken_of_node_[taken_[i].node.value()] = -1;
+  taken_ = m.taken;
+}
+
+std::vector<std::pair<int64_t, int32_t>> GangPlanner::DomainsInside(DomainId d, Level level, const Need& need,
+                                                                    int64_t min_slots) const {
   const auto& dom = c().domain(d);
-  const size_t alloc_mark = allocs_.size();
-  auto undo = [&](const std::vector<Taken>& saved) {
-    allocs_.resize(alloc_mark);
-    task_index_.resize(alloc_mark);
-    taken_ = saved;
-  };
-  if (dom.level >= level) {
-    const std::vector<Taken> saved = taken_;
-    if (PlaceIn(d, need, tasks, first_task) == tasks) return true;
-    undo(saved);
-    return false;
-  }
-  // The domains of `level` inside d, tightest first.
   const auto& at = c().domains_at(level);
   auto lo = std::lower_bound(at.begin(), at.end(), dom.begin,
                              [&](DomainId x, NodeId b) { return c().domain(x).begin < b; });
-  std::vector<std::pair<int64_t, int32_t>> cands;
+  std::vector<std::pair<int64_t, int32_t>> out;
   for (auto it = lo; it != at.end() && c().domain(*it).begin < dom.end; ++it) {
     const int64_t slots = DomainSlots(*it, need);
-    if (slots >= tasks) cands.push_back({slots, it->value()});
+    if (slots >= min_slots && slots > 0) out.push_back({slots, it->value()});
   }
+  return out;
+}
+
+bool GangPlanner::PlaceBlock(DomainId d, Level level, const Need& need, int32_t tasks, int32_t first_task) {
+  if (c().domain(d).level >= level) {
+    const Mark saved = Save();
+    if (PlaceIn(d, need, tasks, first_task) == tasks) return true;
+    Restore(saved);
+    return false;
+  }
+  // The domains of `level` inside d, tightest first.
+  auto cands = DomainsInside(d, level, need, tasks);
   std::sort(cands.begin(), cands.end());
   for (const auto& [slots, id] : cands) {
-    const std::vector<Taken> saved = taken_;
+    const Mark saved = Save();
     if (PlaceIn(DomainId(id), need, tasks, first_task) == tasks) return true;
-    undo(saved);
+    Restore(saved);
   }
   return false;
+}
+
+int32_t GangPlanner::PlaceGroupIn(DomainId d, const job::TaskGroup& g, const Need& need, int32_t tasks,
+                                  int32_t first_task) {
+  if (g.block_tasks <= 0) return PlaceIn(d, need, tasks, first_task);
+  int32_t placed = 0;
+  for (int32_t b = 0; b < tasks / g.block_tasks; ++b) {
+    if (!PlaceBlock(d, g.block_level, need, g.block_tasks, first_task + placed)) break;
+    placed += g.block_tasks;
+  }
+  return placed;
+}
+
+int32_t GangPlanner::PlaceGroup(DomainId d, const job::TaskGroup& g, std::optional<Level> required,
+                                std::optional<Level> preferred, const Need& need, int32_t min_tasks,
+                                int32_t first_task) {
+  const Level at = c().domain(d).level;
+  if (required && *required > at) {
+    // One domain of the group's required level inside d, tightest first.
+    auto cands = DomainsInside(d, *required, need, min_tasks);
+    std::sort(cands.begin(), cands.end());
+    for (const auto& [slots, id] : cands) {
+      const Mark saved = Save();
+      const int32_t got = PlaceGroup(DomainId(id), g, std::nullopt, preferred, need, min_tasks, first_task);
+      if (got >= min_tasks) return got;
+      Restore(saved);
+    }
+    return 0;
+  }
+  if (preferred && *preferred > at) {
+    auto cands = DomainsInside(d, *preferred, need, 1);
+    // The tightest domain of the preferred level that holds every task ...
+    std::sort(cands.begin(), cands.end());
+    for (const auto& [slots, id] : cands) {
+      if (slots < g.count) continue;
+      const Mark saved = Save();
+      if (PlaceGroupIn(DomainId(id), g, need, g.count, first_task) == g.count) return g.count;
+      Restore(saved);
+    }
+    // ... else the fewest of them (most room first), then in node order, so
+    // that the least traffic crosses between them.
+    std::sort(cands.begin(), cands.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    size_t chosen = 0;
+    for (int64_t cover = 0; chosen < cands.size() && cover < g.count; ++chosen) cover += cands[chosen].first;
+    std::sort(cands.begin(), cands.begin() + static_cast<std::ptrdiff_t>(chosen),
+              [](const auto& a, const auto& b) { return a.second < b.second; });
+    const Mark saved = Save();
+    int32_t placed = 0;
+    for (size_t i = 0; i < cands.size() && placed < g.count; ++i)
+      placed += PlaceGroupIn(DomainId(cands[i].second), g, need, g.count - placed, first_task + placed);
+    if (placed >= min_tasks) return placed;
+    Restore(saved);
+  }
+  return PlaceGroupIn(d, g, need, g.count, first_task);
+}
+
+int32_t GangPlanner::Fragments(DomainId d, Level level, int64_t need) const {
+  if (c().domain(d).level >= level) return 1;
+  const auto& dom = c().domain(d);
+  const auto& at = c().domains_at(level);
+  auto lo = std::lower_bound(at.begin(), at.end(), dom.begin,
+                             [&](DomainId x, NodeId b) { return c().domain(x).begin < b; });
+  std::vector<int64_t> free;
+  for (auto it = lo; it != at.end() && c().domain(*it).begin < dom.end; ++it)
+    free.push_back(s().domain_full_free_gpus(*it));
+  std::sort(free.begin(), free.end(), std::greater<>());
+  int64_t cover = 0;
+  for (size_t i = 0; i < free.size(); ++i)
+    if ((cover += free[i]) >= need) return static_cast<int32_t>(i + 1);
+  return INT32_MAX;
 }
 
 bool GangPlanner::TryDomain(const job::JobSpec& job, DomainId d, bool whole_count) {
@@ -170,19 +255,18 @@ bool GangPlanner::TryDomain(const job::JobSpec& job, DomainId d, bool whole_coun
   allocs_.clear();
   task_index_.clear();
   int32_t task = 0;
-  for (const auto& g : job.groups) {
+  for (size_t gi = 0; gi < job.groups.size(); ++gi) {
+    const auto& g = job.groups[gi];
     const Need need{g.gpus, g.cpu_milli, g.memory_mib, g.gpu_types, g.gpu_memory_mib};
     if (g.gpu_types_unknown) return false;
-    int32_t placed = 0;
-    if (g.block_tasks > 0) {
-      for (int32_t b = 0; b < g.count / g.block_tasks; ++b) {
-        if (!PlaceBlock(d, g.block_level, need, g.block_tasks, task + placed)) break;
-        placed += g.block_tasks;
-      }
-    } else {
-      placed = PlaceIn(d, need, g.count, task);
+    const int32_t min_tasks = whole_count ? g.count : g.gang_min();
+    // The group's own levels; its preference replaces the job's.
+    const int32_t placed = PlaceGroup(d, g, g.required_level, g.preferred_level ? g.preferred_level : job.preferred_level,
+                                      need, min_tasks, task);
+    if (placed < min_tasks) {
+      failed_group_ = static_cast<int32_t>(gi);
+      return false;
     }
-    if (placed < (whole_count ? g.count : g.gang_min())) return false;
     task += g.count;
   }
   return true;
@@ -201,6 +285,7 @@ GangPlanResult GangPlanner::Plan(const state::ClusterState& state, const job::Jo
   bool elastic = false;
   for (const auto& g : job.groups) elastic = elastic || g.gang_min() < g.count;
   int64_t best_free = 0, need = 0;
+  failed_group_ = -1;
   for (int pass = 0; pass < (elastic ? 2 : 1); ++pass) {
     const bool whole_count = pass == 0;
     if (PlanPass(job, whole_count, r, best_free, need)) return r;
@@ -208,6 +293,9 @@ GangPlanResult GangPlanner::Plan(const state::ClusterState& state, const job::Jo
   const int cap = static_cast<int>(job.required_level.value_or(Level::kRegion));
   r.reason = "no " + std::string(cluster::LevelName(static_cast<Level>(cap))) + " domain can hold the gang's " +
              std::to_string(need) + " GPUs now (most free in one domain: " + std::to_string(best_free) + ")";
+  if (failed_group_ >= 0 && job.groups[failed_group_].required_level)
+    r.reason += " with group '" + job.groups[failed_group_].name + "' within one " +
+                cluster::LevelName(*job.groups[failed_group_].required_level);
   return r;
 }
 
@@ -244,6 +332,17 @@ bool GangPlanner::PlanPass(const job::JobSpec& job, bool whole_count, GangPlanRe
       }
     }
     std::sort(cands.begin(), cands.end());
+    if (job.preferred_level && l < static_cast<int>(*job.preferred_level)) {
+      // No domain of the preferred level held the gang: the domains whose
+      // free GPUs it covers with the fewest domains of that level first.
+      std::vector<std::pair<int32_t, size_t>> rank;
+      for (size_t i = 0; i < cands.size(); ++i)
+        rank.push_back({Fragments(DomainId(std::get<2>(cands[i])), *job.preferred_level, need), i});
+      std::stable_sort(rank.begin(), rank.end());
+      std::vector<std::tuple<int64_t, int64_t, int32_t>> sorted;
+      for (const auto& [frags, i] : rank) sorted.push_back(cands[i]);
+      cands = std::move(sorted);
+    }
     int tries = 0;
     for (const auto& [free, parent_free, id] : cands) {
       // Quick check with the bucket counts before the descent.

@@ -14,9 +14,17 @@
 //      children), placed in node order; at the nodes, the same rule. Tasks go
 //      in rank order, so consecutive ranks share the fastest links;
 //   4. honours blocks: every `block_tasks` consecutive ranks of a group land
-//      in one domain of `block_level`.
+//      in one domain of `block_level`;
+//   5. honours a group's own `required_level` (the group within one domain
+//      of that level inside the gang's domain) and preferred levels: the
+//      tightest domain of the preferred level that holds the group, else the
+//      fewest such domains (most room first); when no domain of the job's
+//      preferred level holds the gang, the wider domains are tried fewest
+//      preferred-level domains first (then tightest).
 // Cost: O(domains at the levels tried + nodes in the chosen domain), never
-// O(all nodes) for a gang that fits a leaf or spine.
+// O(all nodes) for a gang that fits a leaf or spine (a preferred level that
+// no domain of it satisfies adds the domains of that level inside each
+// candidate).
 #pragma once
 
 #include <cstdint>
@@ -79,6 +87,27 @@ class GangPlanner {
   int32_t PlaceOnNode(NodeId n, const Need& need, int32_t tasks, int32_t first_task);
   // Places one block of tasks within a single domain of `level` inside d.
   bool PlaceBlock(DomainId d, cluster::Level level, const Need& need, int32_t tasks, int32_t first_task);
+  // Places up to `tasks` tasks of group g inside d, block by block if it has blocks.
+  int32_t PlaceGroupIn(DomainId d, const job::TaskGroup& g, const Need& need, int32_t tasks, int32_t first_task);
+  // Places group g inside d under its levels: within one domain of
+  // `required` (else nothing); with `preferred`, the tightest domain of that
+  // level that holds the group, else the fewest such domains. Returns the
+  // tasks placed (at least `min_tasks`, or 0 with nothing kept).
+  int32_t PlaceGroup(DomainId d, const job::TaskGroup& g, std::optional<cluster::Level> required,
+                     std::optional<cluster::Level> preferred, const Need& need, int32_t min_tasks, int32_t first_task);
+  // The (slots, id) of the domains of `level` inside d with at least min_slots slots of `need`.
+  std::vector<std::pair<int64_t, int32_t>> DomainsInside(DomainId d, cluster::Level level, const Need& need,
+                                                         int64_t min_slots) const;
+  // How many domains of `level` inside d the gang's `need` free GPUs take at
+  // the least (INT32_MAX when they do not add up).
+  int32_t Fragments(DomainId d, cluster::Level level, int64_t need) const;
+  // This plan's placements so far, to return to when a try fails.
+  struct Mark {
+    size_t allocs;
+    std::vector<Taken> taken;
+  };
+  Mark Save() const;
+  void Restore(const Mark& m);
   Taken& TakenOn(NodeId n);
   const Taken* FindTaken(NodeId n) const;
 
@@ -97,6 +126,7 @@ class GangPlanner {
   std::vector<std::vector<Item>> scratch_;  // per recursion depth
   std::vector<state::Allocation> allocs_;
   std::vector<int32_t> task_index_;
+  int32_t failed_group_ = -1;  // the group the last try could not place
 };
 
 }  // namespace berth::plugins

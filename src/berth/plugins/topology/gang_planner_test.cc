@@ -153,5 +153,74 @@ TEST_F(TopologyGang, ElasticGroupTakesWhatFitsAboveItsMinimum) {
   EXPECT_EQ(sched_->Find(j.id)->placements.size(), 4u);
 }
 
+// Spine 0 keeps one whole node per leaf (24 GPUs), spine 1 two whole leaves (32).
+class PreferredLevel : public TopologyGang {
+ protected:
+  void SetUp() override {
+    Build("12x8:H100/leaf=2/spine=3");
+    for (const char* n : {"node-1", "node-3", "node-5", "node-10", "node-11"})
+      ASSERT_TRUE(sched_->SetNodeUp(*cluster_->FindNode(n), false).ok());
+  }
+  JobId SubmitSpec(job::JobSpec j) {
+    j.id = JobId(next_id_++);
+    j.name = "job-" + std::to_string(j.id.value());
+    EXPECT_TRUE(sched_->Submit(j).ok());
+    return j.id;
+  }
+};
+
+TEST_F(PreferredLevel, FewestLeavesInsteadOfTheTightestSpine) {
+  JobId loose = Submit(3, 8);
+  sched_->Schedule();
+  ASSERT_TRUE(Running(loose));
+  EXPECT_EQ(Leaves(loose).size(), 3u);  // spine 0, the tightest
+  sched_->Finish(loose, job::JobState::kSucceeded);
+  job::JobSpec j;
+  j.groups.push_back(job::TaskGroup{.count = 3, .gpus = 8});
+  j.preferred_level = Level::kLeaf;
+  JobId pref = SubmitSpec(j);
+  sched_->Schedule();
+  ASSERT_TRUE(Running(pref));
+  EXPECT_EQ(Leaves(pref).size(), 2u);
+  EXPECT_EQ(Nodes(pref), (std::vector<std::string>{"node-6", "node-7", "node-8"}));
+  EXPECT_TRUE(sched_->state().CheckIndexes().ok());
+}
+
+TEST_F(PreferredLevel, AGroupPreferenceReplacesTheJobs) {
+  // The job prefers NVLink domains (one node each: no help), its group a leaf.
+  job::JobSpec j;
+  j.groups.push_back(job::TaskGroup{.count = 3, .gpus = 8});
+  j.groups[0].preferred_level = Level::kLeaf;
+  j.preferred_level = Level::kNvlink;
+  JobId pref = SubmitSpec(j);
+  sched_->Schedule();
+  ASSERT_TRUE(Running(pref));
+  // The whole gang fits no leaf: it goes to the tightest spine, where its group
+  // then takes the fewest leaves that spine offers.
+  EXPECT_EQ(Leaves(pref).size(), 3u);
+}
+
+TEST_F(PreferredLevel, AGroupRequiredWithinOneLeaf) {
+  job::JobSpec j;
+  j.groups.push_back(job::TaskGroup{.name = "ps", .count = 1, .gpus = 8});
+  j.groups.push_back(job::TaskGroup{.name = "workers", .count = 2, .gpus = 8});
+  j.groups[1].required_level = Level::kLeaf;
+  JobId mixed = SubmitSpec(j);
+  sched_->Schedule();
+  ASSERT_TRUE(Running(mixed));
+  // Spine 0 has no leaf with two whole nodes: spine 1, the workers on one leaf.
+  EXPECT_EQ(Nodes(mixed), (std::vector<std::string>{"node-6", "node-8", "node-9"}));
+  // A group wider than any domain of its required level never fits.
+  job::JobSpec big;
+  big.groups.push_back(job::TaskGroup{.name = "w", .count = 3, .gpus = 8});
+  big.groups[0].required_level = Level::kLeaf;
+  JobId never = SubmitSpec(big);
+  sched_->Schedule();
+  EXPECT_EQ(sched_->Find(never)->state, job::JobState::kFailed);
+  EXPECT_NE(sched_->Find(never)->last_verdict.reason.find("group 'w' needs 24 GPUs; no leaf domain"), std::string::npos)
+      << sched_->Find(never)->last_verdict.reason;
+  EXPECT_TRUE(sched_->state().CheckIndexes().ok());
+}
+
 }  // namespace
 }  // namespace berth::plugins

@@ -25,6 +25,16 @@ class TopologyPlan final : public framework::PlanPlugin {
                                                                   " GPUs; no " + cluster::LevelName(cap) +
                                                                   " domain has that many")
                         : framework::Verdict::Unschedulable(std::string(kName), r.reason);
+      // A group required within a level narrower than any domain of it can hold.
+      for (const auto& g : ctx.job.groups) {
+        const int64_t group_need = int64_t{g.gang_min()} * g.gpus;
+        if (g.required_level && group_need > ctx.state.cluster().max_domain_gpus(*g.required_level)) {
+          out.verdict = framework::Verdict::Unresolvable(
+              std::string(kName), "group '" + g.name + "' needs " + std::to_string(group_need) + " GPUs; no " +
+                                      cluster::LevelName(*g.required_level) + " domain has that many");
+          break;
+        }
+      }
       return out;
     }
     out.kind = framework::PlanOutcome::Kind::kPlanned;

@@ -139,6 +139,10 @@ LineResult ParseGroup(const Place& p, const std::string& where, const json& v, j
       BERTH_RETURN_BAD(GetLevel(p, k, val, g.block_level));
     } else if (key == "gpu_memory_mib") {  // GPU memory per GPU of each task
       BERTH_RETURN_BAD(GetIntAs(p, k, val, 0, job::kMaxGpuMemoryMib, g.gpu_memory_mib));
+    } else if (key == "required_level" || key == "preferred_level") {
+      cluster::Level level;
+      BERTH_RETURN_BAD(GetLevel(p, k, val, level));
+      (key == "required_level" ? g.required_level : g.preferred_level) = level;
     } else {
       return Bad(kUnknownKey, p.Error("unknown key '" + k + "'"));
     }
@@ -153,6 +157,8 @@ LineResult ParseGroup(const Place& p, const std::string& where, const json& v, j
 LineResult ParseJob(const Place& p, const json& v, job::JobSpec& j) {
   if (!v.is_object()) return Bad(kBadJson, p.Error("expected one JSON object per line, found " + Shown(v)));
   bool has_name = false, has_groups = false;
+  int32_t block_tasks = 0;  // job-level blocks: the default of every group without its own
+  cluster::Level block_level = cluster::Level::kNvlink;
   berth::json::ServiceFields service;
   for (const auto& [key, val] : v.items()) {
     if (berth::json::ServiceFields::Handles(key)) {
@@ -194,6 +200,10 @@ LineResult ParseJob(const Place& p, const json& v, job::JobSpec& j) {
       cluster::Level level;
       BERTH_RETURN_BAD(GetLevel(p, key, val, level));
       (key == "required_level" ? j.required_level : j.preferred_level) = level;
+    } else if (key == "block_tasks") {
+      BERTH_RETURN_BAD(GetIntAs(p, key, val, 0, kInt32Max, block_tasks));
+    } else if (key == "block_level") {
+      BERTH_RETURN_BAD(GetLevel(p, key, val, block_level));
     } else if (key == "regions" || key == "avoid_regions") {
       BERTH_RETURN_BAD(GetStringList(p, key, val, key == "regions" ? j.regions : j.avoid_regions));
     } else if (key == "span_regions") {
@@ -247,6 +257,11 @@ LineResult ParseJob(const Place& p, const json& v, job::JobSpec& j) {
   if (!has_name) return Bad(kMissingKey, p.Error("missing key 'name'"));
   if (j.name.empty()) return Bad(kBadValue, p.Error("name: empty"));
   if (!has_groups) return Bad(kMissingKey, p.Error("missing key 'groups'"));
+  if (block_tasks > 0) {
+    std::vector<bool> inherits;
+    for (const auto& g : v.at("groups")) inherits.push_back(!g.contains("block_tasks"));
+    job::ApplyJobBlocks(j, block_tasks, block_level, inherits);
+  }
   if (Status s = service.Finish(j); !s.ok()) return Bad(kInvalidJob, p.Error(s.message()));
   Status valid = job::ValidateJob(j);
   if (!valid.ok()) return Bad(kInvalidJob, p.Error(valid.message()));

@@ -114,6 +114,15 @@ TEST(NativeReader, StrictChecksNameTheLineAndTheKey) {
       {R"({"name":"x","groups":[{"gpus":1,"gpu_memory_mib":"8Gi"}]})", "groups[0].gpu_memory_mib: expected an integer"},
       {R"({"name":"x","groups":[{"gpus":1,"gpu_memory_mib":99999999}]})", "groups[0].gpu_memory_mib: 99999999 is outside"},
       {R"({"name":"x","groups":[{"gpus":0,"gpu_memory_mib":100}]})", "gpu_memory_mib: a task without GPUs"},
+      {R"({"name":"x","groups":[{"gpus":8,"required_level":"rack"}]})", "groups[0].required_level: \"rack\" is not a level"},
+      {R"({"name":"x","groups":[{"gpus":8,"preferred_level":1}]})", "groups[0].preferred_level: expected a level name"},
+      {R"({"name":"x","required_level":"leaf","groups":[{"gpus":8,"required_level":"spine"}]})",
+       "required_level: spine is wider than the job's required_level leaf"},
+      {R"({"name":"x","groups":[{"gpus":1,"milli_per_gpu":500,"required_level":"leaf"}]})",
+       "required_level: a group's topology level needs whole-GPU tasks"},
+      {R"({"name":"x","block_tasks":-1,"groups":[{"gpus":8}]})", "block_tasks: -1 is outside"},
+      {R"({"name":"x","block_tasks":2,"groups":[{"count":3,"gpus":8}]})", "block_tasks: count 3 is not a multiple"},
+      {R"({"name":"x","block_level":"row","groups":[{"gpus":8}]})", "block_level: \"row\" is not a level"},
   };
   for (const auto& [line, what] : bad) {
     SCOPED_TRACE(line);
@@ -123,6 +132,30 @@ TEST(NativeReader, StrictChecksNameTheLineAndTheKey) {
     EXPECT_EQ(t.status().message().rfind(path + ":2: ", 0), 0u) << t.status().message();
     EXPECT_NE(t.status().message().find(what), std::string::npos) << t.status().message();
   }
+}
+
+// Job-level blocks are the default of every whole-GPU group without its own;
+// a group's levels are its own (and written per group).
+TEST(NativeReader, JobLevelBlocksAndGroupLevels) {
+  const std::string dir = TestDir();
+  const std::string path = WriteFile(
+      dir, "t.jsonl",
+      R"({"name":"x","block_tasks":2,"block_level":"leaf","preferred_level":"leaf","groups":[)"
+      R"({"name":"w","count":4,"gpus":8,"required_level":"spine"},{"name":"v","count":3,"gpus":8,"block_tasks":0},)"
+      R"({"name":"s","count":1,"gpus":1,"milli_per_gpu":250}]})"
+      "\n");
+  auto t = ReadTrace(path, "native", {});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const job::JobSpec& j = t->jobs.at(0);
+  EXPECT_EQ(j.groups[0].block_tasks, 2);
+  EXPECT_EQ(j.groups[0].block_level, cluster::Level::kLeaf);
+  EXPECT_EQ(j.groups[0].required_level, cluster::Level::kSpine);
+  EXPECT_FALSE(j.groups[0].preferred_level.has_value());  // the job's preference stays the job's
+  EXPECT_EQ(j.groups[1].block_tasks, 0);                   // its own value overrides
+  EXPECT_EQ(j.groups[2].block_tasks, 0);                   // a shared GPU takes no blocks
+  auto line = NativeJobLine(j);
+  ASSERT_TRUE(line.ok());
+  EXPECT_NE(line->find(R"("block_tasks":2,"block_level":"leaf","required_level":"spine")"), std::string::npos) << *line;
 }
 
 TEST(NativeWriter, LeavesOutDefaultsAndKeepsFractionsExact) {
@@ -271,6 +304,8 @@ TEST(NativeRoundTrip, EveryJobSpecField) {
   blocks.gpus = 8;
   blocks.block_tasks = 2;
   blocks.block_level = cluster::Level::kLeaf;
+  blocks.required_level = cluster::Level::kSpine;
+  blocks.preferred_level = cluster::Level::kLeaf;
   j.groups.push_back(blocks);
   job::TaskGroup share;  // a share with its GPU memory
   share.name = "share";

@@ -42,6 +42,8 @@ ordered_json GroupJson(const job::TaskGroup& g) {
     o["block_level"] = cluster::LevelName(g.block_level);
   }
   if (g.gpu_memory_mib > 0) o["gpu_memory_mib"] = g.gpu_memory_mib;
+  if (g.required_level) o["required_level"] = cluster::LevelName(*g.required_level);
+  if (g.preferred_level) o["preferred_level"] = cluster::LevelName(*g.preferred_level);
   return o;
 }
 

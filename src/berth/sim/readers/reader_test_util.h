@@ -71,6 +71,8 @@ inline void ExpectSameJob(const job::JobSpec& a, const job::JobSpec& b) {
     EXPECT_EQ(g.block_tasks, h.block_tasks);
     if (g.block_tasks > 0) EXPECT_EQ(g.block_level, h.block_level);  // written only with blocks
     EXPECT_EQ(g.gpu_memory_mib, h.gpu_memory_mib);
+    EXPECT_EQ(g.required_level, h.required_level);
+    EXPECT_EQ(g.preferred_level, h.preferred_level);
   }
 }
 
