@@ -18,44 +18,15 @@
 #include "berth/common/rng.h"
 #include "berth/framework/registry.h"
 #include "berth/plugins/builtin.h"
+#include "berth/scheduler/lockstep_test_util.h"
 #include "berth/scheduler/scheduler.h"
-#include "berth/tenancy/queue_tree.h"
+#include "berth/scheduler/tree_lockstep_test_util.h"
 
 namespace berth::scheduler {
 namespace {
 
-struct Registries {
-  framework::PluginRegistry plugins;
-  framework::PolicyRegistry policies;
-  Registries() {
-    EXPECT_TRUE(plugins::RegisterBuiltinPlugins(plugins).ok());
-    EXPECT_TRUE(plugins::RegisterBuiltinPolicies(policies).ok());
-  }
-};
-
-const char* const kTenants[] = {"t0", "t1", "t2", "t3", "t4", "t5"};
-
-// Two parents, three leaves each; some leaves hold a guarantee of all types.
-std::shared_ptr<const tenancy::QueueTree> Tree(const cluster::Cluster& cluster, Rng& rng) {
-  std::vector<tenancy::QueueSpec> specs;
-  tenancy::QueueSpec p0, p1;
-  p0.name = "p0";
-  p1.name = "p1";
-  specs.push_back(p0);
-  specs.push_back(p1);
-  for (int i = 0; i < 6; ++i) {
-    tenancy::QueueSpec s;
-    s.name = std::string("q") + std::to_string(i);
-    s.parent = i < 3 ? "p0" : "p1";
-    s.weight = 1.0 + static_cast<double>(rng.Uniform(3));
-    s.tenants = {kTenants[i]};
-    if (rng.Uniform(2)) s.quotas["*"].guarantee = static_cast<int64_t>(4 + rng.Uniform(8)) * kMilliPerGpu;
-    specs.push_back(s);
-  }
-  auto t = tenancy::QueueTree::Create(specs, cluster);
-  EXPECT_TRUE(t.ok()) << t.status().ToString();
-  return std::make_shared<const tenancy::QueueTree>(std::move(t).value());
-}
+using lockstep::Registries;
+using tree_lockstep::kTenants;
 
 job::JobSpec RandomJob(Rng& rng, int64_t id) {
   job::JobSpec j;
@@ -84,7 +55,7 @@ void RunLockstep(const std::string& policy, uint64_t seed, bool with_tree, int s
   ASSERT_TRUE(cluster.ok());
   SchedulerOptions opts;
   opts.seed = seed;
-  if (with_tree) opts.queues = Tree(*cluster, rng);
+  if (with_tree) opts.queues = tree_lockstep::Tree(*cluster, rng, {.leaf_weights = 3, .guarantees = true});
   opts.usage_half_life = rng.Uniform(2) ? SecondsToUs(30) : 0;
   SchedulerOptions full_opts = opts;
   full_opts.full_preempt = true;
@@ -118,38 +89,15 @@ void RunLockstep(const std::string& policy, uint64_t seed, bool with_tree, int s
         pending.push_back(j.id);
       }
     } else if (op < 14) {
-      if (running.empty()) continue;
-      const size_t k = rng.Uniform(running.size());
-      ASSERT_TRUE(fast.Finish(running[k], job::JobState::kSucceeded).ok());
-      ASSERT_TRUE(full.Finish(running[k], job::JobState::kSucceeded).ok());
-      running[k] = running.back();
-      running.pop_back();
+      tree_lockstep::FinishOne(fast, full, running, rng);
     } else if (op < 15) {
-      if (pending.empty()) continue;
-      const size_t k = rng.Uniform(pending.size());
-      const JobRecord* r = fast.Find(pending[k]);
-      if (r != nullptr && r->state == job::JobState::kPending) {
-        ASSERT_TRUE(fast.Finish(pending[k], job::JobState::kCancelled).ok());
-        ASSERT_TRUE(full.Finish(pending[k], job::JobState::kCancelled).ok());
-      }
-      pending[k] = pending.back();
-      pending.pop_back();
+      tree_lockstep::CancelOne(fast, full, pending, rng);
     }
-    const std::vector<JobId> a = fast.Schedule();
-    const std::vector<JobId> b = full.Schedule();
-    ASSERT_EQ(a, b) << policy << " seed " << seed << " step " << step;
-    ASSERT_EQ(fast.visited_in_last_pass(), full.visited_in_last_pass()) << policy << " seed " << seed;
-    for (JobId id : fast.visited_in_last_pass())
-      ASSERT_EQ(fast.Find(id)->last_verdict.reason, full.Find(id)->last_verdict.reason)
-          << policy << " seed " << seed << " step " << step;
-    ASSERT_EQ(fast.preempted_in_last_pass(), full.preempted_in_last_pass()) << policy << " seed " << seed;
-    ASSERT_EQ(fast.log().hash(), full.log().hash()) << policy << " seed " << seed << " step " << step;
-    *preemptions += static_cast<int64_t>(fast.preempted_in_last_pass().size());
-    for (JobId id : a) running.push_back(id);
-    for (JobId id : fast.preempted_in_last_pass()) {
-      std::erase(running, id);
-      pending.push_back(id);
-    }
+    if (::testing::Test::HasFatalFailure()) return;
+    *preemptions += tree_lockstep::PassAndCompare(fast, full, running, pending,
+                                                  policy + " seed " + std::to_string(seed) + " step " +
+                                                      std::to_string(step));
+    if (::testing::Test::HasFailure()) return;
   }
   EXPECT_GT(fast.log().entries(), 0);
 }
