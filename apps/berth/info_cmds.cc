@@ -31,6 +31,9 @@ int Policies() {
     }
   std::printf("berth simulate (trace replay, FGD protocol) and berth serve, --policy NAME[,NAME...]:\n");
   for (const auto& [name, info] : policies.all()) std::printf("  %-22s %s\n", name.c_str(), info.description.c_str());
+  std::printf("  %-22s %s\n", "BASE+EXTRA",
+              "BASE's order, admission, planning and preemption with EXTRA's node scores weighed first "
+              "(e.g. fairshare+hetero-speed)");
   std::printf("\nberth simulate --workload gavel (or --workload gavel --trace FILE), --policy NAME[,NAME...]:\n");
   for (const auto& name : rounds.Names())
     std::printf("  %-22s %s\n", name.c_str(), rounds.Description(name).c_str());
