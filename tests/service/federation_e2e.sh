@@ -216,16 +216,19 @@ def ts(e): return datetime.datetime.fromisoformat(e["ts"].replace("Z", "+00:00")
 down = acked = None
 for line in open(log):
     e = json.loads(line)
-    if e.get("event") == "member_down" and e.get("member") == "west-a100" and down is None: down = ts(e)
+    if e.get("event") == "member_down" and e.get("member") == "west-a100" and down is None and ts(e) >= t_kill: down = ts(e)
     if e.get("event") == "job_dispatched" and e.get("job") in ids and e.get("attempt", 0) >= 2: acked = ts(e)
 print(f"  member_down logged {down - t_kill:.2f} s after the kill; last moved job acknowledged {acked - down:.3f} s later")
 EOF2
 
-# The member returns on its port and store: the moved copies are cancelled there.
+# The member returns on its port and store: the moved copies are cancelled there
+# (3 more cancellations than before it returned; earlier cases cancel some too).
+DUPS_BEFORE=$(curl -sf "$BERTH_SERVER/v1/federation" | python3 -c "
+import json,sys; print(json.load(sys.stdin)['counters']['duplicates_cancelled'])")
 start_member west-a100 "$WEST_PORT"
 dup_cancelled() {
   curl -sf "$BERTH_SERVER/v1/federation" | python3 -c "
-import json,sys; sys.exit(0 if json.load(sys.stdin)['counters']['duplicates_cancelled'] >= 4 else 1)"
+import json,sys; sys.exit(0 if json.load(sys.stdin)['counters']['duplicates_cancelled'] >= $DUPS_BEFORE + 3 else 1)"
 }
 wait_until "the 3 copies on the returned west-a100 cancelled" dup_cancelled
 LIVE_WEST=$(curl -sf "${MURL[west-a100]}/v1/jobs?limit=10000" | python3 -c "
