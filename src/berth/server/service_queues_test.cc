@@ -11,6 +11,20 @@ namespace {
 using testing::ServiceHarness;
 using testing::WaitFor;
 
+// Service options holding the queue tree of `yaml` (a queue file) built for
+// the cluster `spec`; no tree (and a test failure) when either is bad.
+ServiceOptions WithQueues(const char* yaml, const std::string& spec) {
+  ServiceOptions options;
+  auto cluster = cluster::ParseClusterSpec(spec);
+  auto file = tenancy::ParseQueueYaml(yaml, "q.yaml");
+  EXPECT_TRUE(cluster.ok() && file.ok()) << (file.ok() ? cluster.status() : file.status()).ToString();
+  if (!cluster.ok() || !file.ok()) return options;
+  auto tree = tenancy::BuildQueueTree(*file, "q.yaml", *cluster);
+  EXPECT_TRUE(tree.ok()) << tree.status().ToString();
+  if (tree.ok()) options.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree).value());
+  return options;
+}
+
 const nlohmann::json* QueueNamed(const nlohmann::json& body, const std::string& name) {
   for (const auto& q : body["queues"])
     if (q["name"] == name) return &q;
@@ -33,13 +47,8 @@ queues:
     tenants: [bob]
     quotas: {"*": {guarantee: 8}}
 )";
-  auto cluster = cluster::ParseClusterSpec("4x8:H100/leaf=2");
-  auto file = tenancy::ParseQueueYaml(yaml, "q.yaml");
-  ASSERT_TRUE(file.ok()) << file.status().ToString();
-  auto tree = tenancy::BuildQueueTree(*file, "q.yaml", *cluster);
-  ASSERT_TRUE(tree.ok()) << tree.status().ToString();
-  ServiceOptions options;
-  options.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree).value());
+  ServiceOptions options = WithQueues(yaml, "4x8:H100/leaf=2");
+  ASSERT_TRUE(options.queues);
   ServiceHarness h("4x8:H100/leaf=2", options);
   ASSERT_TRUE(h.Start().ok());
   const int64_t a = h.Submit(R"({"name":"a","tenant":"alice","groups":[{"count":2,"gpus":8}]})");
@@ -117,13 +126,8 @@ TEST(ServiceQueuesTest, WithoutATreeEveryTenantHasItsOwnQueue) {
 TEST(ServiceQueuesTest, NormalizedUnits) {
   const char* yaml = "unit: normalized\nreference: H100\nqueues:\n  - name: a\n    tenants: [alice]\n"
                      "    quotas: {\"*\": {guarantee: 4, limit: 8}}\n";
-  auto cluster = cluster::ParseClusterSpec("4x8:H100/leaf=2");
-  auto file = tenancy::ParseQueueYaml(yaml, "q.yaml");
-  ASSERT_TRUE(file.ok()) << file.status().ToString();
-  auto tree = tenancy::BuildQueueTree(*file, "q.yaml", *cluster);
-  ASSERT_TRUE(tree.ok()) << tree.status().ToString();
-  ServiceOptions options;
-  options.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree).value());
+  ServiceOptions options = WithQueues(yaml, "4x8:H100/leaf=2");
+  ASSERT_TRUE(options.queues);
   options.catalog = std::string(BERTH_SOURCE_DIR) + "/data/accelerators.yaml";
   options.throughputs = "";
   ServiceHarness h("4x8:H100/leaf=2", options);
@@ -160,13 +164,8 @@ queues:
     quotas: {"*": {guarantee: 8}}
     budget: {gpu_hours: 0.001, period: day}
 )";
-  auto cluster = cluster::ParseClusterSpec("4x8:H100");
-  auto file = tenancy::ParseQueueYaml(yaml, "q.yaml");
-  ASSERT_TRUE(file.ok()) << file.status().ToString();
-  auto tree = tenancy::BuildQueueTree(*file, "q.yaml", *cluster);
-  ASSERT_TRUE(tree.ok()) << tree.status().ToString();
-  ServiceOptions options;
-  options.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree).value());
+  ServiceOptions options = WithQueues(yaml, "4x8:H100");
+  ASSERT_TRUE(options.queues);
   ServiceHarness h("4x8:H100", options);
   ASSERT_TRUE(h.Start().ok());
   const int64_t j1 = h.Submit(R"({"name":"j1","tenant":"alice","groups":[{"count":1,"gpus":8}]})");
