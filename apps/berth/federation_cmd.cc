@@ -42,6 +42,8 @@ int RunFederationSimulate(const FederationFlags& ff, const sim::SimulateOptions&
   if (policies.empty()) return Fail("--policy is required");
   StatusOr<federation::Federation> fed = federation::LoadFederation(ff.federation, load);
   if (!fed.ok()) return Fail(fed.status().message());
+  if (!ff.member_failures.empty())
+    if (Status s = federation::LoadMemberFailures(ff.member_failures, *fed); !s.ok()) return Fail(s.message());
   framework::PluginRegistry plugins;
   framework::PolicyRegistry registry;
   if (Status s = plugins::RegisterBuiltinPlugins(plugins); !s.ok()) return Fail(s.message());
@@ -73,6 +75,10 @@ int RunFederationSimulate(const FederationFlags& ff, const sim::SimulateOptions&
     for (auto& j : trace->jobs)
       j.submit_time = first + static_cast<TimeUs>(std::llround(static_cast<double>(j.submit_time - first) / ff.rate_scale));
   }
+  // --checkpoint-interval: jobs whose trace gives none checkpoint this often (member failures resume from it).
+  if (o.checkpoint_interval > 0)
+    for (auto& j : trace->jobs)
+      if (j.checkpoint_interval <= 0) j.checkpoint_interval = o.checkpoint_interval;
   if (ff.deadline_factor > 0)
     for (auto& j : trace->jobs)
       if (j.deadline < 0 && j.duration > 0)
@@ -91,9 +97,16 @@ int RunFederationSimulate(const FederationFlags& ff, const sim::SimulateOptions&
                 std::to_string(speed[m][t]).substr(0, 4);
     std::fprintf(text, "%s\n", line.c_str());
   }
+  if (!quiet)
+    for (const auto& f : fed->failures) {
+      char length[32] = "good";
+      if (f.duration >= 0) std::snprintf(length, sizeof length, "%gs", UsToSeconds(f.duration));
+      std::fprintf(text, "member failure: %s at %gs for %s\n", f.label.c_str(), UsToSeconds(f.at), length);
+    }
   federation::FedSimOptions so;
   so.seed = o.seed;
   so.batch_min = ff.batch_min;
+  so.restore_cost = o.restore_cost;
   std::vector<federation::FedResult> results;
   for (federation::Policy p : policies) {
     StatusOr<federation::FedResult> r =

@@ -18,6 +18,7 @@ struct FederationFlags {
   std::string member_policy = "bestfit";  // every member scheduler's policy
   int32_t batch_min = 8;       // arrivals at one instant dispatched as an assignment problem
   double deadline_factor = 0;  // > 0: a job without a deadline gets factor x its duration
+  std::string member_failures; // a file of member failures (in place of the federation file's `failures`)
 };
 
 // Runs every policy of `sim.policies` (dispatch policies) on the federation

@@ -273,6 +273,9 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run, std::vector<st
   cmd->add_option("--deadline-factor", flags->federation.deadline_factor,
                   "Federation: give every job without a deadline one of F x its trace duration (0 = none)")
       ->default_val(0);
+  cmd->add_option("--member-failures", flags->federation.member_failures,
+                  "Federation: YAML file of member outages, failures: [{domain: D | cluster: C, at_s: S, for_s: S}] "
+                  "(replaces the federation file's failures; docs/federation.md, \"Member failures\")");
   AddTopologyLabelOption(cmd, &flags->topology_labels);
   cmd->add_option("--services", flags->services.services,
                   "Services file (YAML, docs/services.md): services with autoscaling beside the trace's batch jobs");

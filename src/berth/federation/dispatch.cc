@@ -56,6 +56,7 @@ std::vector<int32_t> Dispatcher::Allowed(const EstimateContext& ctx, const Reque
   std::vector<int32_t> out;
   for (int32_t m = 0; m < static_cast<int32_t>(fed_.members.size()); ++m) {
     if (std::find(r.excluded.begin(), r.excluded.end(), m) != r.excluded.end()) continue;
+    if (static_cast<size_t>(m) < ctx.down.size() && ctx.down[m]) continue;
     if (MemberAllowed(ctx, *r.spec, m)) out.push_back(m);
   }
   return out;
@@ -66,7 +67,7 @@ Choice Dispatcher::ChooseOne(const EstimateContext& ctx, const Request& r) {
   const std::vector<int32_t> allowed = Allowed(ctx, r);
   if (allowed.empty()) return c;
   const job::JobSpec& j = *r.spec;
-  auto estimate = [&](int32_t m) { return EstimateOn(ctx, j, r.dataset, m); };
+  auto estimate = [&](int32_t m) { return EstimateOn(ctx, j, r.dataset, m, CardChoice::kFastest, r.checkpoint); };
   switch (policy_) {
     case Policy::kGlobal:
     case Policy::kGlobalCost:
@@ -79,7 +80,7 @@ Choice Dispatcher::ChooseOne(const EstimateContext& ctx, const Request& r) {
         Estimate e = estimate(m);
         if (e.feasible) es.push_back(e);
         if (!by_price) continue;
-        Estimate cheap = EstimateOn(ctx, j, r.dataset, m, CardChoice::kCheapest);
+        Estimate cheap = EstimateOn(ctx, j, r.dataset, m, CardChoice::kCheapest, r.checkpoint);
         if (cheap.feasible && cheap.type != e.type) es.push_back(cheap);
       }
       if (es.empty()) return c;
@@ -121,7 +122,8 @@ Choice Dispatcher::ChooseOne(const EstimateContext& ctx, const Request& r) {
       c.member = best->member;
       c.estimate = *best;
       const bool global = policy_ == Policy::kGlobal || policy_ == Policy::kGlobalCost;
-      c.promise = global && best->fits_now && best->data.ready <= ctx.now + ctx.fed->lease_ttl / 2;
+      c.promise = global && best->fits_now &&
+                  std::max(best->data.ready, best->ckpt.ready) <= ctx.now + ctx.fed->lease_ttl / 2;
       return c;
     }
     case Policy::kLeastLoaded:
@@ -172,7 +174,7 @@ StatusOr<std::vector<std::pair<int32_t, int32_t>>> Dispatcher::AssignBatch(const
   double worst = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
     for (int32_t m : Allowed(ctx, batch[i])) {
-      Estimate e = EstimateOn(ctx, *batch[i].spec, batch[i].dataset, m);
+      Estimate e = EstimateOn(ctx, *batch[i].spec, batch[i].dataset, m, CardChoice::kFastest, batch[i].checkpoint);
       if (!e.feasible || !e.fits_now) continue;
       int64_t gpus = 0;
       for (const auto& g : batch[i].spec->groups) gpus += int64_t{g.gang_min()} * std::max(g.gpus, 1);
@@ -238,8 +240,9 @@ bool DispatchBatch(Dispatcher& d, const std::function<EstimateContext()>& contex
       for (const auto& [i, m] : *plan) {
         // Re-check against the ledger as it stands after the earlier assignments.
         const EstimateContext ctx = context();
-        const Estimate e = EstimateOn(ctx, *reqs[i].spec, reqs[i].dataset, m);
-        if (!e.feasible || !e.fits_now || e.data.ready > ctx.now + ctx.fed->lease_ttl / 2) continue;
+        const Estimate e = EstimateOn(ctx, *reqs[i].spec, reqs[i].dataset, m, CardChoice::kFastest, reqs[i].checkpoint);
+        if (!e.feasible || !e.fits_now || std::max(e.data.ready, e.ckpt.ready) > ctx.now + ctx.fed->lease_ttl / 2)
+          continue;
         if (reqs[i].spec->budget_cents >= 0 && e.cost_usd() > static_cast<double>(reqs[i].spec->budget_cents) / 100.0)
           continue;
         Choice c;

@@ -47,6 +47,7 @@ struct Request {
   int32_t dataset = -1;
   int64_t key = 0;                 // the job's trace index (stable tie-breaks)
   std::vector<int32_t> excluded;   // members that refused it as never fitting
+  Checkpoint checkpoint;           // resumed after a member failure: its checkpoint moves with it
 };
 
 struct Choice {
@@ -62,7 +63,8 @@ class Dispatcher {
   Policy policy() const { return policy_; }
   // One job: the member to send it to (multikueue: use Allowed()).
   Choice ChooseOne(const EstimateContext& ctx, const Request& r);
-  // The members that may take the job (allowed, not excluded, able to run it).
+  // The members that may take the job (allowed, not excluded, not marked
+  // down, able to run it).
   std::vector<int32_t> Allowed(const EstimateContext& ctx, const Request& r) const;
   // A batch (global only): members for the jobs that can start on arrival,
   // as an assignment problem (LP relaxation through GLPK, rounded by the

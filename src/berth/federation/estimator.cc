@@ -105,7 +105,24 @@ DataMove PlanData(const EstimateContext& ctx, int32_t ds, int32_t m) {
   return d;
 }
 
-Estimate EstimateOn(const EstimateContext& ctx, const job::JobSpec& j, int32_t ds, int32_t m, CardChoice choice) {
+DataMove PlanCheckpoint(const EstimateContext& ctx, const Checkpoint& c, int32_t m, const DataMove* after) {
+  DataMove d;
+  d.ready = ctx.now;
+  const int32_t dst = ctx.fed->members[m].region;
+  if (c.region < 0 || c.mib <= 0 || c.region == dst) return d;
+  const Link& l = ctx.fed->link(c.region, dst);
+  TimeUs start = std::max(ctx.now, (*ctx.link_busy)[c.region][dst]);
+  if (after != nullptr && after->from_region == c.region && !after->streamed) start = std::max(start, after->ready);
+  d.from_region = c.region;
+  d.mib = c.mib;
+  d.transfer = TransferTime(l, c.mib);
+  d.ready = start + d.transfer;
+  d.egress_usd = static_cast<double>(c.mib) / 1024.0 * l.egress_usd_per_gb;
+  return d;
+}
+
+Estimate EstimateOn(const EstimateContext& ctx, const job::JobSpec& j, int32_t ds, int32_t m, CardChoice choice,
+                    const Checkpoint& ckpt) {
   Estimate e;
   e.member = m;
   const Federation& fed = *ctx.fed;
@@ -155,6 +172,7 @@ Estimate EstimateOn(const EstimateContext& ctx, const job::JobSpec& j, int32_t d
   e.feasible = best >= 0;
   if (!e.feasible) return e;
   e.data = PlanData(ctx, ds, m);
+  e.ckpt = PlanCheckpoint(ctx, ckpt, m, &e.data);
   const double dur_s = UsToSeconds(std::max<TimeUs>(0, j.duration));
   if (s.gpus == 0) {
     e.fits_now = true;
@@ -189,7 +207,7 @@ Estimate EstimateOn(const EstimateContext& ctx, const job::JobSpec& j, int32_t d
   if (e.data.streamed) {
     e.run = std::max(e.run, e.data.transfer);
   }
-  const TimeUs ready = e.data.streamed ? ctx.now : e.data.ready;
+  const TimeUs ready = e.staged_ready();
   e.finish = std::max(ctx.now + e.delay + e.wait, ready) + e.run;
   const std::string& type_name = c.gpu_types()[e.type].name;
   e.gpu_usd = static_cast<double>(s.gpus) * UsToSeconds(e.run) / 3600.0 * mem.Price(type_name);

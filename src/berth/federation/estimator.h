@@ -14,9 +14,12 @@
 // type's (hetero throughput model). Staging: the dataset's bytes over the
 // link from the replica that delivers first, after the transfers already
 // queued on that link. Cost: GPUs x run hours x the type's price + GB moved x
-// the link's egress price.
+// the link's egress price. A job resumed from a checkpoint (after its member
+// failed) also moves the checkpoint from the region it was written in, over
+// the same FIFO links, before it starts: staging waits for both.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -40,6 +43,12 @@ struct DataMove {
   double egress_usd = 0;
 };
 
+// Where a job resumed after a member failure left its checkpoint (-1: none).
+struct Checkpoint {
+  int32_t region = -1;
+  MiB mib = 0;
+};
+
 struct Estimate {
   int32_t member = -1;
   bool feasible = false;  // the member could ever run it (types, size, region rules)
@@ -49,9 +58,12 @@ struct Estimate {
   TimeUs wait = 0;
   TimeUs run = 0;
   DataMove data;
+  DataMove ckpt;          // the checkpoint's move (from_region -1: none)
   TimeUs finish = 0;      // absolute
   double gpu_usd = 0;
-  double cost_usd() const { return gpu_usd + data.egress_usd; }
+  double cost_usd() const { return gpu_usd + data.egress_usd + ckpt.egress_usd; }
+  // When everything staged before the start is in place (absolute).
+  TimeUs staged_ready() const { return std::max(data.streamed ? ckpt.ready : data.ready, ckpt.ready); }
 };
 
 // What the estimator reads besides the job.
@@ -64,6 +76,8 @@ struct EstimateContext {
   const std::vector<std::vector<TimeUs>>* link_busy = nullptr;  // [from][to]: link free again at
   // Per member, per type: the whole cluster empty (totals and blocks), for "can it ever run here".
   const std::vector<std::vector<TypeDigest>>* capacity = nullptr;
+  // Per member: true = marked down (no job is sent there); may be empty.
+  std::span<const char> down;
   TimeUs now = 0;
 };
 
@@ -77,6 +91,9 @@ bool MemberAllowed(const EstimateContext& ctx, const job::JobSpec& j, int32_t m)
 
 // How the job's data reaches member `m`'s region from dataset `ds` (-1: none).
 DataMove PlanData(const EstimateContext& ctx, int32_t ds, int32_t m);
+// How a checkpoint reaches member `m`'s region (staged; after `after` when
+// that move uses the same link). Nothing to move: from_region -1, ready now.
+DataMove PlanCheckpoint(const EstimateContext& ctx, const Checkpoint& c, int32_t m, const DataMove* after = nullptr);
 
 // Which card type of the member the estimate runs the job on: the fastest
 // accepted type (preferring one that holds the gang now), or the one doing
@@ -84,6 +101,6 @@ DataMove PlanData(const EstimateContext& ctx, int32_t ds, int32_t m);
 enum class CardChoice { kFastest, kCheapest };
 
 Estimate EstimateOn(const EstimateContext& ctx, const job::JobSpec& j, int32_t ds, int32_t m,
-                    CardChoice choice = CardChoice::kFastest);
+                    CardChoice choice = CardChoice::kFastest, const Checkpoint& ckpt = {});
 
 }  // namespace berth::federation

@@ -33,6 +33,14 @@ std::string FedResultsToJson(const std::vector<FedResult>& results) {
     o["promises"] = r.promises;
     o["digests"] = r.digests;
     o["batches"] = r.batches;
+    o["member_failures"] = r.member_failures;
+    o["members_marked_down"] = r.members_marked_down;
+    o["requeued_queued"] = r.requeued_queued;
+    o["requeued_running"] = r.requeued_running;
+    o["checkpoint_bytes"] = r.checkpoint_bytes;
+    o["lost_work_gpu_s"] = r.lost_work_gpu_s;
+    o["stale_copies_cancelled"] = r.stale_copies_cancelled;
+    o["ran_twice"] = r.ran_twice;
     nlohmann::ordered_json ms = nlohmann::ordered_json::array();
     for (const auto& m : r.members) {
       nlohmann::ordered_json x;

@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <queue>
 
 #include "berth/common/clock.h"
@@ -20,7 +22,10 @@ namespace {
 using job::JobState;
 constexpr TimeUs kNever = std::numeric_limits<TimeUs>::max();
 
-enum class Kind { kArrive, kDeliver, kReply, kComplete, kDigestTake, kDigestArrive, kCancel };
+// kFail .. kRejoin: a member failure (fed.failures); `attempt` carries the
+// member's outage number so that the events of an earlier outage are void.
+enum class Kind { kArrive, kDeliver, kReply, kComplete, kDigestTake, kDigestArrive, kCancel, kFail, kDetect,
+                  kRequeueRunning, kRejoin };
 
 struct Ev {
   TimeUs t = 0;
@@ -45,6 +50,12 @@ struct Attempt {
   int64_t gpus = 0;
   TimeUs stream = 0;     // streamed read time (the run lasts at least this long)
   std::string types;     // global policies: the card types the job is sent for ("" = any)
+  TimeUs work = -1;      // the job time this attempt has left to run (trace reference time; -1 unknown)
+  TimeUs base = 0;       // the job's progress when it starts (its last checkpoint)
+  TimeUs restore = 0;    // added to the run: restoring the checkpoint after a failure
+  TimeUs end = -1;       // the run's end, while it runs
+  bool interrupted = false;  // was running when its member failed; queued there again
+  bool moved = false;        // the dispatcher moved the job away (member down); cancelled when it rejoins
   // MultiKueue: data moved after the start (bytes and egress counted for the
   // part moved when the copy ends).
   MiB late_mib = 0;
@@ -60,6 +71,12 @@ struct JobState2 {
   TimeUs first_start = -1;
   TimeUs finish = -1;
   bool lost = false;
+  // Member failures: progress saved at its last checkpoint, where that
+  // checkpoint is, and the job as it resumes (duration = what is left).
+  TimeUs done = 0;
+  int32_t interruptions = 0;
+  Checkpoint ckpt;
+  std::optional<job::JobSpec> resumed;
 };
 
 struct MemberSim {
@@ -77,6 +94,13 @@ struct MemberSim {
   double held_gpu_us = 0;
   double gpu_cost = 0;
   int64_t jobs = 0;
+  // Failures: down from the failure until it has rejoined (the dispatcher's
+  // cancellations reached it); jobs delivered meanwhile; copies moved away.
+  bool down = false;
+  int64_t outage = 0;
+  TimeUs rejoined_at = -1;
+  std::vector<int64_t> dropped;
+  std::vector<int64_t> to_cancel;
 };
 
 int64_t GpusOf(const job::JobSpec& j) {
@@ -107,11 +131,20 @@ class FedSim {
     c.in_flight = in_flight_;
     c.link_busy = &link_busy_;
     c.capacity = &capacity_;
+    c.down = down_;
     c.now = now;
     return c;
   }
+  const job::JobSpec& SpecOf(int32_t j) const { return jobs_[j].resumed ? *jobs_[j].resumed : trace_.jobs[j]; }
   Request RequestOf(int32_t j) const {
-    return Request{&trace_.jobs[j], jobs_[j].dataset, static_cast<int64_t>(j), jobs_[j].excluded};
+    return Request{&SpecOf(j), jobs_[j].dataset, static_cast<int64_t>(j), jobs_[j].excluded, jobs_[j].ckpt};
+  }
+  // No member may take job `j` now: true when one could once the members marked down are back (it waits).
+  bool WaitsForMember(int32_t j, TimeUs t) {
+    if (std::find(down_.begin(), down_.end(), 1) == down_.end()) return false;
+    EstimateContext c = Context(t);
+    c.down = {};
+    return !dispatcher_.Allowed(c, RequestOf(j)).empty();
   }
   void Dispatch(std::vector<int32_t> batch, TimeUs t);
   void Send(int32_t j, int32_t m, bool promise, int32_t type, TimeUs t);
@@ -127,6 +160,12 @@ class FedSim {
   Status AfterSchedule(int32_t m, TimeUs t);
   void EndRun(int64_t a, TimeUs t);
   void TakeDigest(int32_t m, TimeUs t);
+  // Member failures (fed_.failures).
+  Status Fail(int32_t m, TimeUs t, TimeUs length);
+  Status Interrupt(int64_t a, TimeUs t);
+  void Detect(int32_t m, TimeUs t, bool running, std::vector<int32_t>& to_dispatch);
+  void MoveAway(int64_t a, bool running, std::vector<int32_t>& to_dispatch);
+  Status Rejoin(int32_t m, TimeUs t);
 
   const Federation& fed_;
   const SpeedTable& speed_;
@@ -145,17 +184,23 @@ class FedSim {
   std::vector<std::vector<InFlight>> in_flight_;
   std::vector<std::vector<TimeUs>> link_busy_;
   std::vector<std::vector<TypeDigest>> capacity_;
+  std::vector<char> down_;     // per member: marked down by the dispatcher
+  std::vector<int32_t> parked_;  // jobs only members marked down may run: sent when one is back
   FedResult r_;
 };
 
 void FedSim::Send(int32_t j, int32_t m, bool promise, int32_t type, TimeUs t) {
-  const job::JobSpec& spec = trace_.jobs[j];
+  const job::JobSpec& spec = SpecOf(j);
+  JobState2& js = jobs_[j];
   const int64_t a = static_cast<int64_t>(attempts_.size());
   Attempt at;
   at.job = j;
   at.member = m;
   at.promise = promise;
   at.gpus = GpusOf(spec);
+  at.work = spec.duration;
+  at.base = js.done;
+  at.restore = js.interruptions > 0 ? opts_.restore_cost : 0;
   TimeUs arrive = t + Owd(m);
   if (policy_ != Policy::kMultiKueue) {
     // Double promise: the digest showed the GPUs free, but jobs sent since and not yet seen hold them.
@@ -177,6 +222,17 @@ void FedSim::Send(int32_t j, int32_t m, bool promise, int32_t type, TimeUs t) {
         link_busy_[d.from_region][fed_.members[m].region] = d.ready;
         arrive = std::max(arrive, d.ready);
       }
+    }
+    // A resumed job's checkpoint moves too (after the data when they share the link).
+    const DataMove c = PlanCheckpoint(Context(t), js.ckpt, m);
+    if (c.from_region >= 0) {
+      const double bytes = static_cast<double>(c.mib) * 1024.0 * 1024.0;
+      r_.cross_region_bytes += bytes;
+      r_.checkpoint_bytes += bytes;
+      r_.egress_cost += c.egress_usd;
+      link_busy_[c.from_region][fed_.members[m].region] = c.ready;
+      arrive = std::max(arrive, c.ready);
+      js.ckpt.region = fed_.members[m].region;
     }
   }
   if (promise) ++r_.promises;
@@ -200,7 +256,11 @@ void FedSim::Dispatch(std::vector<int32_t> batch, TimeUs t) {
     for (int32_t j : batch) {
       const std::vector<int32_t> allowed = dispatcher_.Allowed(Context(t), RequestOf(j));
       if (allowed.empty()) {
-        jobs_[j].lost = true;
+        if (WaitsForMember(j, t)) {
+          parked_.push_back(j);
+        } else {
+          jobs_[j].lost = true;
+        }
         continue;
       }
       for (int32_t m : allowed) Send(j, m, false, -1, t);
@@ -211,7 +271,11 @@ void FedSim::Dispatch(std::vector<int32_t> batch, TimeUs t) {
   for (int32_t j : batch) reqs.push_back(RequestOf(j));
   if (DispatchBatch(dispatcher_, [&] { return Context(t); }, reqs, opts_.batch_min, [&](size_t i, const Choice& c) {
         if (c.member < 0) {
-          jobs_[batch[i]].lost = true;
+          if (WaitsForMember(batch[i], t)) {
+            parked_.push_back(batch[i]);
+          } else {
+            jobs_[batch[i]].lost = true;
+          }
           return;
         }
         Send(batch[i], c.member, c.promise, c.estimate.type, t);
@@ -223,7 +287,11 @@ void FedSim::Deliver(const Ev& e, TimeUs t) {
   Attempt& at = attempts_[e.attempt];
   if (!at.live) return;  // withdrawn on the way
   MemberSim& ms = members_[e.member];
-  job::JobSpec spec = trace_.jobs[e.job];
+  if (ms.down) {  // lost on the way: delivered again if it rejoins before the job moves
+    ms.dropped.push_back(e.attempt);
+    return;
+  }
+  job::JobSpec spec = SpecOf(e.job);
   spec.id = JobId(e.attempt);
   spec.submit_time = t;
   if (!at.types.empty())
@@ -236,7 +304,7 @@ void FedSim::Deliver(const Ev& e, TimeUs t) {
     Push(t + Owd(e.member), Kind::kReply, e.job, e.member, e.attempt, false, true);
     return;
   }
-  const double dur_s = UsToSeconds(std::max<TimeUs>(0, trace_.jobs[e.job].duration));
+  const double dur_s = UsToSeconds(std::max<TimeUs>(0, at.work));
   ms.pending[e.attempt] = PendingWork{at.gpus, static_cast<double>(at.gpus) * dur_s};
   ms.delivered.push_back(e.attempt);
   ms.touched = ms.dirty = true;
@@ -277,10 +345,9 @@ Status FedSim::AfterSchedule(int32_t m, TimeUs t) {
     if (sp <= 0) sp = 1;
     if (at.type < 0) at.type = 0;
     at.started = true;
+    at.interrupted = false;
     at.start = t;
-    TimeUs run = trace_.jobs[at.job].duration < 0
-                     ? kNever / 4
-                     : SecondsToUs(UsToSeconds(trace_.jobs[at.job].duration) / sp);
+    TimeUs run = at.work < 0 ? kNever / 4 : SecondsToUs(UsToSeconds(at.work) / sp) + at.restore;
     run = std::max(run, at.stream);
     if (policy_ == Policy::kMultiKueue) {
       // Data moves after the start, GPUs held.
@@ -291,15 +358,28 @@ Status FedSim::AfterSchedule(int32_t m, TimeUs t) {
         at.late_egress = d.egress_usd;
         run = d.streamed ? std::max(run, d.transfer) : run + d.transfer;
       }
+      // So does a resumed job's checkpoint.
+      const DataMove c = PlanCheckpoint(Context(t), js.ckpt, m);
+      if (c.from_region >= 0) {
+        const double bytes = static_cast<double>(c.mib) * 1024.0 * 1024.0;
+        r_.cross_region_bytes += bytes;
+        r_.checkpoint_bytes += bytes;
+        r_.egress_cost += c.egress_usd;
+        run += c.transfer;
+      }
       bool other_running = false;
       for (int64_t k : js.copies)
         if (k != a && attempts_[k].started && attempts_[k].live) other_running = true;
       if (other_running) ++r_.double_promises;
       Push(t + Owd(m), Kind::kReply, at.job, m, a, true);
+    } else {
+      for (int64_t k : js.copies)
+        if (k != a && attempts_[k].started && attempts_[k].live) ++r_.ran_twice;
     }
     if (js.first_start < 0) js.first_start = t;
     ms.pending.erase(a);
     ms.running[a] = RunningEnd{t + run, at.gpus};
+    at.end = t + run;
     Push(t + run, Kind::kComplete, at.job, m, a);
   }
   // Promised jobs that did not start, and jobs that can never fit here, are refused.
@@ -315,6 +395,114 @@ Status FedSim::AfterSchedule(int32_t m, TimeUs t) {
     Push(t + Owd(m), Kind::kReply, at.job, m, a, false, never);
   }
   ms.delivered.clear();
+  return Status::Ok();
+}
+
+// A member fails: its running jobs stop (the work since their last checkpoint
+// is lost) and are queued there again; it schedules nothing, publishes no
+// digest and loses what reaches it until it rejoins. `length` -1: for good.
+Status FedSim::Fail(int32_t m, TimeUs t, TimeUs length) {
+  MemberSim& ms = members_[m];
+  ms.down = true;
+  ++ms.outage;
+  ++r_.member_failures;
+  std::vector<int64_t> running;
+  for (const auto& [a, e] : ms.running) running.push_back(a);
+  for (int64_t a : running) BERTH_RETURN_IF_ERROR(Interrupt(a, t));
+  // The dispatcher hears nothing from it for the member timeout; it rejoins
+  // when it is back and the dispatcher's cancellations of what moved reached it.
+  Push(t + fed_.member_timeout, Kind::kDetect, -1, m, ms.outage);
+  if (length >= 0) Push(t + length + 2 * Owd(m), Kind::kRejoin, -1, m, ms.outage);
+  return Status::Ok();
+}
+
+Status FedSim::Interrupt(int64_t a, TimeUs t) {
+  Attempt& at = attempts_[a];
+  JobState2& js = jobs_[at.job];
+  MemberSim& ms = members_[at.member];
+  BERTH_RETURN_IF_ERROR(ms.sched->Interrupt(JobId(a), 0, false));
+  EndRun(a, t);
+  if (at.work >= 0) {
+    // Progress: the share of the run's working time elapsed, in job time; kept up to the last checkpoint.
+    const TimeUs working = std::max<TimeUs>(1, at.end - at.start - at.restore);
+    const TimeUs elapsed = std::clamp<TimeUs>(t - at.start - at.restore, 0, working);
+    const TimeUs total = at.base + static_cast<TimeUs>(static_cast<double>(at.work) *
+                                                       (static_cast<double>(elapsed) / static_cast<double>(working)));
+    const TimeUs every = SpecOf(at.job).checkpoint_interval;
+    const TimeUs saved = every > 0 ? std::max(at.base, total / every * every) : 0;
+    r_.lost_work_gpu_s += UsToSeconds(total - saved) * static_cast<double>(at.gpus);
+    if (saved > js.done) {
+      js.done = saved;
+      js.ckpt.region = fed_.members[at.member].region;
+      js.ckpt.mib = static_cast<MiB>(std::llround(fed_.checkpoint_gib_per_gpu * 1024.0 * static_cast<double>(at.gpus)));
+    }
+    const TimeUs duration = trace_.jobs[at.job].duration;
+    js.resumed = trace_.jobs[at.job];
+    js.resumed->duration = std::max<TimeUs>(0, duration - js.done);
+    at.base = js.done;
+    at.work = js.resumed->duration;
+  }
+  ++js.interruptions;
+  at.started = false;
+  at.interrupted = true;
+  at.end = -1;
+  at.restore = opts_.restore_cost;
+  ms.pending[a] = PendingWork{at.gpus, static_cast<double>(at.gpus) * UsToSeconds(std::max<TimeUs>(0, at.work))};
+  return Status::Ok();
+}
+
+// The dispatcher marks member `m` down (its queued jobs move at once), and
+// `requeue_running_after` later moves the jobs that were running there.
+void FedSim::Detect(int32_t m, TimeUs t, bool running, std::vector<int32_t>& to_dispatch) {
+  if (!running) {
+    down_[m] = 1;
+    ++r_.members_marked_down;
+    Push(t + fed_.requeue_running_after, Kind::kRequeueRunning, -1, m, members_[m].outage);
+  }
+  for (int64_t a = 0; a < static_cast<int64_t>(attempts_.size()); ++a) {
+    const Attempt& at = attempts_[a];
+    if (at.member == m && at.live && at.interrupted == running) MoveAway(a, running, to_dispatch);
+  }
+}
+
+void FedSim::MoveAway(int64_t a, bool running, std::vector<int32_t>& to_dispatch) {
+  Attempt& at = attempts_[a];
+  at.live = false;
+  at.moved = true;
+  ReleaseAttempt(in_flight_[at.member], a);
+  members_[at.member].to_cancel.push_back(a);
+  JobState2& js = jobs_[at.job];
+  if (js.finish >= 0) return;
+  for (int64_t k : js.copies)
+    if (attempts_[k].live) return;  // multikueue: another copy still races
+  js.winner = -1;
+  ++r_.redispatches;
+  ++(running ? r_.requeued_running : r_.requeued_queued);
+  to_dispatch.push_back(at.job);
+}
+
+// Back: the copies that moved away are cancelled before it schedules again
+// (nothing runs twice), what reached it while down is delivered again if the
+// job is still its, and it publishes a digest.
+Status FedSim::Rejoin(int32_t m, TimeUs t) {
+  MemberSim& ms = members_[m];
+  for (int64_t a : ms.to_cancel) {
+    const scheduler::JobRecord* rec = ms.sched->Find(JobId(a));
+    if (rec != nullptr && (rec->state == JobState::kPending || rec->state == JobState::kRunning)) {
+      BERTH_RETURN_IF_ERROR(ms.sched->Finish(JobId(a), JobState::kCancelled));
+      ++r_.stale_copies_cancelled;
+    }
+    ms.pending.erase(a);
+  }
+  ms.to_cancel.clear();
+  ms.down = false;
+  ms.rejoined_at = t;
+  std::vector<int64_t> dropped;
+  dropped.swap(ms.dropped);
+  for (int64_t a : dropped)
+    if (attempts_[a].live) Deliver(Ev{t, 0, Kind::kDeliver, attempts_[a].job, m, a}, t);
+  ms.touched = ms.dirty = true;
+  ms.take_due = true;
   return Status::Ok();
 }
 
@@ -344,6 +532,7 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
   members_.resize(nm);
   views_.resize(nm);
   stale_.assign(nm, 0);
+  down_.assign(nm, 0);
   in_flight_.resize(nm);
   const size_t nr = fed_.regions.size();
   link_busy_.assign(nr, std::vector<TimeUs>(nr, 0));
@@ -369,6 +558,8 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
     Push(trace_.jobs[i].submit_time, Kind::kArrive, static_cast<int32_t>(i), -1, -1);
     first = std::min(first, trace_.jobs[i].submit_time);
   }
+  for (const MemberFailure& f : fed_.failures)
+    for (int32_t m : f.members) Push(first + f.at, Kind::kFail, -1, m, f.duration);  // `attempt`: how long
   TimeUs end = first;
   while (!q_.empty()) {
     const TimeUs t = q_.top().t;
@@ -386,6 +577,7 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
           break;
         case Kind::kReply: {
           ReleaseAttempt(in_flight_[e.member], e.attempt);
+          if (attempts_[e.attempt].moved) break;  // the job has moved on (its member was down)
           JobState2& js = jobs_[e.job];
           if (e.flag) {  // multikueue admission: the first kept, the other copies withdrawn
             if (js.winner >= 0) break;
@@ -405,7 +597,7 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
         }
         case Kind::kComplete: {
           Attempt& at = attempts_[e.attempt];
-          if (!at.live) break;
+          if (!at.live || at.end != t) break;  // withdrawn, or interrupted by a failure
           at.live = false;
           MemberSim& ms = members_[e.member];
           BERTH_RETURN_IF_ERROR(ms.sched->Finish(JobId(e.attempt), JobState::kSucceeded));
@@ -414,6 +606,8 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
           if (js.finish < 0) {
             js.finish = t;
             ++ms.jobs;
+          } else if (policy_ != Policy::kMultiKueue) {
+            ++r_.ran_twice;
           }
           ms.touched = ms.dirty = true;
           end = std::max(end, t);
@@ -424,6 +618,10 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
           if (!at.live) break;
           at.live = false;
           MemberSim& ms = members_[e.member];
+          if (ms.down) {  // it cannot hear it: cancelled when it rejoins
+            ms.to_cancel.push_back(e.attempt);
+            break;
+          }
           BERTH_RETURN_IF_ERROR(ms.sched->Finish(JobId(e.attempt), JobState::kCancelled));
           if (at.started) EndRun(e.attempt, t);
           ms.pending.erase(e.attempt);
@@ -440,13 +638,32 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
           ms.sent.pop_front();
           const TimeUs taken = views_[e.member].taken_at;
           ReflectDigest(in_flight_[e.member], taken, t);
+          if (down_[e.member] && !ms.down && taken >= ms.rejoined_at) {
+            // Back: the jobs waiting for a member are dispatched again.
+            down_[e.member] = 0;
+            to_dispatch.insert(to_dispatch.end(), parked_.begin(), parked_.end());
+            parked_.clear();
+          }
           break;
         }
+        case Kind::kFail:
+          BERTH_RETURN_IF_ERROR(Fail(e.member, t, e.attempt));
+          break;
+        case Kind::kDetect:
+        case Kind::kRequeueRunning:
+          if (members_[e.member].down && members_[e.member].outage == e.attempt)
+            Detect(e.member, t, e.kind == Kind::kRequeueRunning, to_dispatch);
+          break;
+        case Kind::kRejoin:
+          if (members_[e.member].down && members_[e.member].outage == e.attempt)
+            BERTH_RETURN_IF_ERROR(Rejoin(e.member, t));
+          break;
       }
     }
     // Members act on what reached them, then the dispatcher on what reached it.
     for (size_t m = 0; m < nm; ++m) {
       MemberSim& ms = members_[m];
+      if (ms.down) continue;  // a failed member does nothing
       if (ms.touched) {
         ms.touched = false;
         BERTH_RETURN_IF_ERROR(AfterSchedule(static_cast<int32_t>(m), t));

@@ -28,6 +28,16 @@
 // had already been sent to (and for MultiKueue, a second member starting a
 // copy of a job another member already runs); a deadline miss is a finish
 // after submit + deadline.
+//
+// Member failures (fed.failures): a failed member stops at once (its running
+// jobs lose the work since their last checkpoint and queue there again) and
+// is silent; after fed.member_timeout the dispatcher marks it down and sends
+// its queued jobs (and those sent to it meanwhile) elsewhere, after
+// fed.requeue_running_after more its running ones, resumed from their last
+// checkpoint (checkpoint_interval of job time), which moves from the failed
+// member's region as data. When it comes back it rejoins after one round
+// trip: the copies that moved away are cancelled there before it schedules
+// again, so no job runs twice; what stayed its runs there.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +57,9 @@ struct FedSimOptions {
   // A batch of at least this many jobs arriving at one instant is dispatched
   // as an assignment problem (global policies); fewer go one by one.
   int32_t batch_min = 8;
+  // Member failures: the time a job resumed after a failure spends restoring
+  // before it works again (added to its run).
+  TimeUs restore_cost = 0;
 };
 
 struct MemberFigures {
@@ -69,6 +82,16 @@ struct FedResult {
   int64_t double_promises = 0, redispatches = 0, promises = 0, digests = 0;
   int64_t refused_promises = 0, refused_never_fit = 0;  // refusals by cause (each a re-dispatch)
   int64_t batches = 0;
+  // Member failures (Federation::failures): outages simulated, members the
+  // dispatcher marked down, jobs moved off them (queued at once, running from
+  // their last checkpoint), the checkpoints' bytes (part of
+  // cross_region_bytes), work redone (GPU-seconds of job time since the last
+  // checkpoint), copies cancelled when a member rejoined, and runs that would
+  // have duplicated a job (a second copy running or finishing; must be 0).
+  int64_t member_failures = 0, members_marked_down = 0;
+  int64_t requeued_queued = 0, requeued_running = 0;
+  double checkpoint_bytes = 0, lost_work_gpu_s = 0;
+  int64_t stale_copies_cancelled = 0, ran_twice = 0;
   std::vector<MemberFigures> members;
   double wall_seconds = 0;
 };

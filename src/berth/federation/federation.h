@@ -12,6 +12,8 @@
 //     - {from: us-east, to: eu-west, bandwidth_gbps: 10, rtt_ms: 80, egress_usd_per_gb: 0.02}
 //   datasets:
 //     - {name: web, size_gib: 800, regions: [us-east], read: staged}
+//   failures:                      # simulated outages (berth simulate --federation)
+//     - {domain: use-1, at_s: 3600, for_s: 1800}
 //
 //   StatusOr<Federation> f = LoadFederation("fed.yaml", cluster::LoadCluster);
 //
@@ -68,6 +70,16 @@ struct Dataset {
   ReadPattern read = ReadPattern::kStaged;
 };
 
+// A timed outage of every member of a failure domain (or of one cluster),
+// for the simulator: from `at` (after the trace's first submission) for
+// `duration` (-1: it never comes back).
+struct MemberFailure {
+  std::string label;             // "domain a-1" or "cluster openb", for reports
+  std::vector<int32_t> members;  // the members that fail
+  TimeUs at = 0;
+  TimeUs duration = -1;
+};
+
 struct Federation {
   std::string name;
   std::vector<std::string> regions;
@@ -85,6 +97,14 @@ struct Federation {
   // The accelerator type the trace's durations were measured on ("": a job
   // runs its trace duration on every type).
   std::string trace_reference_type;
+  // Member failures (simulator): silence after which the dispatcher marks a
+  // member down and moves its queued jobs; how long after that it moves the
+  // running ones from their last checkpoint; the checkpoint's size per GPU of
+  // the job (a synthetic model: the checkpoint moves with the job).
+  TimeUs member_timeout = 30 * kUsPerSecond;
+  TimeUs requeue_running_after = 60 * kUsPerSecond;
+  double checkpoint_gib_per_gpu = 2;
+  std::vector<MemberFailure> failures;
 
   std::optional<int32_t> FindRegion(const std::string& name) const;
   const Link& link(int32_t from, int32_t to) const { return links[from][to]; }
@@ -96,5 +116,9 @@ struct Federation {
 StatusOr<Federation> ParseFederationYaml(const std::string& text, const std::string& source,
                                          const ClusterLoader& load);
 StatusOr<Federation> LoadFederation(const std::string& path, const ClusterLoader& load);
+// Reads a file of member failures (`failures:` list, as in the federation
+// file) and puts them in place of `fed.failures`; errors name the file, line
+// and key.
+Status LoadMemberFailures(const std::string& path, Federation& fed);
 
 }  // namespace berth::federation

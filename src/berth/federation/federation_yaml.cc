@@ -2,6 +2,7 @@
 // Every error names the file, the line and the key path.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -83,6 +84,11 @@ class Parser {
   Status ParseMember(const YAML::Node& e, const std::string& p, int32_t region, Federation& f) const;
   Status ParseDataset(const YAML::Node& e, const std::string& p, Federation& f) const;
   Status ParseTenants(const YAML::Node& e, Federation& f) const;
+
+ public:
+  Status ParseFailures(const YAML::Node& list, Federation& f) const;
+
+ private:
 
   std::string file_;
   const ClusterLoader& load_;
@@ -196,11 +202,58 @@ Status Parser::ParseTenants(const YAML::Node& list, Federation& f) const {
   return Status::Ok();
 }
 
+Status Parser::ParseFailures(const YAML::Node& list, Federation& f) const {
+  if (!list.IsSequence()) return Error(list, "failures", "expected a list of {domain | cluster, at_s, for_s}");
+  f.failures.clear();
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node e = list[i];
+    const std::string p = "failures[" + std::to_string(i) + "]";
+    BERTH_RETURN_IF_ERROR(CheckKeys(e, p, {"domain", "cluster", "at_s", "for_s"}));
+    MemberFailure fail;
+    if (e["domain"] && e["cluster"]) return Error(e, p, "give domain or cluster, not both");
+    if (e["domain"]) {
+      BERTH_ASSIGN_OR_RETURN(std::string d, Scalar(e["domain"], p + ".domain"));
+      fail.label = "domain " + d;
+      for (size_t m = 0; m < f.members.size(); ++m)
+        if (f.members[m].failure_domain == d) fail.members.push_back(static_cast<int32_t>(m));
+      if (fail.members.empty()) return Error(e["domain"], p + ".domain", "no cluster has failure_domain '" + d + "'");
+    } else if (e["cluster"]) {
+      BERTH_ASSIGN_OR_RETURN(std::string c, Scalar(e["cluster"], p + ".cluster"));
+      fail.label = "cluster " + c;
+      for (size_t m = 0; m < f.members.size(); ++m)
+        if (f.members[m].name == c) fail.members.push_back(static_cast<int32_t>(m));
+      if (fail.members.empty()) return Error(e["cluster"], p + ".cluster", "no cluster named '" + c + "'");
+    } else {
+      return Error(e, p, "needs domain (a failure_domain) or cluster (a member's name)");
+    }
+    BERTH_ASSIGN_OR_RETURN(double at, Number(e["at_s"], p + ".at_s", 0, false));
+    fail.at = SecondsToUs(at);
+    if (e["for_s"]) {
+      BERTH_ASSIGN_OR_RETURN(double d, Number(e["for_s"], p + ".for_s", 0, true));
+      fail.duration = SecondsToUs(d);
+    }
+    // One outage at a time per member.
+    for (size_t k = 0; k < f.failures.size(); ++k) {
+      const MemberFailure& o = f.failures[k];
+      const bool overlap = (o.duration < 0 || fail.at < o.at + o.duration) &&
+                           (fail.duration < 0 || o.at < fail.at + fail.duration);
+      if (!overlap) continue;
+      for (int32_t m : fail.members)
+        if (std::find(o.members.begin(), o.members.end(), m) != o.members.end())
+          return Error(e, p, "cluster " + f.members[m].name + " is already down then (failures[" +
+                                 std::to_string(k) + "])");
+    }
+    f.failures.push_back(std::move(fail));
+  }
+  return Status::Ok();
+}
+
 StatusOr<Federation> Parser::Top(const YAML::Node& root) {
   BERTH_RETURN_IF_ERROR(CheckKeys(root, "federation",
                                   {"name", "description", "dispatcher_region", "digest_interval_s", "lease_s",
                                    "trace_reference_type", "intra_region", "inter_region", "regions", "links", "datasets",
-                                   "tenants"}));
+                                   "tenants", "member_timeout_s", "requeue_running_after_s",
+                                   "checkpoint_gib_per_gpu", "failures"}));
   Federation f;
   f.name = root["name"] ? root["name"].Scalar() : file_;
   const YAML::Node regions = root["regions"];
@@ -280,6 +333,19 @@ StatusOr<Federation> Parser::Top(const YAML::Node& root) {
   if (root["trace_reference_type"]) {
     BERTH_ASSIGN_OR_RETURN(f.trace_reference_type, Scalar(root["trace_reference_type"], "trace_reference_type"));
   }
+  if (root["member_timeout_s"]) {
+    BERTH_ASSIGN_OR_RETURN(double s, Number(root["member_timeout_s"], "member_timeout_s", 0, true));
+    f.member_timeout = SecondsToUs(s);
+  }
+  if (root["requeue_running_after_s"]) {
+    BERTH_ASSIGN_OR_RETURN(double s, Number(root["requeue_running_after_s"], "requeue_running_after_s", 0, false));
+    f.requeue_running_after = SecondsToUs(s);
+  }
+  if (root["checkpoint_gib_per_gpu"]) {
+    BERTH_ASSIGN_OR_RETURN(f.checkpoint_gib_per_gpu, Number(root["checkpoint_gib_per_gpu"], "checkpoint_gib_per_gpu", 0, false));
+    if (f.checkpoint_gib_per_gpu > 1e6) return Error(root["checkpoint_gib_per_gpu"], "checkpoint_gib_per_gpu", "too large");
+  }
+  if (const YAML::Node n = root["failures"]; n) BERTH_RETURN_IF_ERROR(ParseFailures(n, f));
   return f;
 }
 
@@ -307,6 +373,35 @@ StatusOr<Federation> LoadFederation(const std::string& path, const ClusterLoader
   std::stringstream ss;
   ss << in.rdbuf();
   return ParseFederationYaml(ss.str(), path, load);
+}
+
+Status LoadMemberFailures(const std::string& path, Federation& fed) {
+  std::ifstream in(path);
+  if (!in) return NotFound(path + ": cannot open the member failures file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  YAML::Node root;
+  try {
+    root = YAML::Load(ss.str());
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+  }
+  static const ClusterLoader kNoLoad;
+  Parser parser(path, kNoLoad);
+  try {
+    if (root.IsMap()) {
+      for (auto it = root.begin(); it != root.end(); ++it)
+        if (it->first.Scalar() != "failures")
+          return InvalidArgument(path + ":" + std::to_string(it->first.Mark().line + 1) + ": " + it->first.Scalar() +
+                                 ": unknown key (expected failures)");
+      if (!root["failures"]) return InvalidArgument(path + ": expected a map with failures: [...]");
+      return parser.ParseFailures(root["failures"], fed);
+    }
+    if (root.IsSequence()) return parser.ParseFailures(root, fed);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  return InvalidArgument(path + ": expected failures: [{domain | cluster, at_s, for_s}, ...]");
 }
 
 }  // namespace berth::federation
