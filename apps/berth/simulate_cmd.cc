@@ -275,7 +275,7 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run, std::vector<st
       ->default_val(0);
   cmd->add_option("--member-failures", flags->federation.member_failures,
                   "Federation: YAML file of member outages, failures: [{domain: D | cluster: C, at_s: S, for_s: S}] "
-                  "(replaces the federation file's failures; docs/federation.md, \"Member failures\")");
+                  "(replaces the federation file's failures; docs/federation.md, \"Member failures (simulator)\")");
   AddTopologyLabelOption(cmd, &flags->topology_labels);
   cmd->add_option("--services", flags->services.services,
                   "Services file (YAML, docs/services.md): services with autoscaling beside the trace's batch jobs");
