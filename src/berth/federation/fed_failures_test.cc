@@ -106,7 +106,8 @@ TEST(FedFailures, ParsesDomainsAndClustersWithClearErrors) {
   };
   const std::string nowhere = error("failures:\n  - {domain: nowhere, at_s: 1}\n");
   EXPECT_EQ(nowhere.rfind("t.yaml:", 0), 0u) << nowhere;
-  EXPECT_NE(nowhere.find(": failures[0].domain: no cluster has failure_domain 'nowhere'"), std::string::npos) << nowhere;
+  EXPECT_NE(nowhere.find(": failures[0].domain: no cluster has failure_domain 'nowhere'"), std::string::npos)
+      << nowhere;
   EXPECT_NE(error("failures:\n  - {cluster: e1, at_s: 1, for_s: 0}\n").find("failures[0].for_s: must be above 0"),
             std::string::npos);
   EXPECT_NE(error("failures:\n  - {at_s: 1}\n").find("needs domain"), std::string::npos);
@@ -205,7 +206,8 @@ TEST(FedFailures, BackBeforeTheRequeueKeepsItsRunningJobs) {
 }
 
 TEST(FedFailures, EveryPolicyLosesNothingAndRunsNothingTwice) {
-  Env e = MakeEnv("failures:\n  - {domain: east-1, at_s: 100, for_s: 2000}\n  - {cluster: w1, at_s: 3000, for_s: 500}\n");
+  Env e = MakeEnv(
+      "failures:\n  - {domain: east-1, at_s: 100, for_s: 2000}\n  - {cluster: w1, at_s: 3000, for_s: 500}\n");
   sim::Trace t;
   int64_t id = 0;
   for (int k = 0; k < 6; ++k) t.jobs.push_back(Job(id++, 0, 8, 600, k % 2 ? "big" : "", 120));

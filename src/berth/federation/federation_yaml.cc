@@ -342,8 +342,9 @@ StatusOr<Federation> Parser::Top(const YAML::Node& root) {
     f.requeue_running_after = SecondsToUs(s);
   }
   if (root["checkpoint_gib_per_gpu"]) {
-    BERTH_ASSIGN_OR_RETURN(f.checkpoint_gib_per_gpu, Number(root["checkpoint_gib_per_gpu"], "checkpoint_gib_per_gpu", 0, false));
-    if (f.checkpoint_gib_per_gpu > 1e6) return Error(root["checkpoint_gib_per_gpu"], "checkpoint_gib_per_gpu", "too large");
+    const YAML::Node n = root["checkpoint_gib_per_gpu"];
+    BERTH_ASSIGN_OR_RETURN(f.checkpoint_gib_per_gpu, Number(n, "checkpoint_gib_per_gpu", 0, false));
+    if (f.checkpoint_gib_per_gpu > 1e6) return Error(n, "checkpoint_gib_per_gpu", "too large");
   }
   if (const YAML::Node n = root["failures"]; n) BERTH_RETURN_IF_ERROR(ParseFailures(n, f));
   return f;
