@@ -248,6 +248,53 @@ TEST(FedFailures, JobsOnlyTheFailedMemberMayRunWaitForIt) {
     EXPECT_NE(json.find(key), std::string::npos) << key;
 }
 
+// Global resumes a job where it finishes first counting the checkpoint's
+// move: a large checkpoint keeps it in its region on slower cards.
+TEST(FedFailures, GlobalWeighsTheCheckpointWhereItResumes) {
+  auto run = [](double gib_per_gpu) {
+    const std::string text = R"(
+name: t3
+dispatcher_region: east
+checkpoint_gib_per_gpu: )" + std::to_string(gib_per_gpu) + R"(
+regions:
+  - name: east
+    clusters:
+      - {name: e1, cluster: "4x8:A100", failure_domain: east-1}
+      - {name: e2, cluster: "4x8:A100"}
+  - name: west
+    clusters:
+      - {name: w1, cluster: "4x8:A100"}
+links:
+  - {from: east, to: west, bandwidth_gbps: 1, rtt_ms: 100, egress_usd_per_gb: 0.1}
+failures:
+  - {cluster: e1, at_s: 1000}
+)";
+    Env e;
+    StatusOr<Federation> f = ParseFederationYaml(text, "t3.yaml", Loader());
+    EXPECT_TRUE(f.ok()) << f.status().message();
+    e.fed = std::move(f).value();
+    e.speed = {{2.0}, {1.0}, {1.5}};  // e1 fastest, then w1, then e2
+    EXPECT_TRUE(plugins::RegisterBuiltinPlugins(e.plugins).ok());
+    framework::PolicyRegistry policies;
+    EXPECT_TRUE(plugins::RegisterBuiltinPolicies(policies).ok());
+    e.profile = *policies.Find("bestfit");
+    sim::Trace t;
+    for (int k = 0; k < 4; ++k) t.jobs.push_back(Job(k, 0, 8, 36000, "", 600));
+    return Simulate(e, t, Policy::kGlobal);
+  };
+  // 4,000 GiB per job over 1 Gbit/s takes about 9.5 hours: resuming on e2 (slower cards, no move) finishes first.
+  const FedResult big = run(500);
+  EXPECT_EQ(big.requeued_running, 4);
+  EXPECT_EQ(big.members[1].jobs, 4);
+  EXPECT_EQ(big.checkpoint_bytes, 0);
+  // With no checkpoint to move, the faster cards in the west win.
+  const FedResult none = run(0);
+  EXPECT_EQ(none.requeued_running, 4);
+  EXPECT_EQ(none.members[2].jobs, 4);
+  EXPECT_EQ(none.jobs_finished, 4);
+  EXPECT_EQ(big.ran_twice + none.ran_twice, 0);
+}
+
 TEST(FedFailures, TheEstimatorCountsTheCheckpointMove) {
   Env e = MakeEnv("");
   std::vector<std::vector<TimeUs>> busy(2, std::vector<TimeUs>(2, 0));
