@@ -7,10 +7,13 @@
 # over the waiting queue): a quiet one, and one with READERS clients reading
 # job lists (10,000 per page), nodes, queues and metrics. Prints one JSON line
 # per window: passes, pass p50/p99 (histogram bucket bounds) of wall and CPU
-# time, passes preempted / blocked / page-faulted, nodes marked down,
+# time, loop turns (p99, the longest so far, slow turns logged), passes
+# preempted / blocked / page-faulted, nodes marked down,
 # requeues, late heartbeats, graces, the longest heartbeat gap, and the readers'
 # figures. Needs curl and python3.
 # Usage: scripts/read-flood.sh [NODES JOBS READERS SECONDS]   (default 12500 100000 64 60)
+# SPEEDUP=1: no job ends in the windows, so the passes of both windows do the
+# same work (one submission that does not fit): the fair comparison of pass times.
 # SERVE_ARGS adds flags to `berth serve` (e.g. SERVE_ARGS="--scheduler-nice 0").
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,6 +66,12 @@ def hist(name):
     return sorted((float(k.split('le="')[1].split('"')[0]) if 'Inf' not in k else float('inf'), d(k))
                   for k in a if k.startswith(name + '_bucket'))
 cpu_buckets = hist('berth_scheduling_pass_cpu_seconds')
+turn_buckets = hist('berth_loop_turn_seconds')
+turns = d('berth_loop_turn_seconds_count')
+def tq(p):
+    for bound, cum in turn_buckets:
+        if turns and cum >= p * turns: return bound
+    return None
 def q(p, bs=None):
     for bound, cum in (buckets if bs is None else bs):
         if count and cum >= p * count: return bound
@@ -72,6 +81,8 @@ print(json.dumps({
     'pass_p50_s_le': q(0.5), 'pass_p99_s_le': q(0.99),
     'pass_mean_s': d('berth_scheduling_pass_seconds_sum') / count if count else None,
     'pass_cpu_p50_s_le': q(0.5, cpu_buckets), 'pass_cpu_p99_s_le': q(0.99, cpu_buckets),
+    'turns': int(turns), 'turn_p99_s_le': tq(0.99), 'turn_max_s': a.get('berth_loop_turn_max_seconds'),
+    'slow_turns': int(d('berth_loop_turns_slow_total')),
     'passes_preempted': int(d('berth_scheduling_passes_preempted_total')),
     'passes_blocked': int(d('berth_scheduling_passes_blocked_total')),
     'passes_faulted': int(d('berth_scheduling_passes_faulted_total')),

@@ -85,6 +85,8 @@ struct ServeFlags {
   std::string restore_cost;
   std::string pass_budget;
   int32_t scheduler_nice = server::ServiceOptions{}.scheduler_nice;
+  int32_t scheduler_rt_priority = 0;
+  std::string large_read_sched = "idle";
   std::string throughputs;
   std::string idempotency_ttl;  // duration, parsed in Serve
   bool accept_cluster_change = false;
@@ -228,6 +230,9 @@ int Serve(const ServeFlags& f) {
   if (f.max_connections_per_client < 1)
     return fail("listen", InvalidArgument("--max-connections-per-client: expected a positive integer"));
   http.max_connections_per_client = f.max_connections_per_client;
+  if (f.large_read_sched != "idle" && f.large_read_sched != "nice")
+    return fail("listen", InvalidArgument("--large-read-sched: expected idle or nice, got '" + f.large_read_sched + "'"));
+  http.large_reads_idle = f.large_read_sched == "idle";
   if (f.extender_anonymous && !server::IsLoopbackHost(http.host))
     return fail("extender", InvalidArgument("--extender-allow-anonymous is only for a loopback --listen (127.0.0.1, ::1); "
                                             "give kube-scheduler a client certificate (--tls-client-ca) instead"));
@@ -280,6 +285,7 @@ int Serve(const ServeFlags& f) {
   opts.yield_training_grace = yield_training_grace;
   opts.pass_budget = pass_budget;
   opts.scheduler_nice = f.scheduler_nice;
+  opts.scheduler_rt_priority = f.scheduler_rt_priority;
   opts.virtual_nodes = f.virtual_nodes || demo;
   opts.require_federation_lease = f.require_federation_lease;
   opts.idempotency_ttl = idempotency_ttl;
@@ -497,6 +503,13 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
                   "nice value of the scheduling thread, below the HTTP threads (0) and the large-read pool (10) so "
                   "reads cannot take its core mid-pass (default -5; 0: unchanged; needs CAP_SYS_NICE or RLIMIT_NICE, "
                   "else a warning and 0)");
+  cmd->add_option("--scheduler-rt-priority", flags->scheduler_rt_priority,
+                  "1-99: run the scheduling thread under SCHED_FIFO at this priority, so no normal thread "
+                  "(HTTP, reads, other processes) takes its core mid-pass (default 0: off, --scheduler-nice "
+                  "applies; needs CAP_SYS_NICE or RLIMIT_RTPRIO, else a warning and --scheduler-nice)");
+  cmd->add_option("--large-read-sched", flags->large_read_sched,
+                  "how the pool that builds large reads (job, node and queue lists) runs: idle (default; "
+                  "SCHED_IDLE: only on CPU no other thread wants, never preempting one) or nice (nice 10)");
   cmd->add_option("--throughputs", flags->throughputs,
                   "measured throughput table (Gavel JSON) the hetero-speed/hetero-cost model is fitted to "
                   "(default: specs only)");

@@ -6,6 +6,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <sys/epoll.h>
@@ -89,8 +91,14 @@ class Server::Loop {
     for (int i = 0; i < std::max(1, s_.options_.heavy_workers); ++i)
       workers_.emplace_back([this] {
         // Large reads yield the CPU to the scheduling loop and the other
-        // workers (Linux: the nice value is per thread).
-        if (s_.options_.heavy_nice > 0) (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), s_.options_.heavy_nice);
+        // workers (Linux: the policy and nice value are per thread).
+        bool idle = false;
+        if (s_.options_.heavy_idle) {
+          sched_param none{};
+          idle = ::pthread_setschedparam(::pthread_self(), SCHED_IDLE, &none) == 0;
+        }
+        if (!idle && s_.options_.heavy_nice > 0)
+          (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), s_.options_.heavy_nice);
         Work(pools_[1]);
       });
     io_ = std::thread([this] { Run(); });

@@ -48,6 +48,10 @@ struct ServerOptions {
   int heavy_workers = 2;
   size_t max_heavy_queued = 256;       // heavy requests waiting; 503 beyond
   int heavy_nice = 10;                 // the heavy pool's threads run at this nice value (0: unchanged)
+  // Linux: the heavy pool's threads run under SCHED_IDLE instead (they get a
+  // core only when no normal thread wants it, and never preempt one on
+  // wakeup), falling back to heavy_nice where refused.
+  bool heavy_idle = true;
   int max_connections = 4096;          // in total; 503 beyond
   int max_connections_per_client = 64; // per client IP address; 429 beyond
   std::chrono::milliseconds header_timeout{10'000};

@@ -159,6 +159,7 @@ http::ServerOptions ToServerOptions(const HttpOptions& options) {
   o.host = options.host;
   o.port = options.port;
   o.workers = options.threads;
+  o.heavy_idle = options.large_reads_idle;
   o.max_connections = options.max_connections;
   o.max_connections_per_client = options.max_connections_per_client;
   o.header_timeout = std::chrono::milliseconds(options.header_timeout_ms);

@@ -46,6 +46,9 @@ struct HttpOptions {
   std::string token;           // "" = writes are open
   std::string node_token;      // the node API's token (berth agent); "" = the node API is closed
   int threads = 32;  // handler workers; they run complete requests only
+  // Large reads (job, node and queue lists) run on a pool of their own under
+  // SCHED_IDLE (true) or at nice 10 (false).
+  bool large_reads_idle = true;
   size_t max_body_bytes = 16 << 20;  // kube-scheduler sends whole NodeLists (nodeCacheCapable false)
   size_t max_header_bytes = 32 << 10;
   int max_connections = 4096;

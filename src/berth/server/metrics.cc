@@ -80,6 +80,7 @@ Metrics::Metrics()
     : decision_latency(LatencyBounds()),
       pass_latency(PassBounds()),
       pass_cpu(PassBounds()),
+      loop_turn(PassBounds()),
       commit_latency(LatencyBounds()),
       commit_batch({1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096}),
       submit_latency(LatencyBounds()),

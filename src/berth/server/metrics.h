@@ -79,6 +79,12 @@ struct Metrics {
   std::atomic<uint64_t> passes_blocked{0};
   std::atomic<uint64_t> passes_faulted{0};  // that took a page fault
   std::atomic<int> scheduler_nice{0};        // the scheduling thread's nice value
+  std::atomic<int> scheduler_rt_priority{0};  // its SCHED_FIFO priority (0: not real-time)
+  // Turns of the scheduling loop (the work handed in, checks, publishing,
+  // the pass): wall time of each, the longest, and those long enough to log.
+  Histogram loop_turn;
+  std::atomic<int64_t> loop_turn_max_us{0};
+  std::atomic<uint64_t> loop_turns_slow{0};
   Histogram commit_latency;    // seconds: store batch arrival to durable
   Histogram commit_batch;      // records per store commit
   Histogram submit_latency;    // seconds: POST /v1/jobs received to answered

@@ -3,6 +3,8 @@
 #include "berth/common/clock.h"
 #include "berth/server/service.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -42,6 +44,8 @@ Status ServiceOptions::Validate() const {
   if (pass_budget <= 0) return InvalidArgument("--pass-budget must be positive");
   if (read_slots < 0) return InvalidArgument("read slots must not be negative");
   if (scheduler_nice < -20 || scheduler_nice > 19) return InvalidArgument("--scheduler-nice must be in [-20, 19]");
+  if (scheduler_rt_priority < 0 || scheduler_rt_priority > 99)
+    return InvalidArgument("--scheduler-rt-priority must be in [0, 99]");
   if (preemption_grace < 0) return InvalidArgument("--preemption-grace must not be negative");
   if (min_runtime < -1) return InvalidArgument("--min-runtime must not be negative");
   if (restore_cost < 0) return InvalidArgument("--restore-cost must not be negative");
@@ -175,7 +179,21 @@ bool Service::Sync(std::function<void()> fn) {
 }
 
 void Service::Loop() {
-  if (options_.scheduler_nice != 0) {
+  bool realtime = false;
+  if (options_.scheduler_rt_priority > 0) {
+    sched_param p{};
+    p.sched_priority = options_.scheduler_rt_priority;
+    const int err = ::pthread_setschedparam(::pthread_self(), SCHED_FIFO, &p);
+    if (err == 0) {
+      realtime = true;
+      metrics_.scheduler_rt_priority = options_.scheduler_rt_priority;
+    } else {
+      log_.Warn("scheduler_rt_priority_refused",
+                {{"priority", options_.scheduler_rt_priority}, {"error", std::strerror(err)},
+                 {"hint", "grant CAP_SYS_NICE or raise RLIMIT_RTPRIO (systemd: LimitRTPRIO=); using --scheduler-nice"}});
+    }
+  }
+  if (!realtime && options_.scheduler_nice != 0) {
     if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), options_.scheduler_nice) == 0) {
       metrics_.scheduler_nice = options_.scheduler_nice;
     } else {
@@ -199,28 +217,55 @@ void Service::Loop() {
       }
       work.swap(queue_);
     }
+    // Where the turn's time goes (steady clock): the work handed in, the
+    // checks, publishing, services, the pass and its publish.
+    TurnClock turn;
+    const size_t items = work.size();
     for (auto& fn : work) fn();
     work.clear();
+    turn.Mark(TurnClock::kWork);
     if (options_.virtual_nodes || options_.agent_nodes) CheckHeartbeats();
     if (ready_ && sched_) CheckDrains();
     ExpireExtenderReservations();
     ExpireIdempotencyKeys();
+    turn.Mark(TurnClock::kChecks);
     // The turn's answers go out before the pass (which may take its budget,
     // or longer for one very large job), and the pass's decisions after it.
     PublishAndAnswer();
+    turn.Mark(TurnClock::kPublish);
     hurry = false;
     if (ready_ && sched_) ServicesTick();
+    turn.Mark(TurnClock::kServices);
     if (budget_renew_at_ >= 0 && clock_.Now() >= budget_renew_at_) dirty_ = true;
     const bool fenced = ready_ && sched_ && FederationFenced();
     if (dirty_ && ready_ && sched_ && !fenced) {
       SchedulePass();
       hurry = sched_->last_pass_split();
+      turn.Mark(TurnClock::kPass);
       PublishAndAnswer();
+      turn.Mark(TurnClock::kPassPublish);
     }
+    NoteTurn(turn, items);
   }
   // Work queued but never run is dropped: its callers see a broken promise.
   work.clear();
   after_publish_.clear();
+}
+
+void Service::NoteTurn(const TurnClock& turn, size_t items) {
+  const TimeUs total = turn.total();
+  metrics_.loop_turn.Observe(UsToSeconds(total));
+  if (total > metrics_.loop_turn_max_us.load(std::memory_order_relaxed))
+    metrics_.loop_turn_max_us.store(total, std::memory_order_relaxed);
+  // A turn that took a quarter of the heartbeat timeout is worth a line: the
+  // loop answers nothing meanwhile.
+  if (total < std::max<TimeUs>(options_.heartbeat_timeout / 4, 100'000)) return;
+  ++metrics_.loop_turns_slow;
+  json phases = json::object();
+  for (int p = 0; p < TurnClock::kPhases; ++p)
+    if (turn.spent(p) > 0) phases[TurnClock::Name(p)] = UsToSeconds(turn.spent(p));
+  log_.Warn("slow_turn", {{"seconds", UsToSeconds(total)}, {"work_items", items}, {"phases", phases},
+                          {"pending", pending_.size()}, {"running", running_.size()}});
 }
 
 void Service::AppendRecord(store::Record rec, std::function<void(const Status&)> then) {

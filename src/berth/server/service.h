@@ -60,6 +60,7 @@
 #include "berth/server/log.h"
 #include "berth/server/metrics.h"
 #include "berth/server/read_view.h"
+#include "berth/server/turn_clock.h"
 #include "berth/server/virtual_nodes.h"
 #include "berth/store/store.h"
 #include "berth/tenancy/queue_yaml.h"
@@ -85,6 +86,11 @@ struct ServiceOptions {
   // in the middle of a pass. 0: unchanged. A process not allowed to lower
   // it (no CAP_SYS_NICE, RLIMIT_NICE too low) logs that and runs at 0.
   int32_t scheduler_nice = -5;
+  // 1-99: the scheduling thread runs under SCHED_FIFO at this priority (no
+  // normal thread preempts it; it still sleeps between turns). 0: off. A
+  // process not allowed to (no CAP_SYS_NICE, RLIMIT_RTPRIO too low) logs that
+  // and uses scheduler_nice.
+  int32_t scheduler_rt_priority = 0;
   TimeUs request_timeout = 30'000'000;        // longest wait for the loop or the store
   // An extender placement no pod of its group ever bound is released this
   // long after it was made (and a waiting group nobody asked about for this
@@ -436,6 +442,8 @@ class Service final : private VirtualNodes::Sink {
   // On the scheduling thread.
   Status Recover();
   void SchedulePass();
+  // Records a loop turn (histogram, max) and logs one that took long.
+  void NoteTurn(const TurnClock& turn, size_t items);
   // The federation fence (GrantFederationLease), on the loop before a pass:
   // true while the lease has lapsed (no pass runs).
   bool FederationFenced();

@@ -85,6 +85,19 @@ TEST(ServiceOptionsTest, SchedulerNiceIsANiceValue) {
   EXPECT_TRUE(o.Validate().ok());
 }
 
+TEST(ServiceOptionsTest, SchedulerRtPriorityIsOffOrAFifoPriority) {
+  ServiceOptions o;
+  EXPECT_EQ(o.scheduler_rt_priority, 0);
+  o.scheduler_rt_priority = -1;
+  EXPECT_FALSE(o.Validate().ok());
+  o.scheduler_rt_priority = 100;
+  EXPECT_FALSE(o.Validate().ok());
+  o.scheduler_rt_priority = 1;
+  EXPECT_TRUE(o.Validate().ok());
+  o.scheduler_rt_priority = 99;
+  EXPECT_TRUE(o.Validate().ok());
+}
+
 TEST(ServiceOptionsTest, TopologyFieldsNeedATopologyPolicy) {
   const std::string job = R"({"name":"tp","required_level":"leaf","groups":[{"count":2,"gpus":8,"block_tasks":2,"block_level":"leaf"}]})";
   {

@@ -387,6 +387,18 @@ std::string Service::MetricsText() {
   out += "# HELP berth_scheduling_thread_nice The scheduling thread's nice value (--scheduler-nice, when allowed).\n"
          "# TYPE berth_scheduling_thread_nice gauge\nberth_scheduling_thread_nice " +
          std::to_string(metrics_.scheduler_nice.load()) + "\n";
+  out += "# HELP berth_scheduling_thread_rt_priority The scheduling thread's SCHED_FIFO priority (--scheduler-rt-priority; 0: not real-time).\n"
+         "# TYPE berth_scheduling_thread_rt_priority gauge\nberth_scheduling_thread_rt_priority " +
+         std::to_string(metrics_.scheduler_rt_priority.load()) + "\n";
+  metrics_.loop_turn.Render("berth_loop_turn_seconds",
+                            "Wall time of every turn of the scheduling loop (work handed in, checks, publishing, "
+                            "the pass).", out);
+  out += "# HELP berth_loop_turn_max_seconds Longest turn of the scheduling loop so far.\n"
+         "# TYPE berth_loop_turn_max_seconds gauge\nberth_loop_turn_max_seconds " +
+         std::to_string(UsToSeconds(metrics_.loop_turn_max_us.load(std::memory_order_relaxed))) + "\n";
+  counter("berth_loop_turns_slow_total",
+          "Turns of the scheduling loop longer than a quarter of the heartbeat timeout (each logged as slow_turn).",
+          metrics_.loop_turns_slow);
   metrics_.commit_latency.Render("berth_store_commit_seconds", "Store batch arrival to durable (group commit).", out);
   metrics_.commit_batch.Render("berth_store_commit_records", "Records per store commit.", out);
   metrics_.submit_latency.Render("berth_submit_seconds", "POST /v1/jobs received to answered.", out);

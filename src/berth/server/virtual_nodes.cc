@@ -31,30 +31,44 @@ void VirtualNodes::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+bool VirtualNodes::EraseLocked(int64_t job) {
+  auto it = runs_.find(job);
+  if (it == runs_.end()) return false;
+  if (it->second.end >= 0) ends_.erase({it->second.end, job});
+  runs_.erase(it);
+  return true;
+}
+
 void VirtualNodes::Launch(int64_t job, int32_t generation, std::vector<int32_t> nodes, TimeUs wall) {
   std::lock_guard<std::mutex> lock(mu_);
+  EraseLocked(job);  // a new generation replaces the old run
   Run r;
   r.generation = generation;
   r.nodes = std::move(nodes);
   r.end = wall < 0 ? -1 : SteadyUs() + wall;
   for (int32_t n : r.nodes)
     if (n >= 0 && n < num_nodes_ && crashed_[n]) return;  // lost at once; the service will notice the node
+  const TimeUs end = r.end;
   runs_[job] = std::move(r);
-  cv_.notify_all();
+  if (end >= 0) {
+    ends_.emplace(end, job);
+    if (end < wake_at_) cv_.notify_all();  // ends before the thread's next wake
+  }
 }
 
 void VirtualNodes::Kill(int64_t job) {
   std::lock_guard<std::mutex> lock(mu_);
-  runs_.erase(job);
+  EraseLocked(job);
 }
 
 void VirtualNodes::Crash(int32_t node) {
   std::lock_guard<std::mutex> lock(mu_);
   if (node < 0 || node >= num_nodes_) return;
   crashed_[node] = 1;
-  std::erase_if(runs_, [&](const auto& kv) {
-    return std::find(kv.second.nodes.begin(), kv.second.nodes.end(), node) != kv.second.nodes.end();
-  });
+  std::vector<int64_t> lost;
+  for (const auto& [job, run] : runs_)
+    if (std::find(run.nodes.begin(), run.nodes.end(), node) != run.nodes.end()) lost.push_back(job);
+  for (int64_t job : lost) EraseLocked(job);
 }
 
 void VirtualNodes::Restore(int32_t node) {
@@ -72,6 +86,11 @@ size_t VirtualNodes::running_jobs() const {
   return runs_.size();
 }
 
+uint64_t VirtualNodes::runs_examined() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return examined_;
+}
+
 void VirtualNodes::Loop() {
   TimeUs next_beat = 0;
   std::vector<int32_t> beats;
@@ -86,23 +105,28 @@ void VirtualNodes::Loop() {
         if (!crashed_[n]) beats.push_back(n);
       next_beat = now + heartbeat_interval_;
     }
-    TimeUs wake = next_beat;
-    for (auto it = runs_.begin(); it != runs_.end();) {
-      if (it->second.end >= 0 && it->second.end <= now) {
-        done.emplace_back(it->first, it->second.generation);
-        it = runs_.erase(it);
-      } else {
-        if (it->second.end >= 0) wake = std::min(wake, it->second.end);
-        ++it;
-      }
+    // Only the runs due now, earliest first.
+    while (!ends_.empty() && ends_.begin()->first <= now) {
+      const int64_t job = ends_.begin()->second;
+      ++examined_;
+      ends_.erase(ends_.begin());
+      auto it = runs_.find(job);
+      if (it == runs_.end()) continue;
+      done.emplace_back(job, it->second.generation);
+      runs_.erase(it);
     }
     lock.unlock();
     if (!beats.empty()) sink_.Heartbeats(beats);
     for (const auto& [job, gen] : done) sink_.JobDone(job, gen);
     lock.lock();
     if (stop_) break;
-    const TimeUs wait = std::max<TimeUs>(1000, wake - SteadyUs());
-    cv_.wait_for(lock, std::chrono::microseconds(std::min<TimeUs>(wait, heartbeat_interval_)));
+    TimeUs wake = next_beat;  // (runs launched meanwhile are in ends_)
+    if (!ends_.empty()) wake = std::min(wake, ends_.begin()->first);
+    // Ends closer together than 1 ms are reported together.
+    const TimeUs wait = std::min<TimeUs>(std::max<TimeUs>(1000, wake - SteadyUs()), heartbeat_interval_);
+    wake_at_ = SteadyUs() + wait;
+    cv_.wait_for(lock, std::chrono::microseconds(wait));
+    wake_at_ = 0;  // awake: a launch need not wake it
   }
 }
 
