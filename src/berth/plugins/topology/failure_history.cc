@@ -14,7 +14,7 @@ void FailureHistory::Record(NodeId n, TimeUs at, double weight) {
   const TimeUs horizon = half_life_ > 0 ? at - 20 * half_life_ : at;
   std::erase_if(v, [&](const Entry& e) { return e.at < horizon; });
   v.push_back({at, weight});
-  ++recorded_;
+  recorded_ += weight;
 }
 
 int64_t FailureHistory::Risk(int32_t begin, int32_t end, TimeUs now) const {

@@ -28,8 +28,8 @@ class FailureHistory {
   void Record(NodeId n, TimeUs at, double weight = 1.0);
   // Decayed weight of nodes [begin, end) at `now`, in quarters of a fault.
   int64_t Risk(int32_t begin, int32_t end, TimeUs now) const;
-  // Faults recorded so far (any node).
-  int64_t recorded() const { return recorded_; }
+  // Faults recorded so far (any node; a spread fault counts its weight).
+  double recorded() const { return recorded_; }
   TimeUs half_life() const { return half_life_; }
 
  private:
@@ -39,7 +39,7 @@ class FailureHistory {
   };
   TimeUs half_life_;
   std::vector<std::vector<Entry>> by_node_;
-  int64_t recorded_ = 0;
+  double recorded_ = 0;
 };
 
 // A plugin that learns from failures: the fault handler finds it among the

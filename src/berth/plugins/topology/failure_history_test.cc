@@ -13,7 +13,7 @@ TEST(FailureHistory, RiskCountsQuartersOfDecayedFaults) {
   EXPECT_EQ(h.Risk(0, 8, 0), 0);
   h.Record(NodeId(2), 0);
   h.Record(NodeId(5), 0);
-  EXPECT_EQ(h.recorded(), 2);
+  EXPECT_DOUBLE_EQ(h.recorded(), 2);
   EXPECT_EQ(h.Risk(0, 8, 0), 8);       // two faults, now
   EXPECT_EQ(h.Risk(0, 4, 0), 4);       // only node 2
   EXPECT_EQ(h.Risk(8, 16, 0), 0);      // another domain
@@ -31,7 +31,7 @@ TEST(FailureHistory, SpreadFaultsAddUpToOne) {
   EXPECT_EQ(h.Risk(8, 12, 0), 2);
   h.Record(NodeId(3), 0, 0);  // no weight: ignored
   h.Record(NodeId(), 0);      // no node: ignored
-  EXPECT_EQ(h.recorded(), 8);
+  EXPECT_DOUBLE_EQ(h.recorded(), 1);
 }
 
 }  // namespace

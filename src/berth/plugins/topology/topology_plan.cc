@@ -32,7 +32,7 @@ class TopologyPlan final : public framework::PlanPlugin, public FailureAware {
   FailureHistory& failure_history() override { return history_; }
   void Counters(framework::PluginCounters& out) const override {
     if (!reliable_) return;
-    out.push_back({std::string(kReliableName) + ".failures_recorded", static_cast<double>(history_.recorded())});
+    out.push_back({std::string(kReliableName) + ".failures_recorded", history_.recorded()});
     out.push_back({std::string(kReliableName) + ".long_large_gangs_planned", static_cast<double>(steered_)});
   }
   framework::PlanOutcome Plan(const framework::CycleContext& ctx) override {
