@@ -19,6 +19,14 @@ void AddFailureOptions(CLI::App* cmd, sim::SimulateOptions& sim, FailureFlags& f
                   "Replay with --failures: what a failed gang does: requeue (restart whole from its last "
                   "checkpoint) or in-place (replace the failed ranks in their domain); default: in-place with "
                   "--spares, else requeue");
+  cmd->add_option("--lend-spares", sim.lend_spares,
+                  "Replay with --spares: lend free spares to single-task best-effort jobs, which yield at once "
+                  "when a repair needs the spare: off, on, or a duration D (only jobs whose runtime_limit_s is at "
+                  "most D)")
+      ->default_val("off");
+  cmd->add_option("--best-effort-tenants", sim.best_effort_tenants,
+                  "Mark the trace's jobs of these tenants (comma-separated; Philly VCs) best effort")
+      ->delimiter(',');
   cmd->add_option("--restart-cost", flags.restart_cost,
                   "Replay with --failures: time a gang restarted whole spends before working, e.g. 30m (jobs "
                   "without restart_cost_s; default 0)");

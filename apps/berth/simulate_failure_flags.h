@@ -1,6 +1,6 @@
 // `berth simulate` flags of the failure model (docs/failures.md), kept apart
-// from simulate_cmd.cc: --failures, --spares, --repair, --restart-cost,
-// --repair-cost, --until.
+// from simulate_cmd.cc: --failures, --spares, --repair, --lend-spares,
+// --best-effort-tenants, --restart-cost, --repair-cost, --until.
 #pragma once
 
 #include <CLI/CLI.hpp>

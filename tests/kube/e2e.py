@@ -233,6 +233,51 @@ def scenario_basic(api, berth, ns):
     check("no GPU leaks after re-creation", ok, str(counts_agree(api, berth)[1:]))
 
 
+def scenario_node_health(api, berth, ns):
+    """Node conditions and taints as health: NotReady or an untolerated NoExecute taint takes the node out and
+    evicts every pod of the gangs there; a NoSchedule taint only keeps new pods away; back when healthy."""
+    def usable(node):
+        for n in (berth.get("/v1/nodes") or {}).get("nodes", []):
+            if n["name"] == node:
+                return n.get("usable")
+        return None
+
+    def gone(names):
+        return all(api.pod(ns, n) is None for n in names)
+
+    cases = (("notready", lambda node: api.set_node_status(node, ready=False),
+              lambda node: api.set_node_status(node, ready=True), True),
+             ("noexecute", lambda node: api.patch("/api/v1/nodes/" + node, {"spec": {"taints": [
+                 {"key": "gpu-health", "value": "xid-79", "effect": "NoExecute"}]}}),
+              lambda node: api.patch("/api/v1/nodes/" + node, {"spec": {"taints": None}}), True),
+             ("noschedule", lambda node: api.patch("/api/v1/nodes/" + node, {"spec": {"taints": [
+                 {"key": "gpu-health", "effect": "NoSchedule"}]}}),
+              lambda node: api.patch("/api/v1/nodes/" + node, {"spec": {"taints": None}}), False))
+    for name, fail, heal, evicts in cases:
+        gang = make_gang(api, ns, "h" + name, 2, 8, "berth")
+        b = wait_until(lambda: bound(api, ns, gang), 30)
+        check("health %s: the gang binds" % name, b, str(b))
+        if not b:
+            continue
+        node = b[gang[0]]
+        fail(node)
+        out = wait_until(lambda: usable(node) is False, 20)
+        check("health %s: node %s is taken out" % (name, node), out, str(usable(node)))
+        if evicts:
+            ok = wait_until(lambda: gone(gang), 30)
+            check("health %s: every pod of the gang is evicted" % name, ok,
+                  str([n for n in gang if api.pod(ns, n)]))
+        else:
+            time.sleep(2)
+            check("health %s: the running gang keeps its pods" % name, bound(api, ns, gang), str(gang))
+        heal(node)
+        back = wait_until(lambda: usable(node) is True, 20)
+        check("health %s: node %s is back once healthy" % (name, node), back, str(usable(node)))
+        for n in gang:
+            api.delete_pod(ns, n)
+        wait_until(lambda: gone(gang), 30)
+
+
 def scenario_launch_config(api, berth, ns):
     """A gang's launch spec as a ConfigMap: written when Berth binds the gang
     (replacing a stale one of the same name), consistent with the pods'
@@ -595,8 +640,8 @@ def main():
     ap.add_argument("--berth", required=True)
     ap.add_argument("--keep", help="work folder to keep (default: a temporary one, removed)")
     ap.add_argument("--burst", type=int, default=500)
-    ap.add_argument("--only", help="run only these scenarios (comma-separated: basic, launch, queues, restart, "
-                                   "extender, preemption)")
+    ap.add_argument("--only", help="run only these scenarios (comma-separated: basic, launch, health, queues, "
+                                   "restart, extender, preemption)")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else None
 
@@ -642,6 +687,8 @@ def main():
         check("an emptied cluster has no GPU held in Berth", ok, str(counts_agree(api, berth)[1:]))
         if wanted("launch"):
             scenario_launch_config(api, berth, "ml")
+        if wanted("health"):
+            scenario_node_health(api, berth, "ml")
         # The cluster grows to 64 nodes (8 leaves, 2 spines) while Berth runs.
         add_nodes(16, 64)
         ok = wait_until(lambda: len((berth.get("/v1/nodes") or {}).get("nodes", [])) == 64, 30)

@@ -67,6 +67,10 @@ DomainId FaultHandler::SpareDomainOf(NodeId n) const {
 }
 
 Status FaultHandler::Init(std::span<Scheduler* const> scheds) {
+  learners_.assign(scheds.size(), {});
+  for (size_t k = 0; k < scheds.size(); ++k)
+    for (framework::PlanPlugin* p : scheds[k]->framework().plan())
+      if (auto* l = dynamic_cast<plugins::FailureAware*>(p)) learners_[k].push_back(l);
   if (options_.spares.mode == SpareMode::kNone) return Status::Ok();
   const cluster::Level level =
       options_.spares.mode == SpareMode::kSpine ? cluster::Level::kSpine : cluster::Level::kLeaf;
@@ -93,8 +97,7 @@ Status FaultHandler::Init(std::span<Scheduler* const> scheds) {
       const NodeId node(k);
       if (cluster_.node(node).gpu_count == 0) continue;
       if (!scheds[PartOf(node)]->state().tasks_on(node).empty()) continue;
-      spare_[k] = 1;
-      ++spare_count_[d.value()];
+      SetSpare(node, true);
       ++counters_.spare_nodes;
       BERTH_RETURN_IF_ERROR(Hold(node, scheds));
     }
@@ -125,9 +128,15 @@ void FaultHandler::MaybeMakeSpare(NodeId n, std::span<Scheduler* const> scheds) 
   if (spare_count_[d.value()] >= spare_target_[d.value()]) return;
   const state::ClusterState& st = scheds[PartOf(n)]->state();
   if (!st.tasks_on(n).empty() || st.gpu_down_mask(n) != 0) return;
-  spare_[n.value()] = 1;
-  ++spare_count_[d.value()];
+  SetSpare(n, true);
   (void)Hold(n, scheds);
+}
+
+void FaultHandler::SetSpare(NodeId n, bool on) {
+  if (spare_[n.value()] == static_cast<uint8_t>(on)) return;
+  spare_[n.value()] = on;
+  spare_count_[SpareDomainOf(n).value()] += on ? 1 : -1;
+  spare_gpus_ += on ? cluster_.node(n).gpu_count : -cluster_.node(n).gpu_count;
 }
 
 std::pair<int32_t, int32_t> FaultHandler::NodeRange(const Fault& f) const {
@@ -188,18 +197,24 @@ std::optional<state::Allocation> FaultHandler::FindReplacement(const Scheduler& 
   const int last = nvlink_bound ? cluster::kNumLevels - 1 : widest;
   for (int l = first; l >= last && l >= 0; --l) {
     const cluster::Domain& dom = cluster_.domain(cluster_.node(home).domain[l]);
-    // A spare of this domain first (the lowest id), then the best-fitting free node.
-    for (int32_t k = dom.begin.value(); k < dom.end.value(); ++k) {
-      const NodeId n(k);
-      if (!spare_[k] || holds_[k] != 1 || PartOf(n) != part || Excluded(f, n)) continue;
-      auto a = FitOn(st, task.alloc, n, 0);
-      if (!a) continue;
-      spare_[k] = 0;
-      --spare_count_[SpareDomainOf(n).value()];
-      ++counters_.spares_used;
-      if (!Unhold(n, scheds, /*to_work=*/true).ok()) return std::nullopt;
-      return a;
-    }
+    // A free spare of this domain first (the lowest id), then the
+    // best-fitting free node, then a lent spare (its borrowers leave at once).
+    auto take_spare = [&](bool lent) -> std::optional<state::Allocation> {
+      for (int32_t k = dom.begin.value(); k < dom.end.value(); ++k) {
+        const NodeId n(k);
+        if (!spare_[k] || holds_[k] != 1 || PartOf(n) != part || Excluded(f, n)) continue;
+        if (st.tasks_on(n).empty() == lent) continue;
+        if (lent && (!FitsEmpty(st, task.alloc, n) || !EvictBorrowers(n, scheds).ok())) continue;
+        auto a = FitOn(st, task.alloc, n, 0);
+        if (!a) continue;
+        SetSpare(n, false);
+        ++counters_.spares_used;
+        if (!Unhold(n, scheds, /*to_work=*/true).ok()) return std::nullopt;
+        return a;
+      }
+      return std::nullopt;
+    };
+    if (auto a = take_spare(false)) return a;
     std::optional<state::Allocation> best;
     int32_t best_left = INT32_MAX;
     for (int32_t k = dom.begin.value(); k < dom.end.value(); ++k) {
@@ -214,9 +229,128 @@ std::optional<state::Allocation> FaultHandler::FindReplacement(const Scheduler& 
       }
     }
     if (best) return best;
+    if (auto a = take_spare(true)) return a;
   }
   (void)rec;
   return std::nullopt;
+}
+
+void FaultHandler::RecordHistory(const Fault& f) {
+  if (f.kind == FaultKind::kCluster || f.kind == FaultKind::kTask || f.planned()) return;
+  const auto [b, e] = NodeRange(f);
+  const double weight = 1.0 / std::max(1, e - b);
+  for (int32_t k = b; k < e; ++k) {
+    const NodeId n(k);
+    const int32_t part = PartOf(n);
+    if (part < static_cast<int32_t>(learners_.size()))
+      for (plugins::FailureAware* l : learners_[part]) l->failure_history().Record(n, f.at, weight);
+  }
+}
+
+bool FaultHandler::FitsEmpty(const state::ClusterState& st, const state::Allocation& like, NodeId n) const {
+  const cluster::Node& node = cluster_.node(n);
+  if (node.gpu_type != cluster_.node(like.node).gpu_type) return false;
+  if (node.cpu_milli < like.cpu_milli || node.memory_mib < like.memory_mib) return false;
+  return node.gpu_count - std::popcount(st.gpu_down_mask(n)) >= like.gpu_count();
+}
+
+Status FaultHandler::EvictBorrowers(NodeId n, std::span<Scheduler* const> scheds) {
+  Scheduler& s = *scheds[PartOf(n)];
+  std::vector<JobId> jobs;
+  for (TaskKey key : s.state().tasks_on(n)) jobs.push_back(key.job);
+  std::sort(jobs.begin(), jobs.end());
+  jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
+  SweepLoans(scheds, /*all=*/false, now_);
+  for (JobId id : jobs) {
+    for (auto l = loans_.begin(); l != loans_.end(); ++l) {
+      if (l->job != id || l->part != PartOf(n)) continue;
+      counters_.lent_gpu_seconds += l->gpus * UsToSeconds(std::max<TimeUs>(0, now_ - l->start));
+      loans_.erase(l);
+      break;
+    }
+    BERTH_RETURN_IF_ERROR(s.Preempt(id));
+    ++counters_.spare_loan_evictions;
+  }
+  return Status::Ok();
+}
+
+void FaultHandler::SweepLoans(std::span<Scheduler* const> scheds, bool all, TimeUs end) {
+  std::erase_if(loans_, [&](const Loan& l) {
+    const scheduler::JobRecord* rec = scheds[l.part]->Find(l.job);
+    const bool same_run = rec != nullptr && rec->start_time == l.start;
+    if (!all && same_run && rec->state == job::JobState::kRunning) return false;
+    TimeUs until = end;
+    if (same_run && rec->state != job::JobState::kRunning && rec->state != job::JobState::kPending &&
+        rec->finish_time >= l.start)
+      until = rec->finish_time;
+    counters_.lent_gpu_seconds += l.gpus * UsToSeconds(std::max<TimeUs>(0, until - l.start));
+    return true;
+  });
+}
+
+void FaultHandler::Advance(TimeUs now, std::span<Scheduler* const> scheds) {
+  if (now_ >= 0 && now <= now_) return;
+  if (now_ >= 0) {
+    SweepLoans(scheds, /*all=*/false, now_);
+    counters_.spare_gpu_seconds += static_cast<double>(spare_gpus_) * UsToSeconds(now - now_);
+  }
+  now_ = now;
+}
+
+void FaultHandler::Finish(TimeUs end, std::span<Scheduler* const> scheds) {
+  Advance(end, scheds);
+  SweepLoans(scheds, /*all=*/true, now_);
+}
+
+bool FaultHandler::lent(NodeId n) const {
+  return std::any_of(loans_.begin(), loans_.end(), [&](const Loan& l) { return l.node == n; });
+}
+
+StatusOr<std::vector<std::pair<int32_t, JobId>>> FaultHandler::Lend(
+    std::span<const std::pair<int32_t, JobId>> candidates, std::span<Scheduler* const> scheds) {
+  std::vector<std::pair<int32_t, JobId>> started;
+  if (!options_.lend_spares || options_.spares.mode == SpareMode::kNone || candidates.empty()) return started;
+  std::vector<NodeId> free_spares;  // spares that only their spare hold keeps out
+  for (int32_t k = 0; k < cluster_.num_nodes(); ++k)
+    if (spare_[k] && holds_[k] == 1) free_spares.push_back(NodeId(k));
+  if (free_spares.empty()) return started;
+  for (const auto& [part, id] : candidates) {
+    Scheduler& s = *scheds[part];
+    const scheduler::JobRecord* rec = s.Find(id);
+    if (rec == nullptr || rec->state != job::JobState::kPending || !rec->spec.best_effort) continue;
+    if (rec->spec.groups.size() != 1 || rec->spec.groups[0].count != 1) continue;
+    if (options_.lend_max_runtime >= 0 &&
+        (rec->spec.runtime_limit < 0 || rec->spec.runtime_limit > options_.lend_max_runtime))
+      continue;
+    const job::TaskGroup& g = rec->spec.groups[0];
+    const state::ClusterState& st = s.state();
+    for (NodeId n : free_spares) {
+      if (PartOf(n) != part) continue;
+      const cluster::Node& node = cluster_.node(n);
+      if (g.gpus > 0 && !g.gpu_types.Accepts(node.gpu_type)) continue;
+      if (g.gpus > node.gpu_count) continue;
+      state::Allocation like;
+      like.node = n;
+      like.gpu_mask = g.gpus > 0 ? (uint64_t{1} << g.gpus) - 1 : 0;
+      like.milli_per_gpu = g.gpus > 0 ? g.milli_per_gpu : 0;
+      like.cpu_milli = g.cpu_milli;
+      like.memory_mib = g.memory_mib;
+      like.gpu_memory_mib = g.gpu_memory_mib;
+      std::optional<state::Allocation> a = FitOn(st, like, n, st.gpu_down_mask(n));
+      if (!a) continue;
+      // The spare stays cordoned for the scheduler: up only while the run is adopted.
+      BERTH_RETURN_IF_ERROR(s.SetNodeUp(n, true));
+      const framework::TaskPlacement p{TaskKey{id, 0}, *a};
+      const Status adopted = s.Adopt(id, std::span<const framework::TaskPlacement>(&p, 1), now_);
+      BERTH_RETURN_IF_ERROR(s.SetNodeUp(n, false));
+      if (!adopted.ok()) continue;
+      loans_.push_back({part, id, n, now_, a->gpu_count()});
+      ++counters_.spare_loans;
+      started.push_back({part, id});
+      break;
+    }
+  }
+  return started;
 }
 
 namespace {
@@ -322,6 +456,7 @@ StatusOr<StepOutcome> FaultHandler::Step(int32_t index, int32_t phase, std::span
       }
       BERTH_RETURN_IF_ERROR(StopJobs(f, /*checkpoint_now=*/false, scheds, out));
       if (f.kind == FaultKind::kTask) break;
+      RecordHistory(f);
       if (f.kind == FaultKind::kGpu) {
         const int32_t g = cluster_.node(f.node).first_gpu + f.gpu;
         if (gpu_holds_[g]++ == 0) BERTH_RETURN_IF_ERROR(scheds[PartOf(f.node)]->SetGpuUp(f.node, f.gpu, false));

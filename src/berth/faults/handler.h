@@ -36,6 +36,19 @@
 // Quarantine: a node with `quarantine_after` node-level faults (gpu, node,
 // link) within `quarantine_window` stays out after its repair for
 // quarantine_base x 2^(k-1), its k-th quarantine.
+//
+// Failure history: every gpu, node and link fault (and a leaf or spine fault,
+// spread over the nodes under it) is recorded into the plugins of each
+// scheduler's profile that learn from failures (plugins::FailureAware, e.g.
+// the "topology-reliable" plan), found at Init.
+//
+// Lending (FaultOptions::lend_spares): a spare stays cordoned for the
+// scheduler, but Lend() starts pending single-task best-effort jobs on free
+// spares (Scheduler::Adopt, through the same Apply path). When a repair needs
+// a lent spare, its borrowers are evicted at once (Scheduler::Preempt: they
+// lose the work since their last checkpoint and are requeued) and the spare
+// goes to the repair. The driver calls Advance(now) before Step and Lend, so
+// that the spare figures (spare and lent GPU-seconds) follow its clock.
 #pragma once
 
 #include <map>
@@ -47,6 +60,7 @@
 #include "berth/cluster/cluster.h"
 #include "berth/faults/failure_file.h"
 #include "berth/faults/fault.h"
+#include "berth/plugins/topology/failure_history.h"
 #include "berth/scheduler/scheduler.h"
 
 namespace berth::faults {
@@ -71,6 +85,11 @@ struct FaultOptions {
   std::vector<FailureRate> rates;  // for sizing spares
   int64_t largest_gang_gpus = 0;   // for sizing spares: the gang a missing spare costs
   TimeUs largest_gang_restart_cost = -1;  // its restart cost (-1: restart_cost)
+  // Spares lent to best-effort work: single-task best-effort jobs
+  // (JobSpec::best_effort) whose declared runtime limit is at most
+  // lend_max_runtime (-1: any, with a limit or not).
+  bool lend_spares = false;
+  TimeUs lend_max_runtime = -1;
   int32_t quarantine_after = 3;
   TimeUs quarantine_window = 7 * 24 * 3600 * kUsPerSecond;
   TimeUs quarantine_base = 24 * 3600 * kUsPerSecond;
@@ -104,6 +123,10 @@ struct FaultCounters {
   int64_t spare_nodes = 0;       // spares set aside at the start
   int64_t quarantines = 0;
   int64_t drained_by_deadline = 0;  // maintenance: jobs moved at the deadline
+  int64_t spare_loans = 0;           // best-effort runs started on a spare
+  int64_t spare_loan_evictions = 0;  // borrowers evicted at once for a repair
+  double spare_gpu_seconds = 0;      // GPUs of the spares x time set aside
+  double lent_gpu_seconds = 0;       // GPUs x time borrowers held on spares
 };
 
 class FaultHandler {
@@ -117,6 +140,19 @@ class FaultHandler {
   int32_t Add(Fault f);
   const Fault& fault(int32_t i) const { return faults_[i]; }
   StatusOr<StepOutcome> Step(int32_t fault, int32_t phase, std::span<scheduler::Scheduler* const> scheds);
+
+  // The driver's time (spare figures); never goes back.
+  void Advance(TimeUs now, std::span<scheduler::Scheduler* const> scheds);
+  // Lends free spares (lend_spares): each of `candidates` (partition, job), in
+  // this order, that is pending, best effort, one task and within
+  // lend_max_runtime starts on the first spare of its partition that holds it
+  // (lowest node id). Returns the jobs started, in order.
+  StatusOr<std::vector<std::pair<int32_t, JobId>>> Lend(std::span<const std::pair<int32_t, JobId>> candidates,
+                                                        std::span<scheduler::Scheduler* const> scheds);
+  // Closes the spare figures at the end of a run.
+  void Finish(TimeUs end, std::span<scheduler::Scheduler* const> scheds);
+  // Whether a best-effort job runs on this spare now.
+  bool lent(NodeId n) const;
 
   const FaultCounters& counters() const { return counters_; }
   bool spare(NodeId n) const { return spare_[n.value()]; }
@@ -144,6 +180,13 @@ class FaultHandler {
                                          uint64_t forbidden_gpus) const;
   DomainId SpareDomainOf(NodeId n) const;
   void MaybeMakeSpare(NodeId n, std::span<scheduler::Scheduler* const> scheds);
+  void SetSpare(NodeId n, bool on);
+  // Whether `like` would fit on node n once its borrowers leave.
+  bool FitsEmpty(const state::ClusterState& st, const state::Allocation& like, NodeId n) const;
+  // Evicts every borrower of spare n at once (a repair needs it).
+  Status EvictBorrowers(NodeId n, std::span<scheduler::Scheduler* const> scheds);
+  // Closes the loans whose run ended (at its finish, else at the last time).
+  void SweepLoans(std::span<scheduler::Scheduler* const> scheds, bool all, TimeUs end);
   TimeUs RestartCost(const job::JobSpec& spec) const {
     return spec.restart_cost >= 0 ? spec.restart_cost : options_.restart_cost;
   }
@@ -160,6 +203,18 @@ class FaultHandler {
   std::vector<std::vector<TimeUs>> recent_faults_;  // per node: node-level fault times in the window
   std::vector<int32_t> quarantine_count_;
   std::vector<uint8_t> held_by_quarantine_;
+  struct Loan {
+    int32_t part = 0;
+    JobId job;
+    NodeId node;
+    TimeUs start = 0;
+    int32_t gpus = 0;
+  };
+  std::vector<Loan> loans_;  // open loans, in start order
+  TimeUs now_ = -1;
+  int64_t spare_gpus_ = 0;   // GPUs of the spares now
+  std::vector<std::vector<plugins::FailureAware*>> learners_;  // per scheduler
+  void RecordHistory(const Fault& f);
   FaultCounters counters_;
 };
 

@@ -122,8 +122,10 @@ Status ReadSpec(const json& node, const NodeModelOptions& options, NodeInfo& inf
       info.ready = false;
       continue;
     }
-    if (effect != "PreferNoSchedule" && !Tolerated(options.tolerated_taints, key, value, effect))
+    if (effect != "PreferNoSchedule" && !Tolerated(options.tolerated_taints, key, value, effect)) {
       info.unschedulable = true;
+      if (effect == "NoExecute" && info.no_execute.empty()) info.no_execute = key;
+    }
   }
   return Status::Ok();
 }

@@ -58,8 +58,15 @@ struct NodeInfo {
   cluster::NodeSpec spec;
   bool ready = false;          // condition Ready == "True" and no not-ready / unreachable taint
   bool unschedulable = false;  // spec.unschedulable (cordoned) or a NoSchedule/NoExecute taint not tolerated
+  // A NoExecute taint not tolerated (other than not-ready / unreachable,
+  // which clear `ready`): Kubernetes evicts the pods there, so the gangs with
+  // a pod there are requeued as for a node that is not ready.
+  std::string no_execute;  // the taint's key, or empty
   std::string uid, resource_version;
   bool usable() const { return ready && !unschedulable; }
+  // Whether the pods there are lost: not ready (False, Unknown, not-ready or
+  // unreachable taints) or an untolerated NoExecute taint.
+  bool loses_pods() const { return !ready || !no_execute.empty(); }
 };
 
 // Parses one v1.Node. InvalidArgument naming the node and the field on a

@@ -256,6 +256,44 @@ TEST_F(NodeModelTest, Taints) {
   EXPECT_TRUE(Parse(with_taint({{"key", "nvidia.com/gpu"}, {"effect", "NoSchedule"}})).unschedulable);
 }
 
+// Which node changes lose the pods there (the kube scheduler then requeues
+// the gangs with a pod there): not ready, or an untolerated NoExecute taint;
+// a NoSchedule taint or a cordon only keeps new work away.
+TEST_F(NodeModelTest, NodesThatLosePods) {
+  json ready = GpuNode("n");
+  EXPECT_FALSE(Parse(ready).loses_pods());
+  for (const char* status : {"False", "Unknown"}) {
+    json node = GpuNode("n");
+    node["status"]["conditions"][1]["status"] = status;
+    EXPECT_TRUE(Parse(node).loses_pods()) << status;
+  }
+  auto with_taint = [](json taint) {
+    json node = GpuNode("n");
+    node["spec"]["taints"] = json::array({taint});
+    return node;
+  };
+  for (const char* key : {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}) {
+    const NodeInfo n = Parse(with_taint({{"key", key}, {"effect", "NoExecute"}}));
+    EXPECT_TRUE(n.loses_pods()) << key;
+    EXPECT_EQ(n.no_execute, "") << key;
+  }
+  const NodeInfo evicting = Parse(with_taint({{"key", "gpu-health"}, {"value", "xid-79"}, {"effect", "NoExecute"}}));
+  EXPECT_TRUE(evicting.ready);
+  EXPECT_FALSE(evicting.usable());
+  EXPECT_TRUE(evicting.loses_pods());
+  EXPECT_EQ(evicting.no_execute, "gpu-health");
+  const NodeInfo no_schedule = Parse(with_taint({{"key", "gpu-health"}, {"effect", "NoSchedule"}}));
+  EXPECT_FALSE(no_schedule.usable());
+  EXPECT_FALSE(no_schedule.loses_pods());
+  json cordoned = GpuNode("n");
+  cordoned["spec"]["unschedulable"] = true;
+  EXPECT_FALSE(Parse(cordoned).usable());
+  EXPECT_FALSE(Parse(cordoned).loses_pods());
+  // A tolerated NoExecute taint loses nothing.
+  options_.tolerated_taints = {"spot"};
+  EXPECT_FALSE(Parse(with_taint({{"key", "spot"}, {"effect", "NoExecute"}})).loses_pods());
+}
+
 TEST_F(NodeModelTest, MalformedDocumentsNameTheNodeAndField) {
   EXPECT_EQ(Error(json::array()), "node: expected an object (a v1.Node)");
   EXPECT_EQ(Error(json{{"kind", "Pod"}, {"metadata", {{"name", "p"}}}}), "node: kind \"Pod\", expected \"Node\"");

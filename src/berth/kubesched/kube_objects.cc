@@ -90,6 +90,7 @@ void KubeScheduler::OnNode(const std::string& type, const json& obj) {
                              a.gpu_count != b.gpu_count || a.gpu_type != b.gpu_type || a.region != b.region ||
                              a.cluster != b.cluster || a.spine != b.spine || a.leaf != b.leaf || a.nvlink != b.nvlink;
   const bool was_usable = old.usable();
+  const bool had_pods = !old.loses_pods();
   it->second = *info;
   if (shape_changed) {
     topology_dirty_ = true;
@@ -99,10 +100,17 @@ void KubeScheduler::OnNode(const std::string& type, const json& obj) {
   if (was_usable != info->usable() && sched_ && !topology_dirty_) {
     if (auto id = NodeIdOf(name)) {
       (void)sched_->SetNodeUp(*id, info->usable());
-      if (!info->ready && was_usable) NodeLost(*id, "node " + name + " is not ready");
-      log_.Info("kube_node_usable", {{"node", name}, {"usable", info->usable()}, {"ready", info->ready}});
+      log_.Info("kube_node_usable", {{"node", name}, {"usable", info->usable()}, {"ready", info->ready},
+                                     {"no_execute", info->no_execute}});
     }
     dirty_ = true;
+  }
+  // Not ready, or a NoExecute taint: the gangs with a pod there are requeued
+  // (their pods evicted), also when the node was cordoned before.
+  if (had_pods && info->loses_pods() && sched_ && !topology_dirty_) {
+    if (auto id = NodeIdOf(name))
+      NodeLost(*id, !info->ready ? "node " + name + " is not ready"
+                                 : "node " + name + " has the NoExecute taint " + info->no_execute);
   }
 }
 

@@ -70,6 +70,14 @@ Status RegisterBuiltinPolicies(framework::PolicyRegistry& r) {
     BERTH_RETURN_IF_ERROR(r.Register("topology", std::move(p),
                                      "gangs in the narrowest topology domain that holds them, best fit for the rest"));
   }
+  {
+    // The same, steering long, large gangs away from domains that failed lately.
+    Profile p = Placement("bestfit");
+    p.plan = {PluginRef{"topology-reliable"}};
+    BERTH_RETURN_IF_ERROR(r.Register("topology-reliable", std::move(p),
+                                     "topology, and long large gangs go to the domains with the fewest recent "
+                                     "failures first (with --failures)"));
+  }
   Profile binpack = Placement("binpack");
   binpack.candidates = {PluginRef{"binpack"}};
   BERTH_RETURN_IF_ERROR(r.Register("binpack", std::move(binpack),

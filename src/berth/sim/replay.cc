@@ -160,6 +160,12 @@ void FillFailureFigures(const Trace& trace, const std::vector<JobId>& ids, const
   r.repair_fallbacks = c.repair_fallbacks;
   r.spare_nodes = c.spare_nodes;
   r.spares_used = c.spares_used;
+  r.lend_spares = fo.lend_spares;
+  r.spare_loans = c.spare_loans;
+  r.spare_loan_evictions = c.spare_loan_evictions;
+  r.spare_gpu_hours = c.spare_gpu_seconds / 3600.0;
+  r.spare_lent_gpu_hours = c.lent_gpu_seconds / 3600.0;
+  r.spare_utilization = c.spare_gpu_seconds > 0 ? c.lent_gpu_seconds / c.spare_gpu_seconds : 0;
   r.quarantines = c.quarantines;
   r.drained_by_deadline = c.drained_by_deadline;
 }
@@ -337,6 +343,9 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
       }
     }
   }
+  // Best-effort jobs submitted and not yet ended, for lending spares.
+  const bool lending = handler && opts.fault_options.lend_spares;
+  std::vector<int32_t> lend_waiting;
   // A job repaired in place works on: its completion moves.
   auto push_completion = [&](int32_t i, const scheduler::Scheduler& s, TimeUs run_start) {
     const scheduler::JobRecord* rec = s.Find(ids[i]);
@@ -439,6 +448,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
     alloc_integral += static_cast<double>(alloc_milli) * static_cast<double>(t - now);
     now = t;
     clock.Set(t);
+    if (handler) handler->Advance(t, scheds);
     bool sample_due = false, real = false, faulted = false, ended = false, round_due = false;
     while (!q.empty() && q.Top().time == t) {
       const SimEvent e = q.Pop();
@@ -454,6 +464,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
           Status s = p.sched->Submit(std::move(spec));
           if (!s.ok()) return InvalidArgument("replay: job '" + trace.jobs[i].name + "': " + s.message());
           p.touched = true;
+          if (lending && trace.jobs[i].best_effort) lend_waiting.push_back(static_cast<int32_t>(i));
           break;
         }
         case EventKind::kCompletion: {
@@ -525,9 +536,11 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
       BERTH_RETURN_IF_ERROR(run_rounds(t));
       if (real_events > 0 || pending_now() > 0) q.Push(t + round_interval, EventKind::kScheduleRound, 0);
     }
+    bool passed = false;
     for (Partition& p : parts) {
       if (!p.touched) continue;
       p.touched = false;
+      passed = true;
       r.pending_max = std::max<int64_t>(r.pending_max, static_cast<int64_t>(p.sched->pending_count()));
       const auto pass_start = std::chrono::steady_clock::now();
       std::vector<JobId> started = p.sched->Schedule();
@@ -558,6 +571,21 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
         }
         q.Push(t + rec->startup_delay + d, EventKind::kCompletion, i, ++generation[i]);
         ++real_events;
+      }
+    }
+    // Spares lent to the best-effort jobs the passes left waiting.
+    if (lending && passed && !lend_waiting.empty()) {
+      std::erase_if(lend_waiting, [&](int32_t i) {
+        const job::JobState st = find_record(i)->state;
+        return st != JobState::kPending && st != JobState::kRunning;
+      });
+      std::vector<std::pair<int32_t, JobId>> candidates;
+      for (int32_t i : lend_waiting)
+        if (find_record(i)->state == JobState::kPending) candidates.push_back({route[i], ids[i]});
+      BERTH_ASSIGN_OR_RETURN(auto lent, handler->Lend(candidates, scheds));
+      for (const auto& [k, id] : lent) {
+        const scheduler::JobRecord* rec = parts[k].sched->Find(id);
+        push_completion(index_of.find(id)->second, *parts[k].sched, rec->start_time + rec->startup_delay);
       }
     }
     for (const Partition& p : parts) {
@@ -637,6 +665,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
       ++r.jobs_unfinished;
     }
   }
+  if (handler) handler->Finish(std::max(end, now), scheds);
   if (handler) FillFailureFigures(trace, ids, route, scheds, *handler, end, alloc_integral, r);
   r.jct_s = Summarize(jct);
   r.queue_delay_s = Summarize(delay);

@@ -1,7 +1,8 @@
 // The replay under failures: the shipped example failure file and the llama3
 // profile run with every index checked after each change; no job is lost,
 // every finite job finishes, the same seed gives the same run, in-place repair
-// beats restarting everything for a large gang, and partitions work.
+// beats restarting everything for a large gang, partitions work, and spares
+// lent to best-effort work are used and given back at once for repairs.
 #include <gtest/gtest.h>
 
 #include "berth/cluster/loaders.h"
@@ -117,6 +118,61 @@ TEST_F(ReplayFailures, PartitionsEachHandleTheirOwnNodes) {
   EXPECT_EQ(r.jobs_lost, 0);
   EXPECT_EQ(r.jobs_unfinished, 0);
   EXPECT_GT(r.restarts + r.repairs, 0);
+}
+
+TEST_F(ReplayFailures, LentSparesRunBestEffortWorkAndYieldToRepairs) {
+  // Two 7-node gangs fill two leaves of 8 nodes, one spare each; best-effort
+  // single-node jobs wait behind them and run on the spares until a fault
+  // needs one. Frequent faults (llama3 x 60) make repairs take the spares.
+  auto c = cluster::ParseClusterSpec("16x8:H100/leaf=8");
+  ASSERT_TRUE(c.ok());
+  Trace t;
+  for (int i = 0; i < 2; ++i) {
+    job::JobSpec j;
+    j.id = JobId(i);
+    j.name = "gang" + std::to_string(i);
+    j.duration = SecondsToUs(2 * 86400);
+    j.checkpoint_interval = SecondsToUs(900);
+    j.groups.push_back({.count = 7, .gpus = 8});
+    t.jobs.push_back(j);
+  }
+  for (int i = 2; i < 60; ++i) {
+    job::JobSpec j;
+    j.id = JobId(i);
+    j.name = "be" + std::to_string(i);
+    j.best_effort = true;
+    j.submit_time = SecondsToUs(60.0 * i);
+    j.duration = SecondsToUs(1800);
+    j.runtime_limit = SecondsToUs(3600);
+    j.checkpoint_interval = SecondsToUs(600);
+    j.groups.push_back({.count = 1, .gpus = 8});
+    t.jobs.push_back(j);
+  }
+  ReplayOptions o;
+  o.check_indexes = true;
+  o.fault_options.repair = faults::RepairMode::kInPlace;
+  o.fault_options.spares = {faults::SpareMode::kLeaf, 1};
+  o.fault_options.repair_cost = SecondsToUs(120);
+  const PolicyResult plain = Run(*c, t, "llama3*60", o);
+  o.fault_options.lend_spares = true;
+  o.fault_options.lend_max_runtime = SecondsToUs(7200);
+  const PolicyResult lent = Run(*c, t, "llama3*60", o);
+  EXPECT_EQ(plain.spare_loans, 0);
+  EXPECT_EQ(plain.spare_utilization, 0);
+  EXPECT_GT(lent.spare_loans, 0);
+  EXPECT_GT(lent.spare_loan_evictions, 0);
+  EXPECT_GT(lent.spare_utilization, 0);
+  EXPECT_LE(lent.spare_utilization, 1.0);
+  EXPECT_GT(lent.repairs, 0);
+  for (const PolicyResult* r : {&plain, &lent}) {
+    EXPECT_EQ(r->jobs_lost, 0);
+    EXPECT_EQ(r->jobs_unfinished, 0);
+  }
+  // Borrowers finish sooner than when they wait for the gangs.
+  EXPECT_LT(lent.jct_s.mean, plain.jct_s.mean);
+  // A runtime limit below the jobs' keeps them off the spares.
+  o.fault_options.lend_max_runtime = SecondsToUs(600);
+  EXPECT_EQ(Run(*c, t, "llama3*60", o).spare_loans, 0);
 }
 
 }  // namespace

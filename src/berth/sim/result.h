@@ -178,6 +178,15 @@ struct PolicyResult {
   int64_t repairs = 0;      // gangs repaired in place
   int64_t repair_fallbacks = 0;
   int64_t spares_used = 0;
+  // Spares lent to best-effort work (--lend-spares): runs started on a spare,
+  // borrowers evicted at once for a repair, the spares' GPU-hours set aside,
+  // the GPU-hours borrowers held of them, and lent / set aside (0 when none).
+  bool lend_spares = false;
+  int64_t spare_loans = 0;
+  int64_t spare_loan_evictions = 0;
+  double spare_gpu_hours = 0;
+  double spare_lent_gpu_hours = 0;
+  double spare_utilization = 0;
   int64_t quarantines = 0;
   int64_t drained_by_deadline = 0;
   double gpu_hours_lost_failures = 0;   // GPUs x work since the last checkpoint at each failure

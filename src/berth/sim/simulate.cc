@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "berth/cluster/loaders.h"
 #include "berth/faults/failure_file.h"
@@ -18,6 +19,16 @@
 #include "berth/tenancy/queue_yaml.h"
 
 namespace berth::sim {
+
+// --lend-spares: nullopt (off), -1 (on: any runtime) or the longest declared runtime limit.
+static StatusOr<std::optional<TimeUs>> ParseLendSpares(const std::string& s) {
+  if (s == "off") return std::optional<TimeUs>();
+  if (s == "on") return std::optional<TimeUs>(-1);
+  StatusOr<TimeUs> d = tenancy::ParseQueueDuration(s);
+  if (!d.ok() || *d < 0)
+    return InvalidArgument("--lend-spares must be off, on or a runtime limit such as 2h, not '" + s + "'");
+  return std::optional<TimeUs>(*d);
+}
 
 Status SimulateOptions::Validate() const {
   if (cluster.empty()) return InvalidArgument("--cluster is required");
@@ -51,6 +62,9 @@ Status SimulateOptions::Validate() const {
     return InvalidArgument("--spares and --repair need --failures");
   if (restart_cost < 0 || repair_cost < 0) return InvalidArgument("--restart-cost and --repair-cost must not be negative");
   if (until < -1) return InvalidArgument("--until must not be negative");
+  if (Status s = ParseLendSpares(lend_spares).status(); !s.ok()) return s;
+  if (lend_spares != "off" && faults::ParseSpareSetting(spares)->mode == faults::SpareMode::kNone)
+    return InvalidArgument("--lend-spares needs --spares leaf or spine (and --failures)");
   if (!(high_priority_share >= 0 && high_priority_share <= 1))
     return InvalidArgument("--high-priority: the share must be in [0, 1]");
   return Status::Ok();
@@ -136,6 +150,8 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   for (size_t i = 0; i < trace.jobs.size(); ++i) {
     job::JobSpec& j = trace.jobs[i];
     if (o.checkpoint_interval > 0 && j.checkpoint_interval <= 0) j.checkpoint_interval = o.checkpoint_interval;
+    if (std::find(o.best_effort_tenants.begin(), o.best_effort_tenants.end(), j.tenant) != o.best_effort_tenants.end())
+      j.best_effort = true;
     if (o.high_priority_share > 0 &&
         HighPriority(o.seed, j.id.valid() ? j.id.value() : static_cast<int64_t>(i), o.high_priority_share))
       j.priority = o.high_priority;
@@ -207,6 +223,9 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
                                                                          : faults::RepairMode::kRequeue;
     ro_replay.fault_options.restart_cost = o.restart_cost;
     ro_replay.fault_options.repair_cost = o.repair_cost;
+    BERTH_ASSIGN_OR_RETURN(std::optional<TimeUs> lend, ParseLendSpares(o.lend_spares));
+    ro_replay.fault_options.lend_spares = lend.has_value();
+    if (lend) ro_replay.fault_options.lend_max_runtime = *lend;
   }
   if (!o.partition.empty()) {
     const size_t colon = o.partition.find(':');

@@ -77,6 +77,12 @@ struct SimulateOptions {
   TimeUs restart_cost = 0;
   TimeUs repair_cost = 0;
   TimeUs until = -1;
+  // Spares lent to best-effort work (docs/failures.md): "off", "on" (every
+  // single-task best-effort job), or a duration D (only those whose declared
+  // runtime limit is at most D). best_effort_tenants: the trace's jobs of
+  // these tenants are best effort (JobSpec::best_effort).
+  std::string lend_spares = "off";
+  std::vector<std::string> best_effort_tenants;
   bool check_indexes = false;
   bool full_scan = false;  // SchedulerOptions::full_scan (the exactness oracle)
   bool full_sort = false;  // SchedulerOptions::full_sort (the queue order's oracle)

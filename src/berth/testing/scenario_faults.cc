@@ -2,7 +2,9 @@
 //
 //   faults [repair=in-place|requeue] [spares=none|leaf|spine|leaf:N|spine:N]
 //          [restart=T] [repair-cost=T] [quarantine-after=N] [quarantine-base=T] [quarantine-window=T]
+//          [lend=off|on|T]                              # lend spares to best-effort jobs (limit <= T)
 //   fail KIND TARGET [for=T] [cause=C] [deadline=T]    # now; KIND and TARGET as in a failure file
+//   lend JOB...                                         # lend free spares to these pending jobs, in order
 //   time T / advance T                                  # also run every fault phase due on the way
 //   expect restarts JOB N / expect repairs JOB N
 //   expect spares NODE... | none                        # exactly these nodes are spares
@@ -10,6 +12,8 @@
 //   expect node-down NODE...                            # each is unschedulable now
 //   expect gpu-down NODE GPU...                         # these GPUs of the node are down
 //   expect failure-lost-gpu-seconds JOB X
+//   expect lent NODE... | none                          # exactly these spares run best-effort jobs
+//   expect loan-evictions N                             # borrowers evicted for repairs so far
 //
 // `faults` comes after `cluster` and `policy` and before the first `submit`:
 // it creates the scheduler and sets the spares aside.
@@ -53,6 +57,7 @@ struct FaultState {
       wakeups.erase(next);
       r.clock().Set(std::max(r.clock().Now(), w.at));
       scheduler::Scheduler* scheds[] = {sched};
+      handler->Advance(r.clock().Now(), scheds);
       BERTH_ASSIGN_OR_RETURN(faults::StepOutcome o, handler->Step(w.fault, w.phase, scheds));
       BERTH_RETURN_IF_ERROR(Apply(o));
     }
@@ -102,12 +107,19 @@ void RegisterScenarioFaultCommands(ScenarioRunner& runner) {
     BERTH_ASSIGN_OR_RETURN(auto after, a.GetInt("quarantine-after"));
     BERTH_ASSIGN_OR_RETURN(auto base, a.GetTime("quarantine-base"));
     BERTH_ASSIGN_OR_RETURN(auto window, a.GetTime("quarantine-window"));
+    const std::optional<std::string> lend = a.Get("lend");
     BERTH_RETURN_IF_ERROR(a.CheckAllUsed());
     if (restart) o.restart_cost = *restart;
     if (repair_cost) o.repair_cost = *repair_cost;
     if (after) o.quarantine_after = static_cast<int32_t>(*after);
     if (base) o.quarantine_base = *base;
     if (window) o.quarantine_window = *window;
+    if (lend && *lend != "off") {
+      o.lend_spares = true;
+      if (*lend != "on") {
+        BERTH_ASSIGN_OR_RETURN(o.lend_max_runtime, ParseScenarioTime(*lend));
+      }
+    }
     BERTH_RETURN_IF_ERROR(o.Validate());
     BERTH_ASSIGN_OR_RETURN(scheduler::Scheduler * s, r.Sched());
     if (s->running_count() > 0 || s->pending_count() > 0) return FailedPrecondition("faults must come before any submit");
@@ -115,7 +127,20 @@ void RegisterScenarioFaultCommands(ScenarioRunner& runner) {
     st->sched = s;
     st->wakeups.clear();
     scheduler::Scheduler* scheds[] = {s};
+    st->handler->Advance(r.clock().Now(), scheds);
     return st->handler->Init(scheds);
+  });
+  runner.AddCommand("lend", [st](Runner& r, Args& a) -> Status {
+    if (a.words().empty()) return InvalidArgument("usage: lend JOB...");
+    BERTH_ASSIGN_OR_RETURN(faults::FaultHandler * h, st->Get(r));
+    std::vector<std::pair<int32_t, JobId>> jobs;
+    for (const auto& w : a.words()) {
+      BERTH_ASSIGN_OR_RETURN(JobId id, r.JobByName(w));
+      jobs.push_back({0, id});
+    }
+    scheduler::Scheduler* scheds[] = {st->sched};
+    h->Advance(r.clock().Now(), scheds);
+    return h->Lend(jobs, scheds).status();
   });
   runner.AddCommand("fail", [st](Runner& r, Args& a) -> Status {
     if (a.words().size() != 2) return InvalidArgument("usage: fail KIND TARGET [for=T] [cause=C] [deadline=T]");
@@ -129,6 +154,7 @@ void RegisterScenarioFaultCommands(ScenarioRunner& runner) {
     f.at = r.clock().Now();
     const int32_t i = h->Add(std::move(f));
     scheduler::Scheduler* scheds[] = {st->sched};
+    h->Advance(r.clock().Now(), scheds);
     BERTH_ASSIGN_OR_RETURN(faults::StepOutcome o, h->Step(i, faults::kBegin, scheds));
     return st->Apply(o);
   });
@@ -176,6 +202,26 @@ void RegisterScenarioFaultCommands(ScenarioRunner& runner) {
     };
   };
   runner.AddExpectation("spares", node_set("spares", true));
+  runner.AddExpectation("lent", [st](Runner& r, Args& a) -> Status {
+    BERTH_ASSIGN_OR_RETURN(faults::FaultHandler * h, st->Get(r));
+    BERTH_ASSIGN_OR_RETURN(std::vector<NodeId> want, Nodes(r, a));
+    std::vector<NodeId> got;
+    for (int32_t k = 0; k < r.cluster()->num_nodes(); ++k) {
+      const NodeId n(k);
+      if (h->spare(n) && !st->sched->state().tasks_on(n).empty()) got.push_back(n);
+    }
+    if (got != want)
+      return FailedPrecondition("lent spares are " + Names(*r.cluster(), got) + ", not " + Names(*r.cluster(), want));
+    return Status::Ok();
+  });
+  runner.AddExpectation("loan-evictions", [st](Runner& r, Args& a) -> Status {
+    BERTH_RETURN_IF_ERROR(NeedOne(a, "expect loan-evictions N"));
+    BERTH_ASSIGN_OR_RETURN(faults::FaultHandler * h, st->Get(r));
+    const int64_t got = h->counters().spare_loan_evictions;
+    if (std::to_string(got) != a.words()[0])
+      return FailedPrecondition(std::to_string(got) + " borrowers evicted, not " + a.words()[0]);
+    return Status::Ok();
+  });
   runner.AddExpectation("quarantined", node_set("quarantined nodes", false));
   runner.AddExpectation("node-down", [](Runner& r, Args& a) -> Status {
     BERTH_ASSIGN_OR_RETURN(scheduler::Scheduler * s, r.Sched());

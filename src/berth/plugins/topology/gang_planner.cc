@@ -343,6 +343,14 @@ bool GangPlanner::PlanPass(const job::JobSpec& job, bool whole_count, GangPlanRe
       for (const auto& [frags, i] : rank) sorted.push_back(cands[i]);
       cands = std::move(sorted);
     }
+    if (risk_ != nullptr) {
+      std::vector<std::pair<int64_t, size_t>> rank;
+      for (size_t i = 0; i < cands.size(); ++i) rank.push_back({(*risk_)(DomainId(std::get<2>(cands[i]))), i});
+      std::stable_sort(rank.begin(), rank.end());
+      std::vector<std::tuple<int64_t, int64_t, int32_t>> sorted;
+      for (const auto& [risk, i] : rank) sorted.push_back(cands[i]);
+      cands = std::move(sorted);
+    }
     int tries = 0;
     for (const auto& [free, parent_free, id] : cands) {
       // Quick check with the bucket counts before the descent.

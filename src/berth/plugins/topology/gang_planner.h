@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +59,12 @@ class GangPlanner {
   static bool Applies(const job::JobSpec& job);
 
   GangPlanResult Plan(const state::ClusterState& state, const job::JobSpec& job);
+
+  // Failure-aware order (the "topology-reliable" plan): while set, the
+  // candidate domains of every level are tried lowest `risk` first, then in
+  // the order above. Borrowed; null (the default) leaves the order as it is.
+  using DomainRisk = std::function<int64_t(DomainId)>;
+  void set_domain_risk(const DomainRisk* risk) { risk_ = risk; }
 
  private:
   struct Need {
@@ -127,6 +134,7 @@ class GangPlanner {
   std::vector<state::Allocation> allocs_;
   std::vector<int32_t> task_index_;
   int32_t failed_group_ = -1;  // the group the last try could not place
+  const DomainRisk* risk_ = nullptr;
 };
 
 }  // namespace berth::plugins

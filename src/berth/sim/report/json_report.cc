@@ -156,6 +156,12 @@ void AddFailureFigures(const PolicyResult& r, nlohmann::json& j) {
   j["spares"] = r.spare_mode;
   j["spare_nodes"] = r.spare_nodes;
   j["spares_used"] = r.spares_used;
+  j["lend_spares"] = r.lend_spares;
+  j["spare_loans"] = r.spare_loans;
+  j["spare_loan_evictions"] = r.spare_loan_evictions;
+  j["spare_gpu_hours"] = r.spare_gpu_hours;
+  j["spare_lent_gpu_hours"] = r.spare_lent_gpu_hours;
+  j["spare_utilization"] = r.spare_utilization;
   j["quarantines"] = r.quarantines;
   j["drained_by_deadline"] = r.drained_by_deadline;
   j["gpu_hours_lost_failures"] = r.gpu_hours_lost_failures;

@@ -118,7 +118,7 @@ std::string FailureSection(const std::vector<PolicyResult>& rs) {
   if (std::none_of(rs.begin(), rs.end(), [](const PolicyResult& r) { return r.failures_on; })) return "";
   std::vector<TextColumn> cols = {{"policy", true}, {"repair", true}, {"spares"},   {"faults"},
                                   {"interrupted"},  {"restarts"},     {"repairs"},  {"goodput"},
-                                  {"ett_large"},    {"gpu_h_failed"}, {"gpu_h_recovery"}, {"jobs_lost"}};
+                                  {"ett_large"},    {"gpu_h_failed"}, {"gpu_h_recovery"}, {"spare_lent"}, {"jobs_lost"}};
   for (const auto& r : rs) {
     if (!r.failures_on) continue;
     int64_t faults = 0, hit = 0;
@@ -136,6 +136,7 @@ std::string FailureSection(const std::vector<PolicyResult>& rs) {
     cols[i++].cells.push_back(r.effective_training_time_large < 0 ? "-" : Fmt("%.4f", r.effective_training_time_large));
     cols[i++].cells.push_back(Fmt("%.1f", r.gpu_hours_lost_failures));
     cols[i++].cells.push_back(Fmt("%.1f", r.gpu_hours_lost_recovery));
+    cols[i++].cells.push_back(r.lend_spares ? Fmt("%.1f%%", 100.0 * r.spare_utilization) : "-");
     cols[i++].cells.push_back(std::to_string(r.jobs_lost));
   }
   std::string out = "\nfailures (docs/failures.md)\n" + Render(cols);
