@@ -201,6 +201,7 @@ wait "$PID_B" || rc=$?
 [ "$rc" = 3 ] || fail "the deposed B exited with status $rc, expected 3 (stepped down)"
 grep -q '"event":"stepped_down"' "$WORK/B.log" || fail "B logged no stepped_down"
 echo "B resumed without its term: stepped down, exit status 3 after $(seconds_since "$T_CONT") s"
+echo "  B's log: $(grep -o '"event":"stepped_down".*' "$WORK/B.log" | head -1)"
 wait_until "every burst job at a member (A2)" 'all_sent "$URL_A2"'
 once_at_members "$URL_A2" || fail "a burst job is missing or doubled after the second takeover"
 code=$(submit_to "$URL_A2" after-takeover)
