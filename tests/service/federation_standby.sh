@@ -103,7 +103,8 @@ start_dispatcher B
 wait_until "B serving" '[ "$(code_of "$URL_B/healthz")" = 200 ]'
 [ "$(readyz "$URL_B")" = 503 ] || fail "standby B answers readyz $(readyz "$URL_B"), expected 503"
 curl -s "$URL_B/readyz" | grep -q "\"role\":\"standby\"" || fail "B is not a standby: $(curl -s "$URL_B/readyz")"
-curl -s "$URL_B/readyz" | grep -q "$URL_A" || fail "standby B does not name the leader $URL_A: $(curl -s "$URL_B/readyz")"
+curl -s "$URL_B/readyz" | grep -q "$URL_A" ||
+  fail "standby B does not name the leader $URL_A: $(curl -s "$URL_B/readyz")"
 [ "$(submit_to "$URL_B" to-standby)" = 503 ] || fail "a submission to standby B was not refused with 503"
 grep -q "the leader is $URL_A" "$WORK/submit.json" || fail "B's 503 does not name A: $(cat "$WORK/submit.json")"
 [ "$(code_of "$URL_B/v1/jobs")" = 503 ] || fail "B lists jobs while a standby"
@@ -146,7 +147,9 @@ EOF
 echo "verify at B: $(cat "$WORK/verify.json")"
 all_sent() {  # $1: the leader's URL
   curl -sf -H "Authorization: Bearer $TOKEN" "$1/v1/jobs?limit=10000" | python3 -c "
-import json,sys; sys.exit(0 if all(j['member_job'] is not None for j in json.load(sys.stdin)['jobs'] if j['state'] in ('pending','running')) else 1)"
+import json,sys
+live = [j for j in json.load(sys.stdin)['jobs'] if j['state'] in ('pending','running')]
+sys.exit(0 if all(j['member_job'] is not None for j in live) else 1)"
 }
 wait_until "every burst job at a member" 'all_sent "$URL_B"'
 T_SENT=$(seconds_since "$T_KILL")
@@ -206,4 +209,5 @@ wait_until "every burst job at a member (A2)" 'all_sent "$URL_A2"'
 once_at_members "$URL_A2" || fail "a burst job is missing or doubled after the second takeover"
 code=$(submit_to "$URL_A2" after-takeover)
 [ "$code" = 201 ] || fail "A2 refused a new job: $code $(cat "$WORK/submit.json")"
-echo "federation standby: OK ($ACKED acknowledged before the leader's SIGKILL; every job dispatched once; takeover $TAKEOVER s)"
+echo "federation standby: OK ($ACKED acknowledged before the leader's SIGKILL; every job dispatched once;" \
+  "takeover $TAKEOVER s)"

@@ -85,16 +85,12 @@ class FedStandbyTest : public ::testing::Test {
   void SetUp() override {
     devnull_ = std::fopen("/dev/null", "w");
     log_ = std::make_unique<server::Logger>(devnull_);
-    auto f = federation::ParseFederationYaml(kFed, "fed.yaml", [](const std::string& s) { return cluster::LoadCluster(s); });
+    auto f = federation::ParseFederationYaml(kFed, "fed.yaml",
+                                             [](const std::string& s) { return cluster::LoadCluster(s); });
     ASSERT_TRUE(f.ok()) << f.status().message();
     fed_ = std::move(f).value();
     ASSERT_TRUE(member_.Start().ok());
-    server::HttpOptions ho;
-    ho.port = 0;
-    ho.threads = 4;
-    http_ = std::make_unique<server::HttpServer>(member_.service(), member_.metrics(), *log_, ho);
-    ASSERT_TRUE(http_->Bind().ok());
-    http_->Start();
+    StartMemberHttp(0);
   }
   void TearDown() override {
     if (standby_) standby_->Stop();
@@ -102,17 +98,27 @@ class FedStandbyTest : public ::testing::Test {
     http_->Stop();
     std::fclose(devnull_);
   }
-  DispatcherOptions Options() const {
+  DispatcherOptions Options(TimeUs member_timeout = 500'000) const {
     DispatcherOptions o;
     o.poll_interval = 20'000;
-    o.member_timeout = 500'000;
+    o.member_timeout = member_timeout;
     o.tick = 5'000;
     o.link.timeout = 300'000;
     return o;
   }
-  std::unique_ptr<Dispatcher> Make(store::Store& s) {
-    const std::string url = "http://127.0.0.1:" + std::to_string(http_->port());
-    return std::make_unique<Dispatcher>(fed_, std::vector<std::string>{url}, s, Options(), *log_);
+  std::unique_ptr<Dispatcher> Make(store::Store& s, TimeUs member_timeout = 500'000) {
+    const std::string url = "http://127.0.0.1:" + std::to_string(port_);
+    return std::make_unique<Dispatcher>(fed_, std::vector<std::string>{url}, s, Options(member_timeout), *log_);
+  }
+  // The member's API goes away (connections refused) and comes back on its port.
+  void StartMemberHttp(int port) {
+    server::HttpOptions ho;
+    ho.port = port;
+    ho.threads = 4;
+    http_ = std::make_unique<server::HttpServer>(member_.service(), member_.metrics(), *log_, ho);
+    ASSERT_TRUE(http_->Bind().ok());
+    http_->Start();
+    port_ = http_->port();
   }
   static int64_t Submit(Dispatcher& d, const std::string& name) {
     server::ApiResult r =
@@ -139,6 +145,7 @@ class FedStandbyTest : public ::testing::Test {
   federation::Federation fed_;
   server::testing::ServiceHarness member_{"2x8:H100", MemberOptions()};
   std::unique_ptr<server::HttpServer> http_;
+  int port_ = 0;
   std::shared_ptr<store::MemoryStore::Data> data_ = std::make_shared<store::MemoryStore::Data>();
   std::unique_ptr<store::MemoryStore> leader_store_;
   std::unique_ptr<StandbyStore> standby_store_;
@@ -212,6 +219,38 @@ TEST_F(FedStandbyTest, AFencedWriteStepsTheDispatcherDown) {
   const auto keys = MemberKeys();
   EXPECT_EQ(keys.size(), 2u);
   EXPECT_EQ(standby_->GetJob(c).body["name"], "c");
+}
+
+TEST_F(FedStandbyTest, ADeposedDispatcherThatHasNotHeardCancelsNothing) {
+  leader_store_ = std::make_unique<store::MemoryStore>(data_);
+  leader_ = Make(*leader_store_);
+  ASSERT_TRUE(leader_->Start().ok());
+  // The member's 16 GPUs run "big"; "q" queues behind it there.
+  const int64_t big = leader_->SubmitJob(R"({"name":"big","duration_s":3600,"groups":[{"count":2,"gpus":8}]})")
+                          .body.value("id", int64_t{-1});
+  ASSERT_TRUE(WaitFor([&] { return leader_->GetJob(big).body["state"] == "running"; }));
+  const int64_t q = Submit(*leader_, "q");
+  ASSERT_TRUE(WaitFor([&] { return AllAtMember(*leader_, {q}); }));
+  const int64_t q_at_member = leader_->GetJob(q).body["member_job"].get<int64_t>();
+  // The member goes quiet: the leader marks it down and moves "q" away (in
+  // memory: no other member can take it, so nothing is written yet).
+  const int port = port_;
+  http_->Stop();
+  ASSERT_TRUE(WaitFor([&] { return !leader_->GetJob(q).body["member_job"].is_number_integer(); }));
+  // Meanwhile another dispatcher took the term; the first has not heard.
+  standby_store_ = std::make_unique<StandbyStore>(data_);
+  standby_store_->Grant(R"({"id":"new:2","address":"http://10.0.0.6:7450"})");
+  standby_ = Make(*standby_store_, 60'000'000);
+  ASSERT_TRUE(standby_->Start().ok());
+  EXPECT_TRUE(leader_->ready());
+  // The member answers again: the old leader would cancel the copy of "q"
+  // there; its write under the lost term is refused first, so it steps down.
+  StartMemberHttp(port);
+  ASSERT_TRUE(WaitFor([&] { return leader_->stepped_down(); }));
+  ASSERT_TRUE(WaitFor([&] { return AllAtMember(*standby_, {big, q}); }));
+  EXPECT_EQ(member_.State(q_at_member), "pending");  // not cancelled: the new leader follows it there
+  EXPECT_EQ(standby_->GetJob(q).body["member_job"], q_at_member);
+  EXPECT_EQ(leader_->Federation().body["counters"]["duplicates_cancelled"], 0);
 }
 
 TEST_F(FedStandbyTest, InterruptEndsTheWait) {
