@@ -111,7 +111,9 @@ workload::LaunchOptions ParseLaunchPorts(const std::string& r) {
   return o;
 }
 
-// How this replica announces itself to the others while it leads.
+}  // namespace
+
+// How this replica announces itself to the others while it leads (serve_federation.h).
 std::string Announcement(const std::string& host, int port, bool tls) {
   char name[256] = {0};
   if (::gethostname(name, sizeof name - 1) != 0) name[0] = '\0';
@@ -121,6 +123,8 @@ std::string Announcement(const std::string& host, int port, bool tls) {
                          {"address", std::string(tls ? "https://" : "http://") + shown + ":" + std::to_string(port)}})
       .dump();
 }
+
+namespace {
 
 // What ends the wait of the main thread (besides a signal), written by store
 // and starter threads.

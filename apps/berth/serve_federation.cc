@@ -2,10 +2,17 @@
 // file (each member's cluster as the dispatcher's model of it), pairs every
 // member with its endpoint (the file's `endpoint`, or --member NAME=URL),
 // opens the dispatcher's own store, serves its API until a stop signal.
+// Over etcd it is one of several dispatchers: it serves at once as a standby
+// (503 naming the leader), campaigns, leads once it holds the term, and
+// exits with status 3 when it loses it, as a member replica does.
 #include "serve_federation.h"
 
+#include <atomic>
+#include <chrono>
 #include <iostream>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "berth/cluster/loaders.h"
 #include "berth/federation/federation.h"
@@ -18,6 +25,10 @@
 #include "serve_kube.h"
 
 namespace berth::apps {
+namespace {
+constexpr int kExitFedSteppedDown = 3;       // as a member replica that lost its term
+constexpr int kFedStepDownGraceSeconds = 10;  // longest an orderly stop may take after that
+}  // namespace
 
 StatusOr<std::string> ReadToken(const std::string& path, const std::string& flag);
 
@@ -78,32 +89,100 @@ int ServeFederation(const FedServeFlags& f, const server::HttpOptions& http, con
   if (!given.empty())
     return fail("federation", InvalidArgument("--member " + given.begin()->first + "=...: no member of that name in " +
                                               f.file));
+  // The store's thread reports a lost term (etcd: the lease lapsed or a
+  // fenced write was refused): the dispatcher stops deciding at once.
+  struct Lost {
+    std::mutex mu;
+    fedserve::Dispatcher* dispatcher = nullptr;
+    std::string reason;
+    std::atomic<bool> lost{false};
+  } lost;
   store::StoreOptions so;
+  so.on_lost = [&lost](const Status& why) {
+    std::lock_guard<std::mutex> lock(lost.mu);
+    if (lost.dispatcher) lost.dispatcher->StepDown(why.message());
+    lost.reason = why.message();
+    lost.lost = true;
+  };
   auto store = store::OpenStore(store_url, so);
   if (!store.ok()) return fail("store", store.status());
+  const bool replicated = store_url.rfind("etcd:", 0) == 0;
   fedserve::Dispatcher dispatcher(*fed, endpoints, **store, o, log);
+  {
+    std::lock_guard<std::mutex> lock(lost.mu);
+    lost.dispatcher = &dispatcher;
+  }
   fedserve::FedHttpServer server(dispatcher, log, http);
   if (Status s = server.Bind(); !s.ok()) return fail("listen", s);
-  if (Status s = dispatcher.Start(); !s.ok()) return fail("recovery", s);
-  server.Start();
   nlohmann::json members = nlohmann::json::array();
   for (size_t m = 0; m < fed->members.size(); ++m)
     members.push_back({{"name", fed->members[m].name}, {"endpoint", endpoints[m]}});
-  log.Info("listening", {{"host", http.host}, {"port", server.port()}, {"role", "federation-dispatcher"},
-                         {"federation", fed->name}, {"policy", f.policy}, {"members", members},
-                         {"store", (*store)->Describe()}, {"auth", !http.token.empty()},
-                         {"member_auth", !o.link.token.empty()}, {"tls", !http.tls_cert_file.empty()}});
-  int sig = 0;
-  while (sig <= 0) {
-    siginfo_t info;
-    const timespec tick{0, 200'000'000};
-    sig = sigtimedwait(&stop_signals, &info, &tick);
+  auto listening = [&](const char* role) {
+    log.Info("listening", {{"host", http.host}, {"port", server.port()}, {"role", role},
+                           {"federation", fed->name}, {"policy", f.policy}, {"members", members},
+                           {"store", (*store)->Describe()}, {"auth", !http.token.empty()},
+                           {"member_auth", !o.link.token.empty()}, {"tls", !http.tls_cert_file.empty()}});
+  };
+  std::thread starter;
+  std::atomic<bool> start_done{false};
+  Status start_status;
+  if (replicated) {
+    // Serve at once (a standby answers 503 naming the leader), then campaign.
+    (*store)->Announce(Announcement(http.host, server.port(), !http.tls_cert_file.empty()));
+    server.Start();
+    listening("federation-dispatcher");  // a standby until it holds the term
+    log.Info("campaigning", {{"store", (*store)->Describe()}});
+    starter = std::thread([&] {
+      start_status = dispatcher.Start();
+      start_done = true;
+    });
+  } else {
+    if (Status s = dispatcher.Start(); !s.ok()) return fail("recovery", s);
+    server.Start();
+    listening("federation-dispatcher");
   }
-  log.Info("stopping", {{"signal", sig}});
+  // Wait for a stop signal, the loss of the term, or a failed start.
+  int sig = 0, code = 0;
+  for (;;) {
+    siginfo_t info;
+    const timespec tick{0, 100'000'000};
+    if (const int got = sigtimedwait(&stop_signals, &info, &tick); got > 0) {
+      sig = got;
+      break;
+    }
+    if (lost.lost || dispatcher.stepped_down()) break;
+    if (start_done && !start_status.ok()) break;
+  }
+  if (sig) {
+    log.Info("stopping", {{"signal", sig}});
+  } else if (lost.lost || dispatcher.stepped_down()) {
+    code = kExitFedSteppedDown;
+    {
+      std::lock_guard<std::mutex> lock(lost.mu);
+      log.Error("stepping_down", {{"reason", lost.lost ? lost.reason : "a store write failed"},
+                                  {"exit_status", code},
+                                  {"hint", "restart this process: it rejoins as a standby"}});
+    }
+    // Stopping in order waits for in-flight requests; never for long.
+    std::thread([code] {
+      std::this_thread::sleep_for(std::chrono::seconds(kFedStepDownGraceSeconds));
+      std::_Exit(code);
+    }).detach();
+  } else {
+    log.Error("startup_failed", {{"what", "recovery"}, {"error", start_status.message()}});
+    std::cerr << "berth serve: " << start_status.message() << "\n";
+    code = 1;
+  }
+  (*store)->Interrupt();  // a standby stops campaigning
+  if (starter.joinable()) starter.join();
   server.Stop();
   dispatcher.Stop();
-  log.Info("stopped", {{"exit_status", 0}});
-  return 0;
+  {
+    std::lock_guard<std::mutex> lock(lost.mu);
+    lost.dispatcher = nullptr;
+  }
+  log.Info("stopped", {{"exit_status", code}});
+  return code;
 }
 
 }  // namespace berth::apps

@@ -30,8 +30,16 @@ struct FedServeFlags {
 // The default store of a dispatcher (not a member's: ./berth-data/).
 inline constexpr const char* kFederationStore = "sqlite:./berth-fed-data/berth.db";
 
-// Runs the dispatcher until SIGINT/SIGTERM; `http` holds the listener, token
-// and TLS options already checked. Returns the exit status.
+// How a replica (a member's `berth serve`, or a dispatcher) announces itself
+// to the others on a replicated store while it leads: {"id", "address"}
+// (serve_cmd.cc).
+std::string Announcement(const std::string& host, int port, bool tls);
+
+// Runs the dispatcher until SIGINT/SIGTERM; over an etcd store, as one of
+// several: it serves at once (a standby answers 503 naming the leader),
+// leads once it holds the store's term, and exits with status 3 when it
+// loses it (or a write fails). `http` holds the listener, token and TLS
+// options already checked. Returns the exit status.
 int ServeFederation(const FedServeFlags& f, const server::HttpOptions& http, const std::string& store_url,
                     const server::AdmissionLimits& limits, server::Logger& log, sigset_t stop_signals);
 

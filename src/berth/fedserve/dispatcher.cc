@@ -1,6 +1,7 @@
 // The live federation dispatcher: submissions, the loop (digests, dispatch,
 // forwarding, following jobs, failures) and recovery (dispatcher.h). The
-// read side is in dispatcher_reads.cc.
+// read side is in dispatcher_reads.cc; the role (standby, stepping down) and
+// Reconcile in dispatcher_role.cc.
 #include "berth/common/clock.h"
 #include "berth/fedserve/dispatcher.h"
 
@@ -68,16 +69,24 @@ TimeUs Dispatcher::SteadyNow() const { return SteadyNowUs(); }
 
 Status Dispatcher::Start() {
   BERTH_RETURN_IF_ERROR(options_.Validate());
+  role_ = Role::kAcquiring;  // a standby while another process holds the term
   BERTH_ASSIGN_OR_RETURN(fence_, store_.Acquire());
+  Role acquiring = Role::kAcquiring;
+  if (!role_.compare_exchange_strong(acquiring, Role::kLoading))
+    return FailedPrecondition("the store's term was lost before loading");
   BERTH_RETURN_IF_ERROR(Recover());
   const TimeUs now = SteadyNow();
   for (auto& m : members_) m.last_ok = now;  // each gets a full timeout to answer first
+  Role loading = Role::kLoading;
+  if (!role_.compare_exchange_strong(loading, Role::kLeading))
+    return FailedPrecondition("the store's term was lost while loading");  // StepDown() came first
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = false;
   }
   loop_ = std::thread([this] { Loop(); });
   ready_ = true;
+  log_.Info("leading", {{"store", store_.Describe()}, {"term", fence_.term}, {"jobs", jobs_.size()}});
   return Status::Ok();
 }
 
@@ -97,10 +106,12 @@ void Dispatcher::Stop() {
 void Dispatcher::Append(store::Record rec, bool wait) {
   auto done = std::make_shared<std::promise<Status>>();
   std::future<Status> f = done->get_future();
-  store_.Append(fence_, {std::move(rec)}, [done](const Status& s, int64_t) { done->set_value(s); });
-  if (!wait) return;
-  const Status s = f.get();
-  if (!s.ok()) log_.Error("store_write_failed", {{"error", s.message()}});
+  const std::string what = store::RecordKindName(rec.kind);
+  store_.Append(fence_, {std::move(rec)}, [this, done, what](const Status& s, int64_t) {
+    if (!s.ok()) OnWriteFailed(what, s);
+    done->set_value(s);
+  });
+  if (wait) f.wait();
 }
 
 void Dispatcher::AppendAssigned(const Job& j, const std::string& outcome, bool wait) {
@@ -213,7 +224,7 @@ ApiResult Dispatcher::SubmitJob(const std::string& body) {
   if (!sub.ok()) return ApiResult::Error(400, sub.status().message());
   Status within = server::CheckAdmissionLimits(sub->spec, sub->idempotency_key, options_.limits);
   if (!within.ok()) return ApiResult::Error(422, within.message());
-  if (!ready_) return ApiResult::Error(503, "the dispatcher is not ready");
+  if (!ready_) return NotReady();
   const std::string key = sub->idempotency_key.empty() ? "name:" + sub->spec.name : sub->idempotency_key;
   const std::string fingerprint = server::SpecFingerprint(sub->spec);
   std::shared_future<Status> accepted;
@@ -264,6 +275,7 @@ ApiResult Dispatcher::SubmitJob(const std::string& body) {
             wake_ = true;
           }
         }
+        if (s.code() == StatusCode::kFailedPrecondition) OnWriteFailed("job_accepted", s);  // fenced out
         cv_.notify_all();
         promise->set_value(s);
       });
@@ -277,6 +289,7 @@ ApiResult Dispatcher::SubmitJob(const std::string& body) {
 }
 
 ApiResult Dispatcher::CancelJob(int64_t id) {
+  if (!ready_) return NotReady();
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(id);
   if (it == jobs_.end() || !it->second.durable) return ApiResult::Error(404, "no job " + std::to_string(id));
@@ -299,7 +312,7 @@ void Dispatcher::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
     lock.unlock();
-    Turn();
+    if (leading()) Turn();  // a dispatcher that stepped down decides nothing more
     lock.lock();
     if (stopping_) break;
     cv_.wait_for(lock, std::chrono::microseconds(options_.tick), [this] { return stopping_ || wake_; });
@@ -309,12 +322,15 @@ void Dispatcher::Loop() {
 
 void Dispatcher::Turn() {
   const TimeUs now = SteadyNow();
-  PollMembers(now);
-  HandleDownMembers(now);
-  SendAssigned(now);
-  DispatchWaiting(now);
-  SendAssigned(now);
-  PollJobs(now);
+  // Each step first checks that the term is still held (StepDown may come
+  // from a store thread at any time).
+  for (void (Dispatcher::*step)(TimeUs) : {&Dispatcher::PollMembers, &Dispatcher::HandleDownMembers,
+                                           &Dispatcher::SendAssigned, &Dispatcher::DispatchWaiting,
+                                           &Dispatcher::SendAssigned, &Dispatcher::PollJobs}) {
+    if (!leading()) return;
+    (this->*step)(now);
+  }
+  if (!leading()) return;
   DoCancels();
   // Copies left on members that are up (cancelled while being sent, or
   // superseded before a restart) go too.
@@ -589,8 +605,8 @@ void Dispatcher::DispatchWaiting(TimeUs now) {
   auto done = std::make_shared<std::promise<Status>>();
   std::future<Status> f = done->get_future();
   store_.Append(fence_, std::move(recs), [done](const Status& s, int64_t) { done->set_value(s); });
-  const Status s = f.get();
-  if (!s.ok()) log_.Error("store_write_failed", {{"error", s.message()}});
+  // Not durable: none of them may be forwarded (SendAssigned checks the role).
+  if (const Status s = f.get(); !s.ok()) OnWriteFailed("job_assigned", s);
 }
 
 std::string Dispatcher::ForwardBody(const Job& j) const {
@@ -625,7 +641,7 @@ void Dispatcher::SendAssigned(TimeUs now) {
     const size_t conns = std::min(of[m].size(), members_[m].pool.size());
     for (size_t k = 0; k < conns; ++k)
       senders.emplace_back([&, m, k, conns] {
-        for (size_t x = k; x < of[m].size(); x += conns) {
+        for (size_t x = k; x < of[m].size() && leading(); x += conns) {  // none once the term is lost
           const size_t i = of[m][x];
           replies[i] = members_[m].pool[k]->Call("POST", "/v1/jobs", todo[i].body);
           answered[i] = SteadyNow();
@@ -809,67 +825,6 @@ void Dispatcher::DoCancels() {
     if (j.phase == Phase::kEnded || j.attempt != c.attempt) continue;
     if (r.status == 200 || r.status == 404 || r.status == 409)
       EndLocked(j, JobState::kCancelled, "cancelled");
-  }
-}
-
-void Dispatcher::Reconcile(int32_t member) {
-  // Every copy moved away from this member is cancelled there: it must not
-  // run twice.
-  struct Dup {
-    int64_t id;
-    Copy copy;
-    std::string body;
-  };
-  std::vector<Dup> todo;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [id, j] : jobs_) {
-      for (const Copy& c : j.stale) {
-        if (c.member != member) continue;
-        Job probe = j;
-        probe.attempt = c.attempt;
-        todo.push_back({id, c, ForwardBody(probe)});
-      }
-    }
-  }
-  for (const Dup& d : todo) {
-    MemberLink& link = *members_[member].link;
-    int64_t mj = d.copy.member_job;
-    if (mj < 0) {
-      // The forward's answer was never seen: the same submission again
-      // names the job if the member has it (idempotent), then it goes.
-      MemberReply r = link.Call("POST", "/v1/jobs", d.body);
-      if ((r.status == 200 || r.status == 201) && r.body.is_object() && r.body.contains("id") &&
-          r.body["id"].is_number_integer())
-        mj = r.body["id"].get<int64_t>();
-      else if (!r.reached()) {
-        std::lock_guard<std::mutex> lock(mu_);
-        stale_dirty_ = true;  // gone again: next time it answers
-        return;
-      }
-    }
-    bool done = mj < 0;
-    if (mj >= 0) {
-      MemberReply r = link.Call("DELETE", "/v1/jobs/" + std::to_string(mj));
-      if (!r.reached()) {
-        std::lock_guard<std::mutex> lock(mu_);
-        stale_dirty_ = true;
-        return;
-      }
-      done = true;
-      if (r.status == 200) {
-        std::lock_guard<std::mutex> lock(mu_);
-        ++counters_.duplicates_cancelled;
-        log_.Info("duplicate_cancelled", {{"job", d.id}, {"member", fed_.members[member].name}, {"member_job", mj}});
-      }
-    }
-    if (done) {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto& stale = jobs_.at(d.id).stale;
-      stale.erase(std::remove_if(stale.begin(), stale.end(),
-                                 [&](const Copy& c) { return c.member == member && c.attempt == d.copy.attempt; }),
-                  stale.end());
-    }
   }
 }
 

@@ -45,6 +45,16 @@
 // the members, never holding the lock during a call, except the digest polls
 // (one task per member in flight, std::async) and the forwards of a turn,
 // which go out over a few connections per member at once.
+//
+// Standby (dispatcher_role.cc): over a replicated store (etcd) Start()
+// blocks in Acquire() while another dispatcher leads; meanwhile the API
+// answers 503 naming the leader (NotReady). A lost term (the store's
+// on_lost, or a write refused) is StepDown(): the loop stops at once, before
+// any further forward, cancel or write, and the API answers 503 again. Every
+// forward follows a durable assignment, so the next leader sends the same
+// copies again under the same keys (fed-<id>-<attempt>) and never others;
+// copies moved away are cancelled (Reconcile) only after a write under the
+// term succeeded, so a deposed dispatcher that has not heard yet cancels none.
 #pragma once
 
 #include <atomic>
@@ -98,6 +108,18 @@ class Dispatcher {
   Status Start();
   void Stop();
   bool ready() const { return ready_.load(); }
+
+  // --- the role (dispatcher_role.cc) ---
+  enum class Role { kIdle, kAcquiring, kLoading, kLeading, kSteppedDown };
+  Role role() const { return role_.load(); }
+  static const char* RoleName(Role r);
+  // Stops deciding at once (the term is lost): no forward, cancel or write
+  // follows; the API answers 503. Safe from any thread, more than once.
+  void StepDown(const std::string& reason);
+  bool stepped_down() const { return role_.load() == Role::kSteppedDown; }
+  // The 503 of every API call while not leading: the role, and the leader
+  // as the store knows it ({"id", "address"} as replicas announce themselves).
+  server::ApiResult NotReady() const;
 
   // --- the API (the same documents as a member's where they overlap) ---
   server::ApiResult SubmitJob(const std::string& body);
@@ -179,6 +201,13 @@ class Dispatcher {
   };
 
   Status Recover();
+  // A write that failed: the state in memory is ahead of the store, so the
+  // dispatcher steps down (the next leader, or a restart, rebuilds from it).
+  void OnWriteFailed(const std::string& what, const Status& s);
+  bool leading() const { return role_.load() == Role::kLeading; }
+  // Writes `recs` and waits: true if they are durable under the term still
+  // held (else the dispatcher has stepped down).
+  bool WriteUnderTerm(std::vector<store::Record> recs, const std::string& what);
   void Loop();
   void Turn();
   // Each takes and releases the lock around the calls it makes.
@@ -222,6 +251,7 @@ class Dispatcher {
   std::vector<std::vector<TimeUs>> link_busy_;
   store::Fence fence_;
   std::atomic<bool> ready_{false};
+  std::atomic<Role> role_{Role::kIdle};
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

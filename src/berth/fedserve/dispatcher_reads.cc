@@ -195,6 +195,7 @@ std::string Dispatcher::MetricsText() {
   auto line = [&out](const std::string& name, const std::string& labels, double v) {
     out += name + labels + " " + std::to_string(v) + "\n";
   };
+  line("berth_federation_leading", "", ready() ? 1 : 0);  // 0: a standby, loading, or stepped down
   for (const auto& [k, v] : f["counters"].items()) line("berth_federation_" + k + "_total", "", v.get<double>());
   line("berth_federation_jobs", "", f["jobs"].get<double>());
   line("berth_federation_waiting_jobs", "", f["waiting"].get<double>());

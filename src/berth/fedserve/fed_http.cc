@@ -39,7 +39,7 @@ void FedHttpServer::Routes() {
   };
   auto ready = [this](http::Response& res) {
     if (d_.ready()) return true;
-    Send(res, ApiResult::Error(503, "the dispatcher is not ready"));
+    Send(res, d_.NotReady());  // a standby names the leader
     return false;
   };
   auto with_id = [](const http::Request& req, http::Response& res, auto&& fn) {
@@ -72,8 +72,7 @@ void FedHttpServer::Routes() {
   s.Get("/healthz", [](const http::Request&, http::Response& res) { Send(res, {200, {{"status", "ok"}}}); },
         http::RunOn::kOnLoop);
   s.Get("/readyz", [this](const http::Request&, http::Response& res) {
-    Send(res, d_.ready() ? ApiResult{200, {{"status", "ready"}, {"role", "federation-dispatcher"}}}
-                         : ApiResult::Error(503, "the dispatcher is not ready"));
+    Send(res, d_.ready() ? ApiResult{200, {{"status", "ready"}, {"role", "federation-dispatcher"}}} : d_.NotReady());
   });
   s.Get("/metrics", [this](const http::Request&, http::Response& res) {
     res.set_content(d_.MetricsText(), "text/plain; version=0.0.4");
