@@ -62,7 +62,7 @@ TEST(ServeColocationArgs, NamesIdsQueueRatiosAndErrors) {
 
 ServiceOptions Reserved(const std::string& mode) {
   ServiceOptions o;
-  o.policy = "services";
+  o.policy = "priority-preempt";
   o.yield_best_effort = SecondsToUs(30);
   const cluster::Cluster c = cluster::ParseClusterSpec("2x8:H100").value();
   ServeColocation f;
@@ -74,7 +74,8 @@ ServiceOptions Reserved(const std::string& mode) {
 
 TEST(ServeColocation, StaticPartitionKeepsBatchOffTheReservation) {
   ServiceHarness h("2x8:H100", Reserved("static"));
-  ASSERT_TRUE(h.Start().ok());
+  const Status started = h.Start();
+  ASSERT_TRUE(started.ok()) << started.message();
   const std::string reserved = h.cluster().nodes()[0].name, batch = h.cluster().nodes()[1].name;
   const int64_t b1 = h.Submit(R"({"name":"b1","groups":[{"gpus":8}]})");
   const int64_t b2 = h.Submit(R"({"name":"b2","groups":[{"gpus":8}]})");
@@ -93,7 +94,8 @@ TEST(ServeColocation, StaticPartitionKeepsBatchOffTheReservation) {
 
 TEST(ServeColocation, ReplicaReclaimsTheReservationFromBestEffort) {
   ServiceHarness h("2x8:H100", Reserved("colocate"));
-  ASSERT_TRUE(h.Start().ok());
+  const Status started = h.Start();
+  ASSERT_TRUE(started.ok()) << started.message();
   const std::string reserved = h.cluster().nodes()[0].name;
   // Best effort and batch fill both nodes (they may borrow the idle reservation).
   const int64_t be = h.Submit(R"({"name":"be","best_effort":true,"groups":[{"gpus":8}]})");
