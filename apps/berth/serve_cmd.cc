@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <tuple>
 
@@ -24,6 +25,7 @@
 #include "berth/hetero/catalog_aliases.h"
 #include "berth/hetero/ledger_speeds.h"
 #include "berth/kubesched/extender_link.h"
+#include "berth/server/colocation_flags.h"
 #include "berth/server/http_server.h"
 #include "berth/server/service.h"
 #include "berth/store/store.h"
@@ -72,6 +74,7 @@ struct ServeFlags {
   int max_connections_per_client = 64;
   std::string policy = "topology";
   std::string queues;  // queue tree YAML ("" = every tenant its own queue)
+  server::ServeColocation colocation;  // --reserved-nodes, --colocation-mode, --overcommit, --colocation-spill
   bool virtual_nodes = false;
   bool require_federation_lease = false;
   double speedup = 1.0;
@@ -170,8 +173,9 @@ int Serve(const ServeFlags& f) {
     return kExitUsage;
   }
   if (!f.extender && (f.kube || !f.k.kubeconfig.empty())) {
-    if (!f.restore_cost.empty() || !f.throughputs.empty()) {
-      std::cerr << "berth serve: --restore-cost and --throughputs are not supported with --kube/--kubeconfig yet\n";
+    if (!f.restore_cost.empty() || !f.throughputs.empty() || !f.colocation.reserved.empty()) {
+      std::cerr << "berth serve: --restore-cost, --throughputs and --reserved-nodes are not supported with "
+                   "--kube/--kubeconfig yet\n";
       return kExitUsage;
     }
     KubeServeFlags k = f.k;
@@ -316,9 +320,11 @@ int Serve(const ServeFlags& f) {
     }
   }
   opts.launch = ParseLaunchPorts(f.launch_ports);
+  std::optional<tenancy::QueueFile> queue_file;  // as written (its per-queue overcommit ratios)
   if (!f.queues.empty()) {
     auto file = tenancy::ReadQueueFile(f.queues);
     if (!file.ok()) return fail("queues", file.status());
+    queue_file = *file;
     if (agents) {  // resolved again against the registered nodes whenever one joins or changes
       opts.queue_file = *file;
       opts.queue_file_name = f.queues;
@@ -329,6 +335,14 @@ int Serve(const ServeFlags& f) {
     if (Status s = hetero::AddCatalogPrices(*tree, f.k.catalog); !s.ok()) return fail("queues", s);
     opts.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree).value());
     opts.usage_half_life = file->half_life;
+  }
+  if (!f.colocation.reserved.empty()) {  // the services' reserved nodes (docs/service.md)
+    if (agents)
+      return fail("colocation", InvalidArgument("--reserved-nodes does not go with node agents (the cluster is "
+                                                "the nodes that register)"));
+    auto args = server::ColocationArgs(f.colocation, *cluster, queue_file ? &*queue_file : nullptr);
+    if (!args.ok()) return fail("colocation", args.status());
+    opts.colocation = std::move(args).value();
   }
   // Extender mode with an API server: bindVerb creates the Binding, a pod
   // watch releases what Kubernetes deleted or ended.
@@ -485,6 +499,22 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--policy", flags->policy, "scheduling policy (berth policies lists them)")->capture_default_str();
   cmd->add_option("--queues", flags->queues,
                   "queue tree YAML (docs/queues.md): quotas are enforced; default: every tenant its own queue");
+  cmd->add_option("--reserved-nodes", flags->colocation.reserved,
+                  "nodes reserved for services' replicas (names, ids or id ranges, e.g. node-0,node-1 or 0-11): "
+                  "replicas run only there, other work borrows what they leave idle (docs/service.md, \"Reserved "
+                  "nodes for services\")");
+  cmd->add_option("--colocation-mode", flags->colocation.mode,
+                  "with --reserved-nodes: colocate (batch and best effort borrow the reservation's idle capacity) "
+                  "or static (batch never runs there)")
+      ->capture_default_str();
+  cmd->add_option("--overcommit", flags->colocation.overcommit,
+                  "with --reserved-nodes: best-effort work's share (0..1) of each reserved node's GPUs; per queue: "
+                  "the queue file's overcommit")
+      ->capture_default_str();
+  cmd->add_option("--colocation-spill", flags->colocation.spill,
+                  "with --reserved-nodes in colocate mode: a replica no reserved node can hold runs on another "
+                  "node while the services stay within the reservation's totals (true or false)")
+      ->capture_default_str();
   cmd->add_option("--preemption-grace", flags->preemption_grace,
                   "grace an evicted job gets to checkpoint and leave, e.g. 30s; its preemptor starts that much "
                   "later (default 0)");

@@ -53,6 +53,8 @@ Status ServiceOptions::Validate() const {
     return InvalidArgument("--yield-best-effort and --yield-training-grace must not be negative");
   if (idempotency_ttl < 0) return InvalidArgument("--idempotency-ttl must not be negative");
   if (agent_nodes && virtual_nodes) return InvalidArgument("node agents and virtual nodes do not go together");
+  if (agent_nodes && !colocation.empty())
+    return InvalidArgument("--reserved-nodes does not go with node agents (the cluster is the nodes that register)");
   if (kill_grace < 0) return InvalidArgument("--kill-grace must not be negative");
   if (max_log_bytes < 0) return InvalidArgument("the log size limit must not be negative");
   if (extender_limits.max_groups < 1 || extender_limits.max_pods < 1)
@@ -96,6 +98,11 @@ Status Service::Start() {
         point->push_back(framework::PluginRef{"quota"});
   }
   profile = workload::WithServicePlugins(std::move(profile));  // replicas spread (a no-op for batch jobs)
+  if (!options_.colocation.empty()) {  // the services' reservation (docs/service.md, "Reserved nodes for services")
+    const framework::PluginRef ref{"colocation", options_.colocation};
+    profile.filter.push_back(ref);
+    profile.admit.push_back(ref);
+  }
   profile_ = std::move(profile);
   if (options_.agent_nodes && cluster_->num_nodes() > 0)
     return InvalidArgument("with node agents the cluster is the registered nodes: start with an empty one");

@@ -147,6 +147,11 @@ struct ServiceOptions {
   // grace; SchedulerOptions::yield_best_effort, yield_training_grace).
   TimeUs yield_best_effort = -1;
   TimeUs yield_training_grace = -1;
+  // Co-location: the args of the colocation filter (the services' reserved
+  // nodes, mode, overcommit ratios; ColocationArgs in colocation_flags.h
+  // builds them from --reserved-nodes and the queue file), added to the
+  // policy's filters and admit plugins. Empty: no reservation.
+  framework::PluginArgs colocation;
   // The throughput model of the hetero-speed and hetero-cost policies: the
   // accelerator catalog, fitted to a measured table ("" = specs only).
   std::string catalog = "data/accelerators.yaml";

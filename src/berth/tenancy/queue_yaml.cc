@@ -130,7 +130,7 @@ StatusOr<BudgetSpec> Parser::Budget(const YAML::Node& b, const std::string& p) c
 }
 
 Status Parser::Queue(const YAML::Node& e, const std::string& p, QueueFile& out) {
-  BERTH_RETURN_IF_ERROR(CheckKeys(e, p, {"name", "parent", "weight", "quotas", "tenants", "budget"}));
+  BERTH_RETURN_IF_ERROR(CheckKeys(e, p, {"name", "parent", "weight", "quotas", "tenants", "budget", "overcommit"}));
   QueueSpec spec;
   if (!e["name"] || e["name"].IsNull()) return Error(e, p + ".name", "missing");
   BERTH_ASSIGN_OR_RETURN(spec.name, Scalar(e["name"], p + ".name"));
@@ -182,6 +182,14 @@ Status Parser::Queue(const YAML::Node& e, const std::string& p, QueueFile& out) 
   }
   if (const YAML::Node b = e["budget"]; b && !b.IsNull()) {
     BERTH_ASSIGN_OR_RETURN(spec.budget, Budget(b, p + ".budget"));
+  }
+  if (const YAML::Node o = e["overcommit"]; o && !o.IsNull()) {
+    BERTH_ASSIGN_OR_RETURN(std::string text, Scalar(o, p + ".overcommit"));
+    double r = 0;
+    if (!ParseDouble(text, r).ok() || !std::isfinite(r))
+      return Error(o, p + ".overcommit", "expected a ratio in 0..1, got '" + text + "'");
+    if (r < 0 || r > 1) return Error(o, p + ".overcommit", "must be a ratio in 0..1, got '" + text + "'");
+    out.overcommit[spec.name] = r;
   }
   out.quota_lines.resize(out.queues.size() + 1);
   out.lines.push_back(e.Mark().line + 1);

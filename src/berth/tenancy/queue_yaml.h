@@ -16,6 +16,7 @@
 //       parent: research
 //       tenants: [alice, "vc-6214e9"]
 //       budget: {gpu_hours: 500, period: week, when_spent: idle}   # or money: 1200
+//       overcommit: 0.25   # its best effort's share of the services' reserved GPUs
 //   prices: {H100: 4.00}   # money per GPU-hour (else the catalog's price_per_hour)
 //
 //   StatusOr<QueueTree> t = LoadQueueTree("queues.yaml", cluster);
@@ -52,6 +53,10 @@ struct QueueFile {
   // `prices`: GPU type -> milli-money per GPU-hour (budgets in money).
   std::map<std::string, int64_t> prices;
   std::map<std::string, int> price_lines;
+  // Per queue `overcommit`: the share (0..1) of the services' reserved GPUs
+  // that the queue's best-effort work (every leaf under it) may hold
+  // (docs/services.md, "Co-location and overcommit"), by queue name.
+  std::map<std::string, double> overcommit;
 };
 
 // Parses the text (`source_name` is used in errors). Checks syntax, keys,

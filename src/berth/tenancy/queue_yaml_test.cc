@@ -76,7 +76,8 @@ TEST(QueueYamlTest, TheExampleFileLoads) {
 TEST(QueueYamlTest, ErrorsNameFileLineAndField) {
   EXPECT_EQ(ErrorOf(""), "q.yaml:1: empty queue file (expected queues:)");
   EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    wieght: 2\n"),
-            "q.yaml:3: queues[0].wieght: unknown key (expected one of: name, parent, weight, quotas, tenants, budget)");
+            "q.yaml:3: queues[0].wieght: unknown key (expected one of: name, parent, weight, quotas, tenants, budget, "
+            "overcommit)");
   EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    quotas:\n      '*': {guarantee: lots}\n"),
             "q.yaml:4: queues[0].quotas.*.guarantee: expected a number of GPUs, got 'lots'");
   EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    quotas:\n      '*': {guarantee: -1}\n"),
@@ -102,6 +103,18 @@ TEST(QueueYamlTest, ErrorsNameFileLineAndField) {
   EXPECT_EQ(ErrorOf("queues:\n  - name: [a\n").rfind("q.yaml:", 0), 0u);
   auto missing = LoadQueueTree("/nonexistent/q.yaml", H100s());
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+TEST(QueueYamlOvercommit, ReadsRatiosAndNamesTheLineOfBadOnes) {
+  auto f = ParseQueueYaml("queues:\n  - name: batch\n    overcommit: 0.4\n  - name: research\n", "q.yaml");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->overcommit, (std::map<std::string, double>{{"batch", 0.4}}));
+  EXPECT_EQ(ErrorOf("queues:\n  - name: a\n  - name: b\n    overcommit: 1.5\n"),
+            "q.yaml:4: queues[1].overcommit: must be a ratio in 0..1, got '1.5'");
+  EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    overcommit: half\n"),
+            "q.yaml:3: queues[0].overcommit: expected a ratio in 0..1, got 'half'");
+  EXPECT_EQ(ErrorOf("queues:\n  - name: a\n    overcommit: [0.5]\n"),
+            "q.yaml:3: queues[0].overcommit: expected a single value");
 }
 
 TEST(QueueYamlTest, Durations) {

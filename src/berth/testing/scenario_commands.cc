@@ -61,7 +61,8 @@ Status Advance(Runner& r, Args& a) {
 }
 
 // submit job=NAME [job keys] [group keys] [group=NAME group keys]...
-//   job keys:   priority, duration, limit, at, checkpoint, tenant, queue, class
+//   job keys:   priority, duration, limit, at, checkpoint, tenant, queue, class,
+//               best-effort, service, replica-of, max-per-node
 //   group keys: count, min, gpus, milli, cpu (cores), mem (GiB), type
 // Group keys before any group= form the group "main"; each group= starts a group.
 Status Submit(Runner& r, Args& a) {
@@ -126,6 +127,23 @@ Status Submit(Runner& r, Args& a) {
       } else if (p.value == "on") {
         spec.service = job::ServiceSpec{};  // one replica: the scheduler sees a replica job
         spec.service->latency_class = job::LatencyClass::kCritical;
+      }
+    } else if (k == "replica-of" || k == "max-per-node") {
+      // A replica of a named service (a new name is a service without a job of its own).
+      if (!spec.service) {
+        spec.service = job::ServiceSpec{};
+        spec.service->latency_class = job::LatencyClass::kCritical;
+      }
+      if (k == "max-per-node") {
+        BERTH_ASSIGN_OR_RETURN(int64_t v, num(0, INT32_MAX));
+        spec.service->max_per_node = static_cast<int32_t>(v);
+      } else if (p.value.empty()) {
+        return InvalidArgument("replica-of: a service name, e.g. replica-of=chat");
+      } else if (r.HasJob(p.value)) {
+        BERTH_ASSIGN_OR_RETURN(spec.replica_of, r.JobByName(p.value));
+      } else {
+        spec.replica_of = r.ReserveJobId();
+        r.NameJob(p.value, spec.replica_of);
       }
     } else if (k == "group") {
       finish_group();

@@ -132,10 +132,49 @@ int64_t ColocationPlugin::BestEffortMilli(const state::ClusterState& state, Node
   int64_t milli = 0;
   for (const TaskKey& t : state.tasks_on(n)) {
     auto it = best_effort_.find(t.job);
-    if (it == best_effort_.end() || (queue != nullptr && it->second != *queue)) continue;
+    if (it == best_effort_.end() || (queue != nullptr && it->second.queue != *queue)) continue;
     if (const state::Allocation* a = state.Find(t)) milli += a->total_milli();
   }
   return milli;
+}
+
+int64_t ColocationPlugin::BestEffortMilliUnder(const state::ClusterState& state, NodeId n,
+                                               const tenancy::QueueTree& tree, int32_t queue) const {
+  if (leaf_tree_ != &tree) {
+    for (auto& [id, b] : best_effort_) b.leaf = -2;
+    leaf_tree_ = &tree;
+  }
+  int64_t milli = 0;
+  for (const TaskKey& t : state.tasks_on(n)) {
+    auto it = best_effort_.find(t.job);
+    if (it == best_effort_.end()) continue;
+    if (it->second.leaf == -2) it->second.leaf = tree.LeafFor(it->second.who);
+    bool under = false;
+    for (int32_t a = it->second.leaf; a >= 0 && !under; a = tree.node(a).parent) under = a == queue;
+    if (!under) continue;
+    if (const state::Allocation* a = state.Find(t)) milli += a->total_milli();
+  }
+  return milli;
+}
+
+bool ColocationPlugin::WithinTreeRatios(const framework::CycleContext& ctx, int64_t want, int64_t own_all) const {
+  if (ctx.ledger == nullptr || ctx.queue < 0 || config_.queue_permille.empty()) return true;
+  const tenancy::QueueTree& tree = ctx.ledger->tree();
+  if (ctx.queue >= tree.size()) return true;
+  const cluster::Cluster& c = ctx.state.cluster();
+  for (int32_t q = ctx.queue; q >= 0; q = tree.node(q).parent) {
+    auto it = config_.queue_permille.find(tree.node(q).name);
+    if (it == config_.queue_permille.end()) continue;
+    int64_t held = 0, capacity = 0;
+    for (size_t n = 0; n < config_.reserved.size(); ++n) {
+      if (!config_.reserved[n]) continue;
+      const NodeId id(static_cast<int32_t>(n));
+      capacity += int64_t{c.node(id).gpu_count} * kMilliPerGpu;
+      held += BestEffortMilliUnder(ctx.state, id, tree, q);
+    }
+    if ((held + own_all + want) * 1000 > int64_t{it->second} * capacity) return false;
+  }
+  return true;
 }
 
 bool ColocationPlugin::Filter(const framework::CycleContext& ctx, const framework::TaskRequest& req,
@@ -160,20 +199,30 @@ bool ColocationPlugin::Filter(const framework::CycleContext& ctx, const framewor
   const int64_t want = req.total_milli();
   if ((BestEffortMilli(ctx.state, node, nullptr) + own + want) * 1000 > node_permille * nd.gpu_count * kMilliPerGpu)
     return false;
+  if (config_.queue_permille.empty()) return true;
+  // The queues' ratios: those on the job's path in the scheduler's queue
+  // tree, and its `queue` (or tenant) by name when the path has no queue so named.
   const std::string& q = QueueOf(j);
   auto qit = config_.queue_permille.find(q);
-  if (qit == config_.queue_permille.end()) return true;
+  if (qit != config_.queue_permille.end() && ctx.ledger != nullptr && ctx.queue >= 0 &&
+      ctx.queue < ctx.ledger->tree().size()) {
+    const tenancy::QueueTree& tree = ctx.ledger->tree();
+    for (int32_t a = ctx.queue; a >= 0 && qit != config_.queue_permille.end(); a = tree.node(a).parent)
+      if (tree.node(a).name == q) qit = config_.queue_permille.end();  // the tree's ratio
+  }
   int64_t held = 0, capacity = 0, own_all = 0;
   for (size_t n = 0; n < config_.reserved.size(); ++n) {
     if (!config_.reserved[n]) continue;
     const NodeId id(static_cast<int32_t>(n));
     capacity += int64_t{c.node(id).gpu_count} * kMilliPerGpu;
-    held += BestEffortMilli(ctx.state, id, &q);
+    if (qit != config_.queue_permille.end()) held += BestEffortMilli(ctx.state, id, &q);
     for (const TaskKey& t : ctx.state.tasks_on(id))
       if (t.job == j.id)
         if (const state::Allocation* a = ctx.state.Find(t)) own_all += a->total_milli();
   }
-  return (held + own_all + want) * 1000 <= int64_t{qit->second} * capacity;
+  if (qit != config_.queue_permille.end() && (held + own_all + want) * 1000 > int64_t{qit->second} * capacity)
+    return false;
+  return WithinTreeRatios(ctx, want, own_all);
 }
 
 bool ColocationPlugin::RulesOut(const job::JobSpec& j, NodeId node) const {
@@ -194,7 +243,13 @@ bool ColocationPlugin::Avoids(const job::JobSpec& j, NodeId node) const {
 }
 
 void ColocationPlugin::OnStart(const job::JobSpec& job) {
-  if (job.best_effort) best_effort_[job.id] = QueueOf(job);
+  if (job.best_effort) {
+    BestEffortJob& b = best_effort_[job.id];
+    b.queue = QueueOf(job);
+    b.who.queue = job.queue;
+    b.who.tenant = job.tenant;
+    b.leaf = -2;
+  }
   if (IsReplica(job)) AddDemand(job, 1, services_);
   memo_.valid = false;
 }

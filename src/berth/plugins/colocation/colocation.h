@@ -10,7 +10,10 @@
 //                   to the overcommit ratio: on a reserved node, best-effort
 //                   tasks hold at most ratio x the node's GPU capacity, and a
 //                   queue's best-effort tasks on reserved nodes at most its
-//                   ratio x the reservation's GPU capacity.
+//                   ratio x the reservation's GPU capacity. A queue is a
+//                   queue of the scheduler's tree (the best-effort work of
+//                   every leaf under it counts; the queue file's
+//                   `overcommit` key), else the job's `queue` or tenant name.
 //   spill           (colocate mode only) a service replica that no reserved
 //                   node can hold right now (the reservation is fragmented:
 //                   its free CPU, memory or GPUs are split over nodes) may
@@ -82,6 +85,9 @@ class ColocationPlugin final : public framework::FilterPlugin, public framework:
   }
   // Milli-GPU best-effort tasks hold on node n (of `queue` only, when given).
   int64_t BestEffortMilli(const state::ClusterState& state, NodeId n, const std::string* queue) const;
+  // The same, of the jobs whose leaf queue in `tree` is `queue` or under it.
+  int64_t BestEffortMilliUnder(const state::ClusterState& state, NodeId n, const tenancy::QueueTree& tree,
+                               int32_t queue) const;
   // Whether a replica asking for `req` may run off the reservation now (spill).
   bool MaySpill(const framework::CycleContext& ctx, const framework::TaskRequest& req) const;
 
@@ -106,7 +112,17 @@ class ColocationPlugin final : public framework::FilterPlugin, public framework:
   // Whether `job` (demand `extra` on top of what it holds already) keeps
   // the running replicas within the reservation's totals.
   bool WithinGuarantee(const Held& extra) const;
-  std::unordered_map<JobId, std::string> best_effort_;  // running best-effort job -> its queue; looked up only
+  // Whether best effort of `j` (placing `want` more on `node`, `own_all` on
+  // the reservation already) stays within the ratios of the queues on its
+  // leaf's path in the tree.
+  bool WithinTreeRatios(const framework::CycleContext& ctx, int64_t want, int64_t own_all) const;
+  struct BestEffortJob {
+    std::string queue;   // its `queue`, else its tenant (queue.NAME by name)
+    job::JobSpec who;    // its queue and tenant only, for QueueTree::LeafFor
+    mutable int32_t leaf = -2;  // in leaf_tree_; -2: not looked up yet
+  };
+  std::unordered_map<JobId, BestEffortJob> best_effort_;  // running best-effort jobs; looked up only
+  mutable const void* leaf_tree_ = nullptr;                // the tree BestEffortJob::leaf is of
 };
 
 }  // namespace berth::plugins

@@ -5,7 +5,8 @@
 // J is the job that could not be placed (leaf queue qJ, priority pJ); V is a
 // running job (leaf queue qV, priority pV). V is a candidate when
 //   guards:  V has run at least `min_runtime` in its current run (or V is
-//            best-effort work, JobSpec::best_effort), and V is not
+//            best-effort work, JobSpec::best_effort; the post-filters pass 0
+//            for a service replica reclaiming a reservation), and V is not
 //            the job whose preemption last evicted J (a job evicted by X never
 //            evicts X: no A-evicts-B-evicts-A ping-pong);
 //   and      qV == qJ and pV < pJ (priority inside a queue),

@@ -76,7 +76,7 @@ bool PreemptCache::KnownNoPlan(const PreemptorClass& c, const GangNeed& need, in
     ruled = ruled_out_id_;  // >= 1: the first non-empty set differs from the empty copy
   }
   key_.clear();
-  key_.insert(key_.end(), {c.queue, c.priority, c.dim, c.reclaim ? 1 : 0, c.preempted_by, level, ruled,
+  key_.insert(key_.end(), {c.queue, c.priority, c.dim, c.reclaim ? 1 : 0, c.preempted_by, c.guard, level, ruled,
                            static_cast<int64_t>(need.shapes.size())});
   for (const TaskShape& s : need.shapes)
     key_.insert(key_.end(), {s.gpus, s.cpu, s.mem, static_cast<int64_t>(s.types.bits()), s.count});

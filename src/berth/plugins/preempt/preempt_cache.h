@@ -12,8 +12,9 @@
 //     past its guard (eligibility.h), so a job at or below that priority
 //     finds no candidate at all;
 //   - eligibilities by preemptor class: Eligibility::Build reads of the
-//     preemptor only its leaf queue, priority, dimension, reclaim right and
-//     the job that last evicted it;
+//     preemptor only its leaf queue, priority, dimension, reclaim right, the
+//     job that last evicted it and the min-runtime guard it is held to (a
+//     service replica's reclaim under a reservation has none);
 //   - the "why no plan" text, by queue and dimension;
 //   - "no plan" verdicts by class, task shapes, required level and the nodes
 //     ruled out: a victim search reads of the preemptor nothing else. Only
@@ -40,6 +41,7 @@ struct PreemptorClass {
   int32_t dim = 0;
   bool reclaim = false;
   int64_t preempted_by = -1;  // JobId value, -1: none
+  TimeUs guard = 0;           // the min-runtime guard its candidates are past
   bool operator==(const PreemptorClass&) const = default;
 };
 

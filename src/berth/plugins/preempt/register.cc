@@ -6,6 +6,15 @@
 // Both take the same candidates (eligibility.h). Args (seconds):
 //   min_runtime_s  a job runs at least this long in a run before it may be
 //                  evicted (default 600).
+// Two rules for service replicas (jobs with a service spec):
+//   - a replica whose search a filter confines to some nodes (a reservation:
+//     FilterPlugin::RulesOut) reclaims that capacity without the min-runtime
+//     guard: the work there borrowed it, and its yield deadline
+//     (SchedulerOptions::yield_best_effort, yield_training_grace) bounds it
+//     instead;
+//   - nodes where the replica's spread limits rule it out (spread.h,
+//     SpreadRuledOut) are ruled out of its search too, so that it never
+//     evicts work on a node it cannot take.
 #include <cstdio>
 #include <limits>
 #include <memory>
@@ -17,6 +26,7 @@
 #include "berth/plugins/preempt/preempt_cache.h"
 #include "berth/plugins/preempt/room.h"
 #include "berth/plugins/preempt/victim_search.h"
+#include "berth/plugins/spread/spread.h"
 
 namespace berth::plugins {
 namespace {
@@ -78,9 +88,24 @@ class PreemptBase : public framework::PostFilterPlugin {
   explicit PreemptBase(PreemptOptions o) : options_(o) {}
 
  protected:
+  // The min-runtime guard against job J: none for a service replica whose
+  // search is confined to some nodes (a reservation), else min_runtime_s.
+  TimeUs GuardFor(const PreemptContext& ctx) const {
+    if (!ctx.job.service) return options_.min_runtime;
+    for (uint8_t r : ctx.ruled_out)
+      if (r) return 0;
+    return options_.min_runtime;
+  }
+  // The nodes ruled out of J's search: ctx's, with those its spread limits
+  // rule out (a copy kept in spread_ruled_out_).
+  std::span<const uint8_t> RuledOut(const PreemptContext& ctx) {
+    if (!SpreadRuledOut(ctx.view.state, ctx.job, ctx.view.running, ctx.ruled_out, spread_ruled_out_))
+      return ctx.ruled_out;
+    return spread_ruled_out_;
+  }
   // False when no plan can come out of this job (shares, no candidates, or
   // the same search failed already in this epoch). Sets elig_.
-  bool Prepare(const PreemptContext& ctx) {
+  bool Prepare(const PreemptContext& ctx, TimeUs guard) {
     elig_ = &own_elig_;
     cached_ = false;
     if (ctx.verdict.code == framework::VerdictCode::kUnresolvable) return false;
@@ -90,19 +115,21 @@ class PreemptBase : public framework::PostFilterPlugin {
     // before looking at the running jobs (most pending jobs stop here).
     const bool reclaim = MayReclaim(ctx);
     if (ctx.job.priority <= options_.floor_priority && !reclaim) return false;
-    if (!cache_.Sync(ctx.view, options_.min_runtime)) return own_elig_.Build(ctx, options_.min_runtime);
+    if (!cache_.Sync(ctx.view, options_.min_runtime)) return own_elig_.Build(ctx, guard);
     // The same eligibility and searches while the scheduler does not change (preempt_cache.h).
     cached_ = true;
     const tenancy::Ledger& l = ctx.view.ledger;
-    if (!reclaim && !l.has_budgets() && cache_.NoneBelow(ctx.job.priority)) return false;
+    // The guard summary is the one of min_runtime_s.
+    if (!reclaim && !l.has_budgets() && guard == options_.min_runtime && cache_.NoneBelow(ctx.job.priority))
+      return false;
     if (ctx.view.running.empty()) return false;
     const preempt::PreemptorClass cls{ctx.queue, ctx.job.priority, preempt::JobDimension(ctx.job, ctx.queue, l),
-                                      reclaim, ctx.preempted_by.valid() ? ctx.preempted_by.value() : -1};
+                                      reclaim, ctx.preempted_by.valid() ? ctx.preempted_by.value() : -1, guard};
     bool found = false;
     preempt::Eligibility* e = cache_.Find(cls, found);
     if (e == nullptr) {
       e = &cache_.Slot(cls);
-      found = e->Build(ctx, options_.min_runtime);
+      found = e->Build(ctx, guard);
       cache_.SetFound(found);
     }
     if (!found) return false;
@@ -198,6 +225,7 @@ class PreemptBase : public framework::PostFilterPlugin {
   preempt::Eligibility own_elig_;            // without an epoch (SchedulerView::epoch 0)
   mutable preempt::PreemptCache cache_;  // WhyNoPlan keeps its texts there too
   bool cached_ = false;
+  std::vector<uint8_t> spread_ruled_out_;
 };
 
 class Preempt final : public PreemptBase {
@@ -205,8 +233,10 @@ class Preempt final : public PreemptBase {
   static constexpr std::string_view kName = "preempt";
   using PreemptBase::PreemptBase;
   std::string_view Name() const override { return kName; }
-  std::optional<PreemptionPlan> PostFilter(const PreemptContext& ctx) override {
-    if (!Prepare(ctx)) return std::nullopt;
+  std::optional<PreemptionPlan> PostFilter(const PreemptContext& job_ctx) override {
+    const PreemptContext ctx{job_ctx.job,          job_ctx.queue,  job_ctx.verdict,   job_ctx.view,
+                             job_ctx.preempted_by, job_ctx.queued, RuledOut(job_ctx)};
+    if (!Prepare(ctx, GuardFor(job_ctx))) return std::nullopt;
     std::optional<preempt::VictimSet> set = search_.Find(ctx, *need_, *elig_);
     if (!set) {
       NoPlan();
@@ -226,8 +256,10 @@ class PreemptLowestPriority final : public PreemptBase {
   static constexpr std::string_view kName = "preempt-lowest-priority";
   using PreemptBase::PreemptBase;
   std::string_view Name() const override { return kName; }
-  std::optional<PreemptionPlan> PostFilter(const PreemptContext& ctx) override {
-    if (!Prepare(ctx)) return std::nullopt;
+  std::optional<PreemptionPlan> PostFilter(const PreemptContext& job_ctx) override {
+    const PreemptContext ctx{job_ctx.job,          job_ctx.queue,  job_ctx.verdict,   job_ctx.view,
+                             job_ctx.preempted_by, job_ctx.queued, RuledOut(job_ctx)};
+    if (!Prepare(ctx, GuardFor(job_ctx))) return std::nullopt;
     std::optional<std::vector<int32_t>> victims = search_.Find(ctx, *need_, *elig_);
     if (!victims) {
       NoPlan();

@@ -10,11 +10,17 @@
 // restart count too) and counts the tasks on a node through the state's
 // per-node task lists. Profile: filter {"spread"}, admit {"spread"}
 // (workload::WithServicePlugins adds both).
+//
+// SpreadRuledOut gives the victim search the same rule: the nodes a replica
+// cannot use whatever is evicted there (other than replicas of its service),
+// so that a reclaim never evicts work on a node the replica may not take.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "berth/framework/plugin.h"
 
@@ -39,5 +45,15 @@ class SpreadPlugin final : public framework::FilterPlugin, public framework::Adm
  private:
   std::unordered_map<JobId, JobId> service_of_;  // running replica job -> its service; looked up only
 };
+
+// For the victim search: `out` (per node id) is `base` (empty: nothing) with
+// 1 added where the replica `job` is ruled out by its service's spread
+// limits: the node holds max_per_node replicas of the service, or the node's
+// leaf max_per_leaf, counting the replicas among `running` (jobs whose
+// replica_of is the service). Returns false, and leaves `out` alone, when
+// the job is no replica with a limit or no node is at a limit.
+bool SpreadRuledOut(const state::ClusterState& state, const job::JobSpec& job,
+                    std::span<const framework::RunningJob> running, std::span<const uint8_t> base,
+                    std::vector<uint8_t>& out);
 
 }  // namespace berth::plugins
