@@ -173,12 +173,12 @@ int Serve(const ServeFlags& f) {
     return kExitUsage;
   }
   if (!f.extender && (f.kube || !f.k.kubeconfig.empty())) {
-    if (!f.restore_cost.empty() || !f.throughputs.empty() || !f.colocation.reserved.empty()) {
-      std::cerr << "berth serve: --restore-cost, --throughputs and --reserved-nodes are not supported with "
-                   "--kube/--kubeconfig yet\n";
+    if (!f.restore_cost.empty() || !f.colocation.reserved.empty()) {
+      std::cerr << "berth serve: --restore-cost and --reserved-nodes are not supported with --kube/--kubeconfig yet\n";
       return kExitUsage;
     }
     KubeServeFlags k = f.k;
+    k.throughputs = f.throughputs;
     k.listen = f.listen;
     k.policy = f.policy;
     k.queues = f.queues;
@@ -545,8 +545,8 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
                   "how the pool that builds large reads (job, node and queue lists) runs: idle (default; "
                   "SCHED_IDLE: only on CPU no other thread wants, never preempting one) or nice (nice 10)");
   cmd->add_option("--throughputs", flags->throughputs,
-                  "measured throughput table (Gavel JSON) the hetero-speed/hetero-cost model is fitted to "
-                  "(default: specs only)");
+                  "measured throughput table (Gavel JSON) the hetero-speed/hetero-cost model and a queue tree in "
+                  "normalized units are fitted to (default: specs only)");
   cmd->add_option("--idempotency-ttl", flags->idempotency_ttl,
                   "how long after a submission its idempotency_key stays taken once the job has ended, e.g. 1h "
                   "(default 24h; 0: freed when the job ends). Keys made from the job's name are freed when it ends");

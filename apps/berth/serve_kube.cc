@@ -78,6 +78,8 @@ int ServeKube(const KubeServeFlags& f) {
     }
   }
   if (have_catalog) opts.node_model.catalog = &catalog;
+  opts.catalog = f.catalog;  // a queue tree in normalized units converts through it
+  opts.throughputs = f.throughputs;
   if (!f.queues.empty()) {  // resolved against the cluster the Nodes make
     auto file = tenancy::ReadQueueFile(f.queues);
     if (!file.ok()) return fail("queues", file.status());

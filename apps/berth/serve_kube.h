@@ -20,6 +20,7 @@ struct KubeServeFlags {
   std::string policy = "topology";
   std::string queues;
   std::string catalog = "data/accelerators.yaml";
+  std::string throughputs;  // measured table for a queue tree in normalized units ("" = specs only)
   std::vector<std::string> topology_labels;  // LABEL=LEVEL
   double kube_qps = 50;
   int kube_burst = 100;

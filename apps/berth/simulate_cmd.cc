@@ -194,6 +194,7 @@ int Run(Flags& f) {
     f.services.rate_scale = f.federation.rate_scale;
     return RunServicesSimulate(f.services, f.sim, f.json);
   }
+  f.sim.rate_scale = f.federation.rate_scale;
   f.sim.record_placements = !f.placements.empty();
   std::optional<ProgressBar> bar;
   if (ShouldShowProgress(f.progress, f.quiet)) {
@@ -262,7 +263,8 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run, std::vector<st
                   "clusters; --policy then names dispatch policies (global, multikueue, karmada-weights, "
                   "round-robin, least-loaded, data-local, global-cost, cheapest, fastest)");
   cmd->add_option("--rate-scale", flags->federation.rate_scale,
-                  "Federation and --services: arrival rate multiplier (gaps between submissions divided by it)")
+                  "Arrival rate multiplier (gaps between submissions divided by it): trace replays, --federation and "
+                  "--services")
       ->default_val(1);
   cmd->add_option("--member-policy", flags->federation.member_policy,
                   "Federation: the scheduling policy of every member cluster")

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "berth/kubesched/informer.h"
+#include "berth/kubesched/kube_queues.h"
 #include "berth/kubesched/kube_util.h"
 #include "berth/kubesched/launch_config.h"
 #include "berth/plugins/builtin.h"
@@ -37,9 +38,11 @@ StatusOr<std::unique_ptr<scheduler::Scheduler>> KubeScheduler::NewScheduler(cons
     if (tree.ok()) {
       queues = *tree;
       queue_error_.clear();
-    } else if (queue_error_ != tree.status().message()) {
-      queue_error_ = tree.status().message();
-      log_.Error("kube_queues_invalid", {{"error", queue_error_}, {"hint", "the previous queue tree stays in force"}});
+    } else {
+      if (queue_error_ != tree.status().message()) {  // logged once per error
+        queue_error_ = tree.status().message();
+        log_.Error("kube_queues_invalid", {{"error", queue_error_}, {"hint", "the previous queue tree stays in force"}});
+      }
       if (sched_) queues = current_queues_;
     }
   }
@@ -56,7 +59,8 @@ StatusOr<std::unique_ptr<scheduler::Scheduler>> KubeScheduler::NewScheduler(cons
                          framework::Framework::Create(profile, plugins_, context));
   scheduler::SchedulerOptions so;
   so.seed = options_.seed;
-  so.queues = queues;
+  // unit: normalized: a pod is charged its GPUs times the speed of the type it lands on.
+  BERTH_RETURN_IF_ERROR(SetQueueCharging(queues, options_.catalog, options_.throughputs, c, so));
   so.usage_half_life = options_.usage_half_life;
   so.preemption_grace = options_.preemption_grace;
   return std::make_unique<scheduler::Scheduler>(c, std::move(fw), std::move(so), clock_);
@@ -74,35 +78,10 @@ void KubeScheduler::OnQueue(const std::string& type, const json& obj) {
   dirty_ = true;
 }
 
-// The Queue objects written as a queue file (docs/queues.md; JSON is YAML)
-// and read by the same parser, so both say the same things alike.
+// The Queue objects as a tree (kube_queues.h): unit and reference from the
+// objects, else from the queue file's header.
 StatusOr<std::shared_ptr<const tenancy::QueueTree>> KubeScheduler::QueuesFromCrds(const cluster::Cluster& c) const {
-  json file = {{"queues", json::array()}};
-  for (const auto& [name, spec] : queue_crds_) {
-    json q = {{"name", name}};
-    if (spec.contains("parent") && spec["parent"].is_string() && !spec["parent"].get<std::string>().empty())
-      q["parent"] = spec["parent"];
-    if (spec.contains("weight")) q["weight"] = spec["weight"];
-    if (spec.contains("tenants")) q["tenants"] = spec["tenants"];
-    if (spec.contains("quotas") && spec["quotas"].is_object()) {
-      json quotas = json::object();
-      for (const auto& [type, quota] : spec["quotas"].items()) {
-        json out = json::object();
-        if (!quota.is_object()) return InvalidArgument("Queue " + name + ": spec.quotas." + type + ": expected an object");
-        for (const auto& [k, v] : quota.items()) {
-          const std::string key = k == "borrowLimit" ? "borrow_limit" : k == "lendLimit" ? "lend_limit" : k;
-          out[key] = v;
-        }
-        quotas[type] = out;
-      }
-      q["quotas"] = quotas;
-    }
-    file["queues"].push_back(q);
-  }
-  const std::string text = file.dump(2);
-  BERTH_ASSIGN_OR_RETURN(tenancy::QueueFile parsed, tenancy::ParseQueueYaml(text, "Queue objects"));
-  BERTH_ASSIGN_OR_RETURN(tenancy::QueueTree tree, tenancy::BuildQueueTree(parsed, "Queue objects", c));
-  return std::shared_ptr<const tenancy::QueueTree>(std::make_shared<tenancy::QueueTree>(std::move(tree)));
+  return TreeFromQueueObjects(queue_crds_, options_.queue_file ? &*options_.queue_file : nullptr, c);
 }
 
 // A new cluster model from the nodes; every job is submitted again and the

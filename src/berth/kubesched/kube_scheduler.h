@@ -61,6 +61,11 @@ struct KubeSchedulerOptions {
   // every namespace its own queue.
   std::optional<tenancy::QueueFile> queue_file;
   std::string queue_file_name;
+  // A tree in normalized units (`unit: normalized`, or a `reference`) charges
+  // through the throughput model: this accelerator catalog, fitted to a
+  // measured table ("" = the spec-based estimate only).
+  std::string catalog = "data/accelerators.yaml";
+  std::string throughputs;
   TimeUs usage_half_life = 0;
   uint64_t seed = 42;
   TimeUs min_runtime = -1;       // preemption guard (-1: the policy's default)

@@ -2,6 +2,7 @@
 #include "berth/server/extender.h"
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <span>
@@ -159,7 +160,8 @@ constexpr std::pair<bool, const char*> kOtherKeys[] = {{true, "berth.dev/min-mem
                                                        {false, "pod-group.scheduling.sigs.k8s.io/min-available"},
                                                        {false, "kueue.x-k8s.io/queue-name"},
                                                        {false, "kai.scheduler/queue"},
-                                                       {true, "scheduling.volcano.sh/queue-name"}};
+                                                       {true, "scheduling.volcano.sh/queue-name"},
+                                                       {true, "berth.dev/gpu-memory-mib"}};
 }  // namespace
 
 std::string Pod::group_key() const {
@@ -216,6 +218,18 @@ std::string Pod::queue() const {
     if (it != m->end() && !it->second.empty()) return it->second;
   }
   return ns;
+}
+
+StatusOr<MiB> Pod::gpu_memory_mib() const {
+  auto it = annotations.find("berth.dev/gpu-memory-mib");
+  if (it == annotations.end()) return MiB{0};
+  const std::string& text = it->second;
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < 0)
+    return InvalidArgument("annotation berth.dev/gpu-memory-mib: expected a non-negative integer (MiB), found '" +
+                           text.substr(0, 64) + "'");
+  return MiB{v};
 }
 
 StatusOr<Pod> ParsePod(const json& v) {

@@ -29,6 +29,8 @@
 //           berth.dev/min-member (the extender sees pods, not PodGroups)
 //   queue:  label kueue.x-k8s.io/queue-name, label kai.scheduler/queue,
 //           annotation scheduling.volcano.sh/queue-name; else the namespace
+//   GPU memory: annotation berth.dev/gpu-memory-mib (MiB per GPU; the gang's
+//           pods are placed only on GPU types with that much memory)
 #pragma once
 
 #include <map>
@@ -61,6 +63,10 @@ struct Pod {
   void KeepSchedulingMetadata();
   int32_t min_member() const;      // 1 when unknown
   std::string queue() const;
+  // GPU memory per GPU of each pod of the gang (annotation
+  // berth.dev/gpu-memory-mib, an integer MiB; 0 when absent), as the
+  // Kubernetes scheduler reads it. Error: not a non-negative integer.
+  StatusOr<MiB> gpu_memory_mib() const;
 };
 
 struct ExtenderArgs {

@@ -271,6 +271,12 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
       g.gpus = pod.gpus;
       g.cpu_milli = pod.cpu_milli;
       g.memory_mib = pod.memory_mib;
+      StatusOr<MiB> gpu_memory = pod.gpu_memory_mib();
+      if (!gpu_memory.ok()) {
+        fail_all("berth: pod " + pod_ref + ": " + gpu_memory.status().message(), true);
+        return {200, k8s::ToJson(out)};
+      }
+      g.gpu_memory_mib = *gpu_memory;  // placed only where each GPU has that much memory
       spec.groups.push_back(g);
       Status ok = job::ValidateJob(spec);
       if (ok.ok()) ok = CheckFeasible(*cluster_, spec);
@@ -511,6 +517,9 @@ ApiResult Service::ExtenderPreempt(const std::string& body) {
     return {200, k8s::ToJson(k8s::PreemptionResult{})};
   auto r = Call<ApiResult>([this, shared]() -> ApiResult {
     const k8s::Pod& pod = shared->pod;
+    StatusOr<MiB> stated = pod.gpu_memory_mib();
+    if (!stated.ok()) return {200, k8s::ToJson(k8s::PreemptionResult{})};  // a bad annotation: no node
+    const MiB gpu_memory = *stated;
     // A pod whose gang Berth placed can use its planned node only.
     std::string planned;
     if (auto git = ext_groups_.find(GroupKey(pod)); git != ext_groups_.end())
@@ -527,6 +536,10 @@ ApiResult Service::ExtenderPreempt(const std::string& body) {
       const cluster::Node& cn = cluster_->node(*n);
       if (cn.gpu_count < pod.gpus || (cn.cpu_milli > 0 && cn.cpu_milli < pod.cpu_milli) ||
           (cn.memory_mib > 0 && cn.memory_mib < pod.memory_mib))
+        continue;
+      // GPU memory: evicting victims frees GPUs, never makes one bigger.
+      if (pod.gpus > 0 && gpu_memory > 0 &&
+          (!cn.gpu_type.valid() || cluster_->gpu_types()[cn.gpu_type.value()].memory_mib < gpu_memory))
         continue;
       out.node_to_meta_victims[node] = victims;
     }

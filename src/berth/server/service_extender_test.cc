@@ -3,6 +3,7 @@
 // the bind verb through an injected binder, preemption's usable nodes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 
@@ -259,6 +260,78 @@ TEST(ServiceExtenderTest, PreemptKeepsOnlyNodesBerthCanUse) {
   ApiResult g = h.service().ExtenderPreempt(json{{"Pod", PodDoc("g-0", "g", 4)}, {"NodeNameToVictims", victims}}.dump());
   EXPECT_EQ(g.body["nodeNameToMetaVictims"].size(), 1u) << g.body.dump();
   EXPECT_TRUE(g.body["nodeNameToMetaVictims"].contains(planned));
+}
+
+}  // namespace
+}  // namespace berth::server
+
+namespace berth::server {
+namespace {
+
+// GPU memory (annotation berth.dev/gpu-memory-mib): the filter places a pod
+// only on GPU types with that much memory, the preempt verb keeps only nodes
+// whose GPUs could hold it, and a bad value is refused naming the annotation.
+TEST(ServiceExtenderTest, GpuMemoryInFilterAndPreempt) {
+  ServiceHarness h("2x8:T4+2x8:H100");  // T4: 16 GB per GPU; H100: 80 GB
+  ASSERT_TRUE(h.Start().ok());
+  std::vector<std::string> names, h100;
+  for (int i = 0; i < h.cluster().num_nodes(); ++i) {
+    const cluster::Node& n = h.cluster().node(NodeId(i));
+    names.push_back(n.name);
+    if (h.cluster().gpu_types()[n.gpu_type.value()].name == "H100") h100.push_back(n.name);
+  }
+  ASSERT_EQ(h100.size(), 2u);
+  auto big = [](const std::string& name, const std::string& mib) {
+    json pod = PodDoc(name, "", 8);
+    pod["metadata"]["annotations"]["berth.dev/gpu-memory-mib"] = mib;
+    return pod;
+  };
+  auto filter = [&](const json& pod) {
+    ApiResult r = h.service().ExtenderFilter(json{{"pod", pod}, {"nodenames", names}}.dump());
+    EXPECT_EQ(r.code, 200) << r.body.dump();
+    return r.body;
+  };
+  // Two 8-GPU pods that need 40,000 MiB per GPU take the two H100 nodes.
+  std::vector<std::string> placed;
+  for (const char* p : {"m-0", "m-1"}) {
+    const std::string node = Passed(filter(big(p, "40000")));
+    ASSERT_NE(node, "") << p;
+    placed.push_back(node);
+  }
+  std::sort(placed.begin(), placed.end());
+  EXPECT_EQ(placed, h100);
+  EXPECT_EQ(JobNamed(h, "ml/pod:m-0")["spec"]["groups"][0]["gpu_memory_mib"], 40000);
+  // A pod that fits a T4 goes there; a third big one waits although a T4 node is free.
+  const std::string small = Passed(filter(big("s-0", "8000")));
+  EXPECT_NE(small, "");
+  EXPECT_EQ(std::find(h100.begin(), h100.end(), small), h100.end()) << small;
+  json third = filter(big("m-2", "40000"));
+  EXPECT_EQ(Passed(third), "") << third.dump();
+  // More than any GPU here has: refused as unresolvable, naming the field.
+  json huge = filter(big("h-0", "900000"));
+  ASSERT_TRUE(huge["failedNodes"].contains(names[0])) << huge.dump();
+  EXPECT_NE(huge["failedNodes"][names[0]].get<std::string>().find("gpu_memory_mib"), std::string::npos) << huge.dump();
+  // Not an integer: refused naming the annotation.
+  json bad = filter(big("b-0", "lots"));
+  ASSERT_TRUE(bad["failedAndUnresolvableNodes"].contains(names[0])) << bad.dump();
+  EXPECT_NE(bad["failedNodes"][names[0]].get<std::string>().find("annotation berth.dev/gpu-memory-mib"),
+            std::string::npos)
+      << bad.dump();
+
+  // Preemption for a pod that needs 40,000 MiB: only the H100 nodes can help.
+  json victims = json::object();
+  for (const auto& n : names) victims[n] = {{"Pods", {PodDoc("v-" + n, "", 1)}}, {"NumPDBViolations", 0}};
+  ApiResult r = h.service().ExtenderPreempt(json{{"Pod", big("p-0", "40000")}, {"NodeNameToVictims", victims}}.dump());
+  ASSERT_EQ(r.code, 200) << r.body.dump();
+  const json& kept = r.body["nodeNameToMetaVictims"];
+  ASSERT_EQ(kept.size(), 2u) << r.body.dump();
+  for (const auto& n : h100) EXPECT_TRUE(kept.contains(n)) << r.body.dump();
+  // Without the annotation every node of 8 GPUs is kept.
+  ApiResult any = h.service().ExtenderPreempt(json{{"Pod", PodDoc("p-1", "", 8)}, {"NodeNameToVictims", victims}}.dump());
+  EXPECT_EQ(any.body["nodeNameToMetaVictims"].size(), 4u) << any.body.dump();
+  // A bad annotation: no node.
+  ApiResult none = h.service().ExtenderPreempt(json{{"Pod", big("p-2", "-5")}, {"NodeNameToVictims", victims}}.dump());
+  EXPECT_EQ(none.body["nodeNameToMetaVictims"].size(), 0u) << none.body.dump();
 }
 
 }  // namespace

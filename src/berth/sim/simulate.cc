@@ -2,6 +2,7 @@
 #include "berth/sim/simulate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
 
@@ -65,12 +66,25 @@ Status SimulateOptions::Validate() const {
   if (Status s = ParseLendSpares(lend_spares).status(); !s.ok()) return s;
   if (lend_spares != "off" && faults::ParseSpareSetting(spares)->mode == faults::SpareMode::kNone)
     return InvalidArgument("--lend-spares needs --spares leaf or spine (and --failures)");
+  if (!(rate_scale > 0) || !std::isfinite(rate_scale) || rate_scale > 1e6)
+    return InvalidArgument("--rate-scale must be a positive number (at most 1e6)");
+  if (rate_scale != 1 && (mode == "fgd" || workload == "gavel"))
+    return InvalidArgument("--rate-scale needs a trace replay (not --mode fgd or --workload gavel)");
   if (!(high_priority_share >= 0 && high_priority_share <= 1))
     return InvalidArgument("--high-priority: the share must be in [0, 1]");
   return Status::Ok();
 }
 
 namespace {
+
+// Submission gaps divided by `scale`, from the first submission.
+void RescaleArrivals(std::vector<job::JobSpec>& jobs, double scale) {
+  if (jobs.empty()) return;
+  TimeUs first = jobs.front().submit_time;
+  for (const auto& j : jobs) first = std::min(first, j.submit_time);
+  for (auto& j : jobs)
+    j.submit_time = first + static_cast<TimeUs>(std::llround(static_cast<double>(j.submit_time - first) / scale));
+}
 
 // Applies --tenants-from to the jobs as read. The readers put in
 // JobSpec::tenant: philly the VC (`cluster` column), gavel the VC for Philly's
@@ -157,6 +171,11 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
       j.priority = o.high_priority;
   }
   const std::string mode = !o.mode.empty() ? o.mode : trace.format == "openb" ? "fgd" : "replay";
+  if (o.rate_scale != 1) {
+    if (mode != "replay") return InvalidArgument("--rate-scale needs --mode replay");
+    if (!trace.workflows.empty()) return InvalidArgument("--rate-scale: traces with workflows are not rescaled yet");
+    RescaleArrivals(trace.jobs, o.rate_scale);
+  }
 
   SimulateOutput out;
   out.cluster_summary = cluster.Summary();

@@ -40,6 +40,10 @@ struct SimulateOptions {
   std::string window_from;
   std::string window_to;
   std::vector<std::string> tenants;
+  // Replay mode: arrival rate multiplier. Submission times become
+  // first + (t - first) / rate_scale (durations unchanged), so a window of the
+  // trace loads a larger cluster as it loads a smaller one at rate 1.
+  double rate_scale = 1;
   // Tenancy (replay mode). Which trace field becomes the tenant: "" (as the
   // reader sets it), "vc" (Philly virtual clusters: philly traces and Gavel's
   // per-VC files), "user" (the tenant field of native traces; the other

@@ -175,6 +175,38 @@ TEST(TenantsFrom, PhillyVcsNoneAndMissingUsers) {
   EXPECT_NE(both.status().message().find("--partition"), std::string::npos);
 }
 
+// --rate-scale: submission gaps divided by R (durations kept), so the same
+// jobs arrive sooner and the run ends sooner; only trace replays take it.
+TEST(RateScale, ReplayCompressesArrivals) {
+  SimulateOptions o;
+  o.cluster = "64x8:P100";
+  o.trace = berth::testing::DataDir() + "/pollux-philly/philly.csv";
+  o.mode = "replay";
+  o.max_jobs = 300;
+  o.policies = {"fifo"};
+  auto base = RunSimulation(o);
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  o.rate_scale = 4;
+  auto fast = RunSimulation(o);
+  ASSERT_TRUE(fast.ok()) << fast.status().ToString();
+  const PolicyResult& a = base->results[0];
+  const PolicyResult& b = fast->results[0];
+  EXPECT_EQ(a.jobs_total, b.jobs_total);
+  EXPECT_LT(b.makespan_s, a.makespan_s);
+  EXPECT_GE(b.queue_delay_s.mean, a.queue_delay_s.mean);  // the same work in less time
+  for (double bad : {0.0, -1.0, 2e6}) {
+    o.rate_scale = bad;
+    auto r = RunSimulation(o);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("--rate-scale"), std::string::npos) << r.status().message();
+  }
+  o.rate_scale = 2;
+  o.mode = "fgd";
+  auto fgd = RunSimulation(o);
+  ASSERT_FALSE(fgd.ok());
+  EXPECT_NE(fgd.status().message().find("--rate-scale needs"), std::string::npos) << fgd.status().message();
+}
+
 // --queues: a YAML tree names the leaves and guarantees; unknown tenants go to
 // its "default" leaf.
 TEST(TenantsFrom, QueueFileGivesTheGuarantees) {

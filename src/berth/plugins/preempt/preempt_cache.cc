@@ -79,7 +79,7 @@ bool PreemptCache::KnownNoPlan(const PreemptorClass& c, const GangNeed& need, in
   key_.insert(key_.end(), {c.queue, c.priority, c.dim, c.reclaim ? 1 : 0, c.preempted_by, c.guard, level, ruled,
                            static_cast<int64_t>(need.shapes.size())});
   for (const TaskShape& s : need.shapes)
-    key_.insert(key_.end(), {s.gpus, s.cpu, s.mem, static_cast<int64_t>(s.types.bits()), s.count});
+    key_.insert(key_.end(), {s.gpus, s.cpu, s.mem, static_cast<int64_t>(s.types.bits()), s.count, s.gpu_memory});
   return no_plan_.count(key_) > 0;
 }
 

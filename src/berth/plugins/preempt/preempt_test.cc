@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "berth/plugins/preempt/preempt_test_util.h"
+#include "berth/plugins/preempt/room.h"
 
 namespace berth::plugins::preempt {
 namespace {
@@ -117,6 +118,54 @@ TEST_F(EightNodes, PartialNodesNeedWholeFreeGpusPerNode) {
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->victims.size(), 4u);  // two whole nodes
   EXPECT_DOUBLE_EQ(plan->lost_gpu_seconds, 4.0 * 60 * (1 + 10 + 10 + 10));
+}
+
+// GPU memory (gpu_memory_mib): evicting a job on a T4 (16 GB) frees no room
+// for a task that needs 40,000 MiB per GPU, however cheap that victim is.
+TEST(GpuMemory, OnlyVictimsOnGpusBigEnoughCount) {
+  PreemptHarness h;
+  h.Build("1x8:T4+1x8:H100");
+  const cluster::Cluster& c = *h.cluster_;
+  ASSERT_EQ(c.gpu_types()[c.node(NodeId(0)).gpu_type.value()].name, "T4");
+  ASSERT_LT(c.gpu_types()[c.node(NodeId(0)).gpu_type.value()].memory_mib, 40000);
+  ASSERT_GE(c.gpu_types()[c.node(NodeId(1)).gpu_type.value()].memory_mib, 40000);
+  h.clock_.Set(10 * kHour);
+  h.Start({"cheap-t4", {At{"node-0"}}, 0, "t", 10 * kHour - 20 * kMinute, -1});  // 20 min lost
+  h.Start({"dear-h100", {At{"node-1"}}, 0, "t", 0, -1});                        // 10 h lost
+  auto with_memory = [&](const std::string& name, MiB mib) {
+    job::JobSpec j;
+    j.id = JobId(h.next_id_++);
+    j.name = name;
+    j.priority = 10;
+    j.tenant = "t";
+    j.submit_time = h.clock_.Now();
+    j.groups.push_back({.count = 1, .gpus = 8});
+    j.groups[0].gpu_memory_mib = mib;
+    EXPECT_TRUE(h.sched_->Submit(j).ok());
+    h.names_.push_back(name);
+    return j.id;
+  };
+  EXPECT_EQ(h.Names(Victims(h.Ask(with_memory("big-memory", 40000)))), (std::vector<std::string>{"dear-h100"}));
+  EXPECT_EQ(h.Names(Victims(h.Ask(with_memory("small-memory", 8000)))), (std::vector<std::string>{"cheap-t4"}));
+
+  // The room itself applies the request, also to a shape whose type set was
+  // not narrowed by memory (a spec not resolved against the cluster).
+  job::JobSpec raw;
+  raw.groups.push_back({.count = 1, .gpus = 8});
+  raw.groups[0].gpu_memory_mib = 40000;
+  std::optional<GangNeed> need = GangNeed::From(raw);
+  ASSERT_TRUE(need.has_value());
+  EXPECT_EQ(need->shapes[0].gpu_memory, 40000);
+  Room room;
+  room.Attach(h.sched_->state());
+  const auto running = h.sched_->running_jobs();
+  for (const auto& r : running) room.Evict(r, +1, 0, c.num_nodes());
+  EXPECT_EQ(room.Slots(NodeId(0), need->shapes[0]), 0);  // T4: too small
+  EXPECT_EQ(room.Slots(NodeId(1), need->shapes[0]), 1);
+  EXPECT_TRUE(room.Fits(*need, 1, 2));
+  EXPECT_FALSE(room.Fits(*need, 0, 1));
+  raw.groups[0].gpu_memory_mib = 0;
+  EXPECT_EQ(room.Slots(NodeId(0), GangNeed::From(raw)->shapes[0]), 1);
 }
 
 // Reclaim on 4 x 8 GPUs: queues a, b (and c) with guarantees in GPUs.

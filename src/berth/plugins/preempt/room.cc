@@ -8,6 +8,15 @@ namespace berth::plugins::preempt {
 
 namespace {
 constexpr int32_t kNoLimit = 1 << 20;
+
+// Whether a node's GPUs could hold a task of `shape` at all: enough GPUs, an
+// accepted type, and the GPU memory the shape states.
+bool NodeAccepts(const cluster::Cluster& c, const cluster::Node& node, const TaskShape& shape) {
+  if (shape.gpus <= 0) return true;
+  if (node.gpu_count < shape.gpus || !shape.types.Accepts(node.gpu_type)) return false;
+  if (shape.gpu_memory <= 0) return true;
+  return node.gpu_type.valid() && c.gpu_types()[node.gpu_type.value()].memory_mib >= shape.gpu_memory;
+}
 }  // namespace
 
 std::optional<GangNeed> GangNeed::From(const job::JobSpec& job) {
@@ -20,12 +29,13 @@ std::optional<GangNeed> GangNeed::From(const job::JobSpec& job) {
     const int32_t count = g.gang_min();
     if (count <= 0) continue;
     auto same = std::find_if(need.shapes.begin(), need.shapes.end(), [&](const TaskShape& s) {
-      return s.gpus == g.gpus && s.cpu == g.cpu_milli && s.mem == g.memory_mib && s.types == g.gpu_types;
+      return s.gpus == g.gpus && s.cpu == g.cpu_milli && s.mem == g.memory_mib && s.types == g.gpu_types &&
+             s.gpu_memory == g.gpu_memory_mib;
     });
     if (same != need.shapes.end()) {
       same->count += count;
     } else {
-      need.shapes.push_back({g.gpus, g.cpu_milli, g.memory_mib, g.gpu_types, count});
+      need.shapes.push_back({g.gpus, g.cpu_milli, g.memory_mib, g.gpu_types, count, g.gpus > 0 ? g.gpu_memory_mib : 0});
     }
     need.gpus += int64_t{count} * g.gpus;
     need.tasks += count;
@@ -149,7 +159,7 @@ int32_t Room::SlotsWith(NodeId n, const TaskShape& shape, uint64_t extra_mask, M
   if (!state_->up(n)) return 0;
   if (!ruled_out_.empty() && ruled_out_[static_cast<size_t>(n.value())]) return 0;
   const auto& node = state_->cluster().node(n);
-  if (shape.gpus > 0 && (node.gpu_count < shape.gpus || !shape.types.Accepts(node.gpu_type))) return 0;
+  if (!NodeAccepts(state_->cluster(), node, shape)) return 0;
   const int32_t gpus = std::popcount(FreeMask(n) | extra_mask);
   return TasksThatFit(shape, gpus, state_->free_cpu(n) + cpu_[n.value()] + cpu,
                       state_->free_memory(n) + mem_[n.value()] + mem);
@@ -182,7 +192,7 @@ bool Room::Fits(const GangNeed& need, int32_t begin, int32_t end) const {
     for (size_t i = 0; i < need.shapes.size(); ++i) {
       const TaskShape& s = need.shapes[i];
       if (left[i] == 0) continue;
-      if (s.gpus > 0 && (nd.gpu_count < s.gpus || !s.types.Accepts(nd.gpu_type))) continue;
+      if (!NodeAccepts(state_->cluster(), nd, s)) continue;
       const int32_t t = std::min(left[i], TasksThatFit(s, gpus, cpu, mem));
       left[i] -= t;
       total -= t;

@@ -10,7 +10,9 @@
 //
 // A GPU counts as free when its free milli-GPU plus what tentative evictions
 // give back on it make a whole GPU; whole-GPU tasks need whole free GPUs on
-// one node, and CPU and memory on that node.
+// one node, and CPU and memory on that node. A task that states GPU memory
+// fits only on nodes whose GPU type has that much (a whole free GPU has all of
+// its memory free; evictions never make a GPU bigger).
 #pragma once
 
 #include <cstdint>
@@ -29,6 +31,7 @@ struct TaskShape {
   MiB mem = 0;
   cluster::GpuTypeSet types;
   int32_t count = 0;  // tasks needed (gang minimums)
+  MiB gpu_memory = 0;  // GPU memory per GPU (gpu_memory_mib; 0: not stated)
 };
 
 struct GangNeed {
