@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "berth/common/clock.h"
+#include "berth/plugins/preempt/min_runtime.h"
 #include "berth/scheduler/scheduler.h"
 #include "berth/sim/service_colocation.h"
 #include "berth/workload/profile.h"
@@ -150,6 +151,7 @@ StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const 
   so.preemption_grace = opts.preemption_grace;
   framework::Profile run_profile = workload::WithServicePlugins(profile);
   BERTH_RETURN_IF_ERROR(ApplyColocation(config.colocation, opts.colocation, cluster, run_profile, so));
+  const TimeUs guard = plugins::MinRuntimeOf(run_profile);
   BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw,
                          framework::Framework::Create(run_profile, registry, context));
   scheduler::Scheduler sched(cluster, std::move(fw), so, clock);
@@ -295,6 +297,21 @@ StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const 
     return Status::Ok();
   };
 
+  auto replica_waiting = [&] {
+    std::vector<JobId> services;
+    for (const Live& l : live) services.push_back(l.id);
+    for (int32_t i : active_trace_services) services.push_back(trace_services[i].id);
+    for (JobId s : services) {
+      const auto st = ctl.Find(s);
+      if (!st) continue;
+      for (JobId id : st->replicas) {
+        const scheduler::JobRecord* rec = sched.Find(id);
+        if (rec != nullptr && rec->state == job::JobState::kPending) return true;
+      }
+    }
+    return false;
+  };
+  TimeUs woken_at = -1;  // the guard expiry a wake-up is queued for
   while (!q.empty() && q.top().at <= end) {
     const TimeUs t = q.top().at;
     integrate(prev, t);
@@ -321,6 +338,22 @@ StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const 
     if (t % kMinute == 0 && t < end)
       for (const Live& l : live) BERTH_RETURN_IF_ERROR(ctl.ReportLoad(l.id, l.milli_rps[t / kMinute], t));
     BERTH_RETURN_IF_ERROR(settle(t));
+    // A replica still waiting may wait only for the min-runtime guard of the
+    // work it would evict: wake when the next guard expires, not at the
+    // next event (up to an autoscaler period later).
+    if (guard >= 0 && replica_waiting()) {
+      TimeUs next = -1;
+      for (const job::JobSpec& j : jobs) {
+        const scheduler::JobRecord* rec = sched.Find(j.id);
+        if (rec == nullptr || rec->state != job::JobState::kRunning || j.best_effort) continue;
+        const TimeUs at = rec->start_time + guard;
+        if (at > t && (next < 0 || at < next)) next = at;
+      }
+      if (next > 0 && next < end && next != woken_at) {
+        push(next, kTick, 0, 0);
+        woken_at = next;
+      }
+    }
     for (Live& l : live) {
       const auto st = ctl.Find(l.id);
       if (!st) continue;

@@ -10,9 +10,11 @@
 //
 // The run lasts the load trace (times `repeat`). Events: a load report at
 // every minute, an autoscaler evaluation every period, batch arrivals and
-// completions, and the moment each replica works (after the grace of what it
-// evicted). After each time's events the controller's actions are applied and
-// the scheduler runs (until both settle).
+// completions, the moment each replica works (after the grace of what it
+// evicted), and, while a replica waits, the next moment a running training
+// job passes the policy's min-runtime guard (it may then be its victim).
+// After each time's events the controller's actions are applied and the
+// scheduler runs (until both settle).
 //
 // Scaling modes compared over the same input:
 //   static      the service held at the replicas its peak needs

@@ -1,7 +1,8 @@
 // Services in the simulator: service lines of the native format, the request
 // trace reader and serving model, and a short run of services beside batch
 // jobs, where autoscaling uses fewer replica-seconds than a deployment sized
-// for the peak and the runs are deterministic.
+// for the peak and the runs are deterministic, and a replica that waits for
+// its victim's min-runtime guard evicts the moment the guard expires.
 #include "berth/sim/service_sim.h"
 
 #include <gtest/gtest.h>
@@ -128,6 +129,73 @@ TEST(ServiceSim, AutoscalingUsesLessThanThePeakAndIsDeterministic) {
   const std::string json = ServiceResultsToJson(results);
   for (const char* key : {"service_shortfall_replica_s", "yield_p99_s", "batch_goodput", "replica_seconds"})
     EXPECT_NE(json.find(key), std::string::npos) << key;
+}
+
+// Requests at 1,000 prompt and 200 generated tokens, `per_minute[m]` in minute m.
+std::string RequestFile(const std::string& dir, const std::string& name, const std::vector<int>& per_minute) {
+  std::string text = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+  for (size_t m = 0; m < per_minute.size(); ++m)
+    for (int k = 0; k < per_minute[m]; ++k) {
+      char line[96];
+      std::snprintf(line, sizeof line, "2023-11-16 18:%02d:%02d.%07d,1000,200\n", static_cast<int>(10 + m),
+                    k * 60 / per_minute[m], k % 1000);
+      text += line;
+    }
+  return WriteFile(dir, name, text);
+}
+
+// One node of 8 GPUs: a replica on one, a 7-GPU training job from 7 s on the
+// others (a 1-GPU job runs from 0 to 5 s). The load jumps at 600 s, 7 s before the job passes its 600 s
+// min-runtime guard; the next autoscaler period is at 615 s. The replicas
+// evict the job when its guard expires and work after the 30 s grace: 37 s
+// after they were wanted (not 45 s, waiting for the 615 s pass).
+TEST(ServiceSim, ReplicaEvictsWhenItsVictimsGuardExpires) {
+  const std::string dir = TestDir();
+  ServiceSimConfig cfg;
+  SimService s;
+  s.spec.name = "chat";
+  s.spec.groups = {job::TaskGroup{}};
+  s.spec.groups[0].gpus = 1;
+  s.spec.service = job::ServiceSpec{};
+  s.spec.service->min_replicas = 1;
+  s.spec.service->max_replicas = 8;
+  s.spec.service->latency_class = job::LatencyClass::kCritical;
+  s.spec.service->target_milli_rps = 1000;
+  std::vector<int> load(10, 60);
+  load.insert(load.end(), {240, 240});  // 1 request/s, then 4
+  s.load_trace = RequestFile(dir, "jump.csv", load);
+  s.serving = {.prefill_us_per_token = 100, .decode_us_per_token = 5000, .batch = 2};
+  cfg.services.push_back(s);
+  auto cluster = cluster::ParseClusterSpec("1x8:H100");
+  ASSERT_TRUE(cluster.ok());
+  Trace batch;
+  job::JobSpec first;  // done at 5 s; the run's time starts at the first submission
+  first.name = "short";
+  first.duration = 5 * kUsPerSecond;
+  first.groups = {job::TaskGroup{}};
+  first.groups[0].gpus = 1;
+  batch.jobs.push_back(first);
+  job::JobSpec j;
+  j.name = "train";
+  j.submit_time = 7 * kUsPerSecond;
+  j.duration = 3600 * kUsPerSecond;
+  j.groups = {job::TaskGroup{}};
+  j.groups[0].gpus = 7;
+  batch.jobs.push_back(j);
+  framework::PluginRegistry plugins;
+  framework::PolicyRegistry policies;
+  ASSERT_TRUE(plugins::RegisterBuiltinPlugins(plugins).ok());
+  ASSERT_TRUE(plugins::RegisterBuiltinPolicies(policies).ok());
+  auto profile = policies.Find("services");
+  ASSERT_TRUE(profile.ok());
+  ServiceSimOptions o;
+  o.preemption_grace = 30 * kUsPerSecond;
+  o.check_indexes = true;
+  auto r = RunServiceSim(*cluster, batch, cfg, *profile, plugins, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->batch_preemptions, 1);
+  EXPECT_EQ(r->yields, 1);
+  EXPECT_DOUBLE_EQ(r->yield_max_s, 37);
 }
 
 TEST(ServiceSim, ConfigFileErrorsNameTheKey) {

@@ -23,6 +23,7 @@
 #include "berth/plugins/builtin.h"
 #include "berth/plugins/preempt/eligibility.h"
 #include "berth/plugins/preempt/lowest_priority.h"
+#include "berth/plugins/preempt/min_runtime.h"
 #include "berth/plugins/preempt/preempt_cache.h"
 #include "berth/plugins/preempt/room.h"
 #include "berth/plugins/preempt/victim_search.h"
@@ -329,6 +330,19 @@ Status RegisterPreemptionPolicies(framework::PolicyRegistry& registry) {
     BERTH_RETURN_IF_ERROR(registry.Register(e.name, std::move(p), e.description));
   }
   return Status::Ok();
+}
+
+TimeUs MinRuntimeOf(const framework::Profile& profile) {
+  for (const auto& ref : profile.post_filter) {
+    if (ref.name != Preempt::kName && ref.name != PreemptLowestPriority::kName) continue;
+    // A plugin used twice is built once, with the queue sort's args.
+    const framework::PluginArgs& args = ref.name == profile.queue_sort ? profile.queue_sort_args : ref.args;
+    auto it = args.find("min_runtime_s");
+    double seconds = kDefaultMinRuntimeS;
+    if (it != args.end() && !ParseDouble(it->second, seconds).ok()) seconds = kDefaultMinRuntimeS;
+    return SecondsToUs(seconds);
+  }
+  return -1;
 }
 
 }  // namespace berth::plugins
