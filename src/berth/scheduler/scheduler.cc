@@ -249,7 +249,7 @@ void Scheduler::RemovePending(int32_t index) {
 
 Status Scheduler::Submit(job::JobSpec spec) {
   BERTH_RETURN_IF_ERROR(job::ValidateJob(spec));
-  if (!spec.id.valid()) spec.id = JobId(static_cast<int64_t>(jobs_.size()));
+  if (!spec.id.valid()) spec.id = JobId(submitted_);
   if (index_of_.count(spec.id)) return AlreadyExists("job id " + std::to_string(spec.id.value()) + " already exists");
   BERTH_RETURN_IF_ERROR(job::CheckGpuMemory(spec, cluster_));
   job::ResolveGpuTypes(spec, cluster_);
@@ -264,11 +264,20 @@ Status Scheduler::Submit(job::JobSpec spec) {
   rec.seq = next_seq_++;
   rec.enqueue_time = clock_.Now();
   rec.queue = queue;
-  const int32_t index = static_cast<int32_t>(jobs_.size());
-  index_of_.emplace(rec.spec.id, index);
   if (rec.spec.elastic()) rec.requested_tasks = rec.spec.groups.front().count;
-  jobs_.push_back(std::move(rec));
-  demand_.emplace_back();
+  ++submitted_;
+  int32_t index;
+  if (free_slots_.empty()) {
+    index = static_cast<int32_t>(jobs_.size());
+    jobs_.push_back(std::move(rec));
+    demand_.emplace_back();
+  } else {
+    index = free_slots_.back();
+    free_slots_.pop_back();
+    jobs_[index] = std::move(rec);
+    demand_[index] = Demand{};
+  }
+  index_of_.emplace(jobs_[index].spec.id, index);
   ComputeDemand(index);
   Enqueue(index);
   return Status::Ok();
@@ -790,6 +799,21 @@ Status Scheduler::Finish(JobId id, JobState final_state) {
   rec.state = final_state;
   rec.finish_time = now;
   log_.Finished(rec.finish_time, id, job::JobStateName(final_state));
+  return Status::Ok();
+}
+
+Status Scheduler::Forget(JobId id) {
+  auto it = index_of_.find(id);
+  if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
+  const int32_t index = it->second;
+  if (!job::IsTerminal(jobs_[index].state))
+    return FailedPrecondition("job " + std::to_string(id.value()) + " is " + job::JobStateName(jobs_[index].state) +
+                              ": only a finished job can be forgotten");
+  index_of_.erase(it);
+  std::erase(fresh_, index);
+  if (resume_index_ == index) resume_index_ = -1;
+  jobs_[index] = JobRecord{};  // frees its spec, placements and verdict
+  free_slots_.push_back(index);
   return Status::Ok();
 }
 

@@ -215,6 +215,15 @@ class Scheduler {
   Status SetGpuUp(NodeId node, int32_t gpu, bool up);
 
   const JobRecord* Find(JobId id) const;
+  // Drops the record of a job in a terminal state: Find returns null for it
+  // afterwards and a later Submit reuses its slot, so the records held follow
+  // the jobs alive rather than every job ever submitted. For drivers that keep
+  // what they need of a finished job themselves (the replay). Decisions do not
+  // change: ties go by submission order, never by slot. Errors: not found, not
+  // in a terminal state.
+  Status Forget(JobId id);
+  // Job records held (pending, running and finished jobs not forgotten).
+  size_t records() const { return index_of_.size(); }
   // Jobs evicted by preemption during the last Schedule() (requeued).
   const std::vector<JobId>& preempted_in_last_pass() const { return preempted_; }
   const tenancy::Ledger& ledger() const { return ledger_; }
@@ -370,6 +379,8 @@ class Scheduler {
   std::vector<int32_t> fresh_;  // jobs (re)queued since the last pass
   size_t running_ = 0;
   int64_t next_seq_ = 0;
+  int64_t submitted_ = 0;                 // Submit calls that queued a job (the default id of the next)
+  std::vector<int32_t> free_slots_;       // slots of forgotten jobs, reused by Submit (last freed first)
   std::vector<framework::RunningJob> running_jobs_;  // deterministic order (swap-remove)
   std::vector<int32_t> running_pos_;                 // per job index: slot in running_jobs_, or -1
   std::vector<int32_t> running_index_;               // per slot of running_jobs_: the job index

@@ -201,15 +201,24 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
       return InvalidArgument("replay: job '" + j.name +
                              "' is a service (kind: service): run it with --services FILE (docs/services.md)");
 
-  // Job ids (the trace's, or the trace index when unset) and their lookup.
+  // Job ids (the trace's, or the trace index when unset) and their lookup
+  // (no table when every id is its job's index, as the readers number them).
   std::vector<JobId> ids(n);
   std::unordered_map<JobId, int32_t> index_of;  // looked up, never iterated
-  index_of.reserve(n);
+  bool ids_are_indexes = true;
   for (size_t i = 0; i < n; ++i) {
     ids[i] = trace.jobs[i].id.valid() ? trace.jobs[i].id : JobId(static_cast<int64_t>(i));
-    if (!index_of.emplace(ids[i], static_cast<int32_t>(i)).second)
-      return InvalidArgument("replay: job id " + std::to_string(ids[i].value()) + " appears twice in the trace");
+    ids_are_indexes = ids_are_indexes && ids[i] == JobId(static_cast<int64_t>(i));
   }
+  if (!ids_are_indexes) {
+    index_of.reserve(n);
+    for (size_t i = 0; i < n; ++i)
+      if (!index_of.emplace(ids[i], static_cast<int32_t>(i)).second)
+        return InvalidArgument("replay: job id " + std::to_string(ids[i].value()) + " appears twice in the trace");
+  }
+  auto index_for = [&](JobId id) -> int32_t {
+    return ids_are_indexes ? static_cast<int32_t>(id.value()) : index_of.find(id)->second;
+  };
 
   // Partitions and the route of each job (-1: never fits, not submitted).
   ManualClock clock(0);
@@ -281,18 +290,29 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](int32_t a, int32_t b) { return trace.jobs[a].submit_time < trace.jobs[b].submit_time; });
+  // The trace's arrivals are read from `order` as their times come, not
+  // queued: at a time t they come before every queued event of t (as they
+  // would, pushed first), so the queue holds only the events of jobs alive.
   EventQueue q;
-  q.Reserve(n + n / 4 + 16);
+  q.Reserve(1024);
   std::vector<int32_t> generation(n, 0);
   int64_t real_events = 0, expected_events = 0;
   for (int32_t i : order) {
     if (route[i] < 0 || (has_workflows && wf.held[i])) continue;
-    q.Push(trace.jobs[i].submit_time, EventKind::kArrival, i);
     ++real_events;
     expected_events += trace.jobs[i].duration >= 0 ? 2 : 1;
   }
   const TimeUs start = trace.jobs[order.front()].submit_time;
   const TimeUs last_submit = trace.jobs[order.back()].submit_time;
+  std::erase_if(order, [&](int32_t i) { return route[i] < 0 || (has_workflows && wf.held[i]); });
+  order.shrink_to_fit();
+  size_t next_arrival = 0;  // in `order`
+  auto has_next = [&] { return next_arrival < order.size() || !q.empty(); };
+  auto next_time = [&] {
+    if (next_arrival >= order.size()) return q.Top().time;
+    const TimeUs a = trace.jobs[order[next_arrival]].submit_time;
+    return q.empty() ? a : std::min(a, q.Top().time);
+  };
   Sampler sampler(start, std::max<TimeUs>(kUsPerSecond, (last_submit - start) / opts.max_samples),
                   opts.max_samples);
   if (real_events > 0) q.Push(sampler.NextTick(), EventKind::kSample, 0);
@@ -400,7 +420,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
         for (const auto& tg : targets) {
           const scheduler::JobRecord* rec = s.Find(tg.job);
           if (rec == nullptr) continue;
-          const int32_t i = index_of.find(tg.job)->second;
+          const int32_t i = index_for(tg.job);
           if (rec->state == JobState::kPending && tg.workers > 0) {
             BERTH_RETURN_IF_ERROR(s.SetPendingSize(tg.job, tg.workers));
           } else if (rec->state == JobState::kRunning && tg.workers > current(tg.job)) {
@@ -417,6 +437,13 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
     return Status::Ok();
   };
   if (round_interval > 0 && real_events > 0) q.Push(start + round_interval, EventKind::kScheduleRound, 0);
+
+  // A job that ends leaves its figures here (EndedJob) and the scheduler drops
+  // its record, unless something reads records after jobs end (workflows,
+  // failures, resize rounds, jobs timed by their allocation).
+  const bool forget_ended =
+      !opts.keep_records && !has_workflows && !handler && round_interval == 0 && !tracker.active();
+  std::vector<EndedJob> ended_jobs(forget_ended ? n : 0);
 
   int64_t events_done = 0, next_progress = opts.progress_every;
   int64_t alloc_milli = 0;  // allocated now, all partitions
@@ -442,31 +469,36 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
   TimeUs budget_wake = -1;
   int32_t idle_renewals = 0;
   auto budget_pending = [&] { return budget_wake >= 0 && pending_now() > 0 && idle_renewals < 10000; };
-  while (real_events > 0 || (!q.empty() && q.Top().time <= alive_until && pending_now() > 0) || rounds_pending() ||
+  while (real_events > 0 || (has_next() && next_time() <= alive_until && pending_now() > 0) || rounds_pending() ||
          budget_pending()) {
-    const TimeUs t = q.Top().time;
+    const TimeUs t = next_time();
     alloc_integral += static_cast<double>(alloc_milli) * static_cast<double>(t - now);
     now = t;
     clock.Set(t);
     if (handler) handler->Advance(t, scheds);
     bool sample_due = false, real = false, faulted = false, ended = false, round_due = false;
+    auto arrive = [&](size_t i) -> Status {
+      --real_events;
+      ++events_done;
+      real = true;
+      job::JobSpec spec = trace.jobs[i];
+      spec.id = ids[i];
+      Partition& p = parts[route[i]];
+      Status s = p.sched->Submit(std::move(spec));
+      if (!s.ok()) return InvalidArgument("replay: job '" + trace.jobs[i].name + "': " + s.message());
+      p.touched = true;
+      if (lending && trace.jobs[i].best_effort) lend_waiting.push_back(static_cast<int32_t>(i));
+      return Status::Ok();
+    };
+    for (; next_arrival < order.size() && trace.jobs[order[next_arrival]].submit_time == t; ++next_arrival)
+      BERTH_RETURN_IF_ERROR(arrive(static_cast<size_t>(order[next_arrival])));
     while (!q.empty() && q.Top().time == t) {
       const SimEvent e = q.Pop();
       const auto i = static_cast<size_t>(e.subject);
       switch (e.kind) {
-        case EventKind::kArrival: {
-          --real_events;
-          ++events_done;
-          real = true;
-          job::JobSpec spec = trace.jobs[i];
-          spec.id = ids[i];
-          Partition& p = parts[route[i]];
-          Status s = p.sched->Submit(std::move(spec));
-          if (!s.ok()) return InvalidArgument("replay: job '" + trace.jobs[i].name + "': " + s.message());
-          p.touched = true;
-          if (lending && trace.jobs[i].best_effort) lend_waiting.push_back(static_cast<int32_t>(i));
+        case EventKind::kArrival:  // a workflow stage released
+          BERTH_RETURN_IF_ERROR(arrive(i));
           break;
-        }
         case EventKind::kCompletion: {
           --real_events;
           ++events_done;
@@ -480,6 +512,10 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
           const bool ok = !(has_workflows && wf.Fails(static_cast<int32_t>(i)));
           BERTH_RETURN_IF_ERROR(p.sched->Finish(ids[i], ok ? JobState::kSucceeded : JobState::kFailed));
           p.touched = true;
+          if (forget_ended) {
+            ended_jobs[i] = EndedJob::Of(*rec);
+            BERTH_RETURN_IF_ERROR(p.sched->Forget(ids[i]));
+          }
           if (has_workflows)
             for (int32_t k : wf.JobEnded(static_cast<int32_t>(i), ok, t)) {
               if (route[k] < 0) continue;  // counted as never fit; its workflow does not end
@@ -504,7 +540,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
           for (int32_t k : o->touched) parts[k].touched = true;
           for (const auto& [k, id] : o->repaired) {
             const scheduler::JobRecord* rec = parts[k].sched->Find(id);
-            push_completion(index_of.find(id)->second, *parts[k].sched, rec->start_time + rec->startup_delay);
+            push_completion(index_for(id), *parts[k].sched, rec->start_time + rec->startup_delay);
           }
           if (f == generated && e.generation == faults::kBegin) {
             if (auto next = generator->Next()) {
@@ -551,7 +587,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
       r.pass_max_ms = std::max(r.pass_max_ms, pass_ms);
       for (JobId id : started) {
         idle_renewals = 0;
-        const int32_t i = index_of.find(id)->second;
+        const int32_t i = index_for(id);
         if (has_workflows)  // a service stage is deployed: the stages after it arrive
           for (int32_t k : wf.JobStarted(i, t)) {
             if (route[k] < 0) continue;
@@ -619,7 +655,16 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
   sampler.Finish(end, 100.0 * static_cast<double>(alloc_milli) / cap, static_cast<double>(pending_now()));
   if (opts.progress) opts.progress(expected_events, expected_events);
 
-  // Per-job figures.
+  // Per-job figures, from the schedulers' records or the figures kept of the ended jobs.
+  scheduler::JobRecord rebuilt;
+  auto record_of = [&](size_t i) -> const scheduler::JobRecord* {
+    if (route[i] < 0) return nullptr;
+    if (!ended_jobs.empty() && ended_jobs[i].kept) {
+      ended_jobs[i].Into(rebuilt);
+      return &rebuilt;
+    }
+    return parts[route[i]].sched->Find(ids[i]);
+  };
   std::vector<double> jct, delay, pending;
   jct.reserve(n);
   delay.reserve(n);
@@ -638,7 +683,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
       ++r.jobs_never_fit;
       continue;
     }
-    const scheduler::JobRecord* rec = parts[route[i]].sched->Find(ids[i]);
+    const scheduler::JobRecord* rec = record_of(i);
     if (rec == nullptr) {
       // Arrives after --until: counted as unfinished.
       if (opts.until >= 0) {
@@ -678,8 +723,9 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
   {
     std::vector<const scheduler::Scheduler*> scheds;
     for (const Partition& p : parts) scheds.push_back(p.sched.get());
-    FillTenantFigures({cluster, trace, ids, route, scheds, start, end, opts.speeds.get()}, r);
-    FillBudgetFigures({cluster, trace, ids, route, scheds, start, end, opts.speeds.get()}, r);
+    const ReplayRecords records{cluster, trace, ids, route, scheds, start, end, opts.speeds.get(), record_of};
+    FillTenantFigures(records, r);
+    FillBudgetFigures(records, r);
   }
   r.makespan_s = UsToSeconds(end - start);
   r.allocated_milli_gpu = alloc_milli;

@@ -2,9 +2,10 @@
 // durations and leave; the same scheduler::Scheduler decides who runs. The
 // simulated clock is a ManualClock set to each event's time.
 //
-// Loop: pop every event at the earliest time t (arrivals -> Submit,
-// completions -> Finish(kSucceeded)), then run Schedule() once; each started
-// job gets a completion event at t + duration. Metrics are integrated between
+// Loop: take every event at the earliest time t (arrivals -> Submit, read
+// from the trace in submit order as their time comes; completions ->
+// Finish(kSucceeded)), then run Schedule() once; each started job gets a
+// completion event at t + duration. Metrics are integrated between
 // event times; plot series are sampled by kSample ticks on a grid that is
 // coarsened (every other point dropped, interval doubled) whenever it would
 // exceed max_samples points, so reports stay small however long the run.
@@ -16,6 +17,10 @@
 //     Failed by the scheduler and counted in jobs_never_fit.
 //   - The run ends when no arrival or completion is left; what is still
 //     pending or running then is counted in jobs_unfinished.
+//   - A job that ends leaves the figures the report reads (EndedJob,
+//     tenant_figures.h) and the scheduler drops its record, so memory follows
+//     the jobs alive (not with workflows, failures, resize rounds or jobs
+//     timed by their allocation, which read records later; keep_records).
 //   - JCT = finish - submit over succeeded jobs; queueing delay = first start -
 //     submit over started jobs; makespan = end of the run - first submit.
 //   - Per tenant (PolicyResult::tenants): the same figures over its jobs, plus
@@ -66,6 +71,11 @@ struct ReplayOptions {
   bool full_scan = false;  // SchedulerOptions::full_scan (the exactness oracle)
   bool full_sort = false;  // SchedulerOptions::full_sort (the queue order's oracle)
   bool full_preempt = false;  // SchedulerOptions::full_preempt (preemption's oracle)
+  // Keep every job's scheduler record to the end of the run. Off: a job that
+  // ends leaves the figures the report reads and its record is dropped
+  // (Scheduler::Forget), so memory follows the jobs alive. The same results;
+  // the oracle the compact path is compared with.
+  bool keep_records = false;
   // Bound on the points of each plot series (at least 2).
   int32_t max_samples = 2000;
   // Independent partitions, one per domain at this level (see the file comment).

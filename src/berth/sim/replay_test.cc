@@ -231,6 +231,47 @@ TEST_F(Replay, SameInputSameSeedSameDecisionLogHash) {
   EXPECT_NE(Run("6x8:V100", jobs, "fifo").decision_log_hash, Run("6x8:V100", jobs, "sjf").decision_log_hash);
 }
 
+// Ended jobs' records dropped (the default) or kept to the end: the same
+// decisions and figures, overall and per tenant, with and without trace ids,
+// with a policy that preempts (fairshare reclaims for tenants below their share).
+TEST_F(Replay, DroppingEndedRecordsChangesNoFigure) {
+  std::vector<job::JobSpec> jobs = Synthetic(500, 11);
+  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].tenant = "t" + std::to_string(i % 3);
+  std::vector<job::JobSpec> no_ids = jobs;
+  for (auto& j : no_ids) j.id = JobId();
+  ReplayOptions keep;
+  keep.keep_records = true;
+  for (const char* policy : {"fifo", "topology", "fairshare", "backfill"}) {
+    for (const auto* trace : {&jobs, &no_ids}) {
+      PolicyResult a = Run("4x8:V100", *trace, policy);
+      PolicyResult b = Run("4x8:V100", *trace, policy, keep);
+      EXPECT_EQ(a.decision_log_hash, b.decision_log_hash) << policy;
+      EXPECT_EQ(a.decisions, b.decisions) << policy;
+      EXPECT_EQ(a.jobs_placed, b.jobs_placed) << policy;
+      EXPECT_EQ(a.jobs_failed, b.jobs_failed) << policy;
+      EXPECT_EQ(a.jobs_unfinished, b.jobs_unfinished) << policy;
+      EXPECT_EQ(a.preemptions, b.preemptions) << policy;
+      EXPECT_EQ(a.gpu_hours_lost, b.gpu_hours_lost) << policy;
+      EXPECT_EQ(a.jct_s.mean, b.jct_s.mean) << policy;
+      EXPECT_EQ(a.jct_s.p99, b.jct_s.p99) << policy;
+      EXPECT_EQ(a.queue_delay_s.mean, b.queue_delay_s.mean) << policy;
+      EXPECT_EQ(a.pending_s.mean, b.pending_s.mean) << policy;
+      EXPECT_EQ(a.jcts_s, b.jcts_s) << policy;
+      ASSERT_EQ(a.tenants.size(), 3u) << policy;
+      ASSERT_EQ(b.tenants.size(), 3u) << policy;
+      for (size_t k = 0; k < 3; ++k) {
+        EXPECT_EQ(a.tenants[k].queue, b.tenants[k].queue) << policy;
+        EXPECT_EQ(a.tenants[k].jobs_finished, b.tenants[k].jobs_finished) << policy;
+        EXPECT_EQ(a.tenants[k].jct_s.mean, b.tenants[k].jct_s.mean) << policy;
+        EXPECT_EQ(a.tenants[k].queue_delay_s.p50, b.tenants[k].queue_delay_s.p50) << policy;
+        EXPECT_EQ(a.tenants[k].gpu_share, b.tenants[k].gpu_share) << policy;
+        EXPECT_EQ(a.tenants[k].rho.mean, b.tenants[k].rho.mean) << policy;
+        EXPECT_EQ(a.tenants[k].preemptions, b.tenants[k].preemptions) << policy;
+      }
+    }
+  }
+}
+
 TEST_F(Replay, IndexesStayExactThroughARun) {
   const auto jobs = Synthetic(150, 9);
   ReplayOptions checked;

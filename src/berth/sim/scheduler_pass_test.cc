@@ -1,7 +1,8 @@
 // The scheduler's pass over a long queue, with the built-in policies: jobs the
 // free-GPU counters cannot hold are rejected without a full placement attempt,
 // jobs that can never fit still fail as Unresolvable, and a pass over a queue
-// that cannot start anything stops early.
+// that cannot start anything stops early; the records of ended jobs can be
+// dropped (Forget) without changing what later passes decide.
 #include <gtest/gtest.h>
 
 #include "berth/cluster/loaders.h"
@@ -165,6 +166,32 @@ TEST_F(SchedulerPass, BudgetSplitsAPassAndTheNextContinues) {
   ASSERT_EQ(order.size(), 10u);
   for (int64_t id = 0; id < 10; ++id) EXPECT_EQ(order[id], JobId(id));
   EXPECT_TRUE(sched_->state().CheckIndexes().ok());
+}
+
+// Forget drops the record of an ended job only; its slot goes to the next
+// job, which is placed as it would have been, and default ids keep counting.
+TEST_F(SchedulerPass, ForgetDropsOnlyEndedJobsAndTheirSlotIsReused) {
+  Make("1x4:V100", "fifo");
+  ASSERT_TRUE(sched_->Submit(Job(0, 4)).ok());
+  ASSERT_TRUE(sched_->Submit(Job(1, 4)).ok());
+  EXPECT_EQ(sched_->Forget(JobId(1)).code(), StatusCode::kFailedPrecondition);  // pending
+  ASSERT_EQ(sched_->Schedule().size(), 1u);
+  EXPECT_EQ(sched_->Forget(JobId(0)).code(), StatusCode::kFailedPrecondition);  // running
+  EXPECT_EQ(sched_->Forget(JobId(7)).code(), StatusCode::kNotFound);
+  ASSERT_TRUE(sched_->Finish(JobId(0), JobState::kSucceeded).ok());
+  ASSERT_TRUE(sched_->Forget(JobId(0)).ok());
+  EXPECT_EQ(sched_->Find(JobId(0)), nullptr);
+  EXPECT_EQ(sched_->records(), 1u);
+  job::JobSpec unnamed = Job(0, 2);
+  unnamed.id = JobId();
+  ASSERT_TRUE(sched_->Submit(unnamed).ok());  // reuses job 0's slot; its id is the submission count
+  EXPECT_EQ(sched_->records(), 2u);
+  ASSERT_NE(sched_->Find(JobId(2)), nullptr);
+  EXPECT_EQ(sched_->Find(JobId(2))->state, JobState::kPending);
+  const std::vector<JobId> started = sched_->Schedule();
+  ASSERT_EQ(started.size(), 1u);
+  EXPECT_EQ(started[0], JobId(1));  // submitted first: order is by submission, not by slot
+  EXPECT_EQ(sched_->Find(JobId(2))->state, JobState::kPending);
 }
 
 }  // namespace

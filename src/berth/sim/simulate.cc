@@ -225,9 +225,12 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
     BERTH_ASSIGN_OR_RETURN(ro_replay.speeds, hetero::SpeedsForTree(tree, o.catalog, o.throughputs, cluster));
     ro_replay.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree));
   } else {
-    ro_replay.queues =
-        std::make_shared<const tenancy::QueueTree>(tenancy::QueueTree::FromTenantShares(
-            trace.workflows.empty() ? trace.jobs : ExpandWorkflows(trace).trace.jobs, cluster));
+    // The trace's jobs are read in place (a copy of millions of jobs would
+    // double the run's peak memory); workflows are expanded first.
+    std::optional<WorkflowReplay> expanded;
+    if (!trace.workflows.empty()) expanded = ExpandWorkflows(trace);
+    ro_replay.queues = std::make_shared<const tenancy::QueueTree>(
+        tenancy::QueueTree::FromTenantShares(expanded ? expanded->trace.jobs : trace.jobs, cluster));
   }
   ro_replay.preemption_grace = o.preemption_grace;
   ro_replay.restore_cost = o.restore_cost;

@@ -48,6 +48,46 @@ int64_t HeldMilli(const scheduler::JobRecord& rec) {
 
 }  // namespace
 
+EndedJob EndedJob::Of(const scheduler::JobRecord& rec) {
+  EndedJob e;
+  e.kept = true;
+  e.state = static_cast<uint8_t>(rec.state);
+  e.verdict_code = static_cast<uint8_t>(rec.last_verdict.code);
+  e.waited_for_budget = rec.waited_for_budget;
+  e.queue = rec.queue;
+  e.preemptions = rec.preemptions;
+  e.restarts = rec.restarts;
+  e.best_effort_starts = rec.best_effort_starts;
+  e.over_budget_starts = rec.over_budget_starts;
+  e.best_effort_evictions = rec.best_effort_evictions;
+  e.first_start_time = rec.first_start_time;
+  e.finish_time = rec.finish_time;
+  e.attained_gpu_seconds = rec.attained_gpu_seconds;
+  e.attained_ref_seconds = rec.attained_ref_seconds;
+  e.lost_gpu_seconds = rec.lost_gpu_seconds;
+  return e;
+}
+
+void EndedJob::Into(scheduler::JobRecord& rec) const {
+  rec.state = static_cast<job::JobState>(state);
+  rec.last_verdict.code = static_cast<framework::VerdictCode>(verdict_code);
+  rec.waited_for_budget = waited_for_budget;
+  rec.queue = queue;
+  rec.preemptions = preemptions;
+  rec.restarts = restarts;
+  rec.best_effort_starts = best_effort_starts;
+  rec.over_budget_starts = over_budget_starts;
+  rec.best_effort_evictions = best_effort_evictions;
+  rec.first_start_time = first_start_time;
+  rec.finish_time = finish_time;
+  rec.start_time = -1;
+  rec.attained_gpu_seconds = attained_gpu_seconds;
+  rec.attained_ref_seconds = attained_ref_seconds;
+  rec.lost_gpu_seconds = lost_gpu_seconds;
+  rec.placements.clear();
+  rec.ref_charge = 0;
+}
+
 void FillTenantFigures(const ReplayRecords& in, PolicyResult& r) {
   std::map<std::string, Acc> by_tenant;  // ordered: tenants by name
   const size_t n = in.trace.jobs.size();
@@ -58,7 +98,7 @@ void FillTenantFigures(const ReplayRecords& in, PolicyResult& r) {
     ++acc.jobs;
     if (in.route[i] < 0) continue;
     const scheduler::Scheduler& sched = *in.schedulers[in.route[i]];
-    const scheduler::JobRecord* rec = sched.Find(in.ids[i]);
+    const scheduler::JobRecord* rec = in.Record(i);
     if (rec == nullptr) continue;
     if (!acc.has_queue && rec->queue >= 0) {
       acc.has_queue = true;
@@ -148,7 +188,7 @@ void FillBudgetFigures(const ReplayRecords& in, PolicyResult& r) {
   for (size_t i = 0; i < in.trace.jobs.size(); ++i) {
     if (in.route[i] < 0) continue;
     const scheduler::Scheduler& sched = *in.schedulers[in.route[i]];
-    const scheduler::JobRecord* rec = sched.Find(in.ids[i]);
+    const scheduler::JobRecord* rec = in.Record(i);
     if (rec == nullptr || rec->queue < 0) continue;
     const tenancy::QueueTree& tree = sched.ledger().tree();
     for (int32_t q = rec->queue; q >= 0; q = tree.node(q).parent) {
