@@ -6,6 +6,7 @@
 #include <future>
 
 #include "berth/fedserve/dispatcher.h"
+#include "berth/store/leader.h"
 
 namespace berth::fedserve {
 
@@ -54,14 +55,8 @@ bool Dispatcher::WriteUnderTerm(std::vector<store::Record> recs, const std::stri
 
 ApiResult Dispatcher::NotReady() const {
   json body = {{"status", "not ready"}};
-  const std::string leader = store_.Leader();
-  json who = json::parse(leader, nullptr, false);  // dispatchers announce themselves as JSON
-  if (who.is_discarded()) who = leader;
-  std::string where;
-  if (who.is_object() && who.contains("address") && who["address"].is_string())
-    where = who["address"].get<std::string>();
-  else if (!leader.empty())
-    where = leader;
+  const store::LeaderAnnouncement leader = store::ReadLeader(store_);
+  const std::string& where = leader.address;
   const Role role = role_.load();
   body["role"] = RoleName(role);
   switch (role) {
@@ -82,7 +77,7 @@ ApiResult Dispatcher::NotReady() const {
                       (where.empty() ? std::string() : "; the leader is " + where);
       break;
   }
-  if (!leader.empty() && body["role"] != "loading") body["leader"] = who;
+  if (!leader.raw.empty() && body["role"] != "loading") body["leader"] = leader.who;
   return {503, body};
 }
 

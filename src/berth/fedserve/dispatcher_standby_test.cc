@@ -15,6 +15,7 @@
 #include "berth/fedserve/dispatcher.h"
 #include "berth/server/http_server.h"
 #include "berth/server/service_test_util.h"
+#include "berth/store/standby_store_test_util.h"
 #include "berth/store/memory_store.h"
 
 namespace berth::fedserve {
@@ -30,49 +31,7 @@ regions:
 )";
 constexpr const char* kLeader = R"({"id":"other:1","address":"http://10.0.0.5:7450"})";
 
-// A store shared with the leader's that grants the term only when told.
-class StandbyStore final : public store::Store {
- public:
-  explicit StandbyStore(std::shared_ptr<store::MemoryStore::Data> data) : inner_(std::move(data)) {}
-  std::string Describe() const override { return "standby:"; }
-  StatusOr<store::Fence> Acquire() override {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return granted_ || interrupted_; });
-    if (interrupted_) return Unavailable("interrupted");
-    return inner_.Acquire();
-  }
-  StatusOr<store::Loaded> Load() override { return inner_.Load(); }
-  void Append(store::Fence f, std::vector<store::Record> r, store::AppendDone d) override {
-    inner_.Append(f, std::move(r), std::move(d));
-  }
-  void Flush() override { inner_.Flush(); }
-  std::string Leader() const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return leader_;
-  }
-  void Interrupt() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    interrupted_ = true;
-    cv_.notify_all();
-  }
-  void SetLeader(const std::string& l) {
-    std::lock_guard<std::mutex> lock(mu_);
-    leader_ = l;
-  }
-  void Grant(const std::string& me) {
-    std::lock_guard<std::mutex> lock(mu_);
-    granted_ = true;
-    leader_ = me;
-    cv_.notify_all();
-  }
-
- private:
-  store::MemoryStore inner_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool granted_ = false, interrupted_ = false;
-  std::string leader_;
-};
+using store::StandbyStore;
 
 class FedStandbyTest : public ::testing::Test {
  protected:

@@ -19,6 +19,7 @@
 #include "berth/json/json_parse.h"
 #include "berth/server/job_json.h"
 #include "berth/server/records.h"
+#include "berth/store/leader.h"
 #include "berth/server/thread_usage.h"
 #include "berth/server/workflow_json.h"
 #include "berth/workload/profile.h"
@@ -306,14 +307,8 @@ void Service::StepDown(const std::string& reason) {
 
 ApiResult Service::NotReady() const {
   json body = {{"status", "not ready"}};
-  const std::string leader = store_.Leader();
-  json who = json::parse(leader, nullptr, false);  // replicas announce themselves as JSON
-  if (who.is_discarded()) who = leader;
-  std::string where;
-  if (who.is_object() && who.contains("address") && who["address"].is_string())
-    where = who["address"].get<std::string>();
-  else if (!leader.empty())
-    where = leader;
+  const store::LeaderAnnouncement leader = store::ReadLeader(store_);
+  const std::string& where = leader.address;
   switch (phase_.load()) {
     case Phase::kIdle:
       body["role"] = "starting";
@@ -335,7 +330,7 @@ ApiResult Service::NotReady() const {
                       (where.empty() ? std::string() : "; the leader is " + where);
       break;
   }
-  if (!leader.empty() && phase_.load() != Phase::kLoading) body["leader"] = who;
+  if (!leader.raw.empty() && phase_.load() != Phase::kLoading) body["leader"] = leader.who;
   return {503, body};
 }
 

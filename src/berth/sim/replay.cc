@@ -621,7 +621,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
       BERTH_ASSIGN_OR_RETURN(auto lent, handler->Lend(candidates, scheds));
       for (const auto& [k, id] : lent) {
         const scheduler::JobRecord* rec = parts[k].sched->Find(id);
-        push_completion(index_of.find(id)->second, *parts[k].sched, rec->start_time + rec->startup_delay);
+        push_completion(index_for(id), *parts[k].sched, rec->start_time + rec->startup_delay);
       }
     }
     for (const Partition& p : parts) {

@@ -297,7 +297,8 @@ StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const 
     return Status::Ok();
   };
 
-  auto replica_waiting = [&] {
+  // The pending replicas of every service (live and from the trace), until `fn` returns true.
+  auto each_pending_replica = [&](auto&& fn) {
     std::vector<JobId> services;
     for (const Live& l : live) services.push_back(l.id);
     for (int32_t i : active_trace_services) services.push_back(trace_services[i].id);
@@ -306,10 +307,13 @@ StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const 
       if (!st) continue;
       for (JobId id : st->replicas) {
         const scheduler::JobRecord* rec = sched.Find(id);
-        if (rec != nullptr && rec->state == job::JobState::kPending) return true;
+        if (rec != nullptr && rec->state == job::JobState::kPending && fn(id, *rec)) return true;
       }
     }
     return false;
+  };
+  auto replica_waiting = [&] {
+    return each_pending_replica([](JobId, const scheduler::JobRecord&) { return true; });
   };
   TimeUs woken_at = -1;  // the guard expiry a wake-up is queued for
   while (!q.empty() && q.top().at <= end) {
@@ -367,18 +371,10 @@ StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const 
   integrate(prev, end);
   if (colocating) {
     // Replicas still waiting at the end: wanted since their enqueue.
-    std::vector<JobId> services;
-    for (const Live& l : live) services.push_back(l.id);
-    for (int32_t i : active_trace_services) services.push_back(trace_services[i].id);
-    for (JobId s : services) {
-      const auto st = ctl.Find(s);
-      if (!st) continue;
-      for (JobId id : st->replicas) {
-        const scheduler::JobRecord* rec = sched.Find(id);
-        if (rec == nullptr || rec->state != job::JobState::kPending || yield_seen[id]) continue;
-        yields.push_back(UsToSeconds(end - rec->enqueue_time));
-      }
-    }
+    each_pending_replica([&](JobId id, const scheduler::JobRecord& rec) {
+      if (!yield_seen[id]) yields.push_back(UsToSeconds(end - rec.enqueue_time));
+      return false;
+    });
   }
 
   // Figures.

@@ -247,7 +247,7 @@ Status EtcdStore::WriteChunk(int64_t term, int64_t first, std::span<Record> reco
   // timeout, and the write is safe to resend (it lands once, see above).
   TimeUs wait = etcd_.write_attempt_timeout;
   Status last;
-  for (int attempt = 0;; ++attempt) {
+  for (;;) {
     writer_.set_request_timeout(wait);
     const TimeUs sent = SteadyNowUs();
     StatusOr<EtcdTxnResult> r = writer_.Txn(compare, puts, check);
@@ -263,8 +263,12 @@ Status EtcdStore::WriteChunk(int64_t term, int64_t first, std::span<Record> reco
                             : "the leader key is term " + std::to_string(leader[0].create_revision) + " of " +
                                   leader[0].value));
       if (!log.empty()) {
-        // An earlier attempt whose answer was lost applied: done.
-        if (attempt > 0 && log[0].value == values[0]) return Status::Ok();
+        // An earlier send of this write whose answer was lost applied: done. That
+        // send may be an earlier attempt here or the same attempt sent to the
+        // member before (the client moves on to the next member when one does
+        // not answer), so the attempt count does not matter; the value does (it
+        // holds this term, and only this writer writes under it).
+        if (log[0].value == values[0]) return Status::Ok();
         return Internal("etcd store: " + first_key + " is already written");
       }
       last = Unavailable("txn refused with no compare failing");  // changed in between: retry

@@ -226,6 +226,25 @@ TEST_F(EtcdStoreTest, AWriteWhoseAnswerWasLostIsAppliedOnce) {
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(l.records[i].job, static_cast<int64_t>(i + 1));
 }
 
+// The same, when the lost answer comes from one member and the client moves
+// on to the next within the same attempt: the next sees the key written with
+// this write's value, which is this write's outcome, not a conflict.
+TEST_F(EtcdStoreTest, AWriteWhoseAnswerWasLostAtOneMemberIsDoneAtTheNext) {
+  FlakyProxy proxy(etcd_->endpoint());
+  auto s = Open("replica-a", {}, proxy.endpoint() + "," + etcd_->endpoint());
+  Fence f = s->Acquire().value();
+  ASSERT_TRUE(AppendSync(*s, f, {Rec(1, "one")}).first.ok());
+  proxy.drop_after_ = 1;
+  auto [st, rev] = AppendSync(*s, f, {Rec(2, "two")});
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(rev, 2);
+  EXPECT_EQ(proxy.drop_after_.load(), 0);
+  ASSERT_TRUE(AppendSync(*s, f, {Rec(3, "three")}).first.ok());
+  Loaded l = s->Load().value();
+  ASSERT_EQ(l.records.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(l.records[i].job, static_cast<int64_t>(i + 1));
+}
+
 TEST_F(EtcdStoreTest, AWriteWithNoAnswerEndsTheTerm) {
   FlakyProxy proxy(etcd_->endpoint());
   std::atomic<int> lost{0};
