@@ -3,6 +3,9 @@
 //
 //   srtf                shortest remaining time first, preemptive; best fit
 //   tiresias            2D-LAS with discretized queues, preemptive; best fit
+//   tiresias-pollux     tiresias as Pollux's (OSDI'21) simulator configures
+//                       it: two queues split at 16 GPU-hours, no promotion,
+//                       no minimum runtime before eviction
 //   fairshare           fair-share order over the queue tree; quota admission,
 //                       reclaim by preemption; topology-aware gangs, best fit
 //   fairshare-backfill  fairshare plus reservation and backfill
@@ -37,6 +40,16 @@ Profile OrderPreemptive(const std::string& name) {
   return p;
 }
 
+// Tiresias with the settings of the Tiresias baseline in Pollux's artifact
+// (petuum/adaptdl, simulator/tiresias.py, osdi21-artifact branch): one
+// threshold of 16 GPU-hours (two queues), starvation promotion off, and any
+// running job of a lower queue may be evicted at once.
+Profile TiresiasPollux() {
+  Profile p = OrderPreemptive("tiresias");
+  p.queue_sort_args = {{"thresholds_gpu_h", "16"}, {"promote_after", "0"}, {"min_runtime_s", "0"}};
+  return p;
+}
+
 Profile FairShare(bool backfill) {
   Profile p = Base("fairshare");
   p.admit = {PluginRef{"quota"}};
@@ -60,6 +73,9 @@ Status RegisterTenancyPolicies(framework::PolicyRegistry& r) {
   BERTH_RETURN_IF_ERROR(r.Register(
       "tiresias", OrderPreemptive("tiresias"),
       "2D-LAS (Tiresias): least attained GPU-time first in discretized queues, evicting higher queues; best fit"));
+  BERTH_RETURN_IF_ERROR(r.Register(
+      "tiresias-pollux", TiresiasPollux(),
+      "tiresias as Pollux's simulator sets it: two queues split at 16 GPU-hours, no promotion, no minimum runtime"));
   BERTH_RETURN_IF_ERROR(r.Register(
       "fairshare", FairShare(false),
       "weighted fair share with decayed usage over the queue tree, quotas with borrowing, reclaim by preemption"));

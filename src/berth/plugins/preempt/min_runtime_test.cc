@@ -36,6 +36,21 @@ TEST(SetMinRuntime, OrderPreemptionGetsItThroughTheQueueSort) {
   EXPECT_TRUE(framework::Framework::Create(p, plugins).ok());
 }
 
+TEST(SetMinRuntime, TiresiasPolluxHasNoGuardUnlessGiven) {
+  // tiresias-pollux: Pollux's simulator settings (16 GPU-hours, no promotion, no minimum runtime).
+  framework::Profile p = Policy("tiresias-pollux");
+  EXPECT_EQ(p.queue_sort, "tiresias");
+  EXPECT_EQ(p.queue_sort_args.at("thresholds_gpu_h"), "16");
+  EXPECT_EQ(p.queue_sort_args.at("promote_after"), "0");
+  EXPECT_EQ(std::stod(p.queue_sort_args.at("min_runtime_s")), 0.0);
+  framework::PluginRegistry plugins;
+  ASSERT_TRUE(RegisterBuiltinPlugins(plugins).ok());
+  EXPECT_TRUE(framework::Framework::Create(p, plugins).ok());
+  ASSERT_TRUE(SetMinRuntime(p, SecondsToUs(120)).ok());
+  EXPECT_EQ(std::stod(p.queue_sort_args.at("min_runtime_s")), 120.0);
+  EXPECT_TRUE(framework::Framework::Create(p, plugins).ok());
+}
+
 TEST(SetMinRuntime, APolicyThatDoesNotPreemptIsAnError) {
   framework::Profile p = Policy("bestfit");
   Status s = SetMinRuntime(p, SecondsToUs(60));
