@@ -118,6 +118,13 @@ class FedSim {
   StatusOr<FedResult> Run(const framework::Profile& profile, const framework::PluginRegistry& registry);
 
  private:
+  // A checkpoint moved between regions: its bytes and egress in the figures.
+  void CountCheckpointMove(const DataMove& c) {
+    const double bytes = static_cast<double>(c.mib) * 1024.0 * 1024.0;
+    r_.cross_region_bytes += bytes;
+    r_.checkpoint_bytes += bytes;
+    r_.egress_cost += c.egress_usd;
+  }
   void Push(TimeUs t, Kind k, int32_t job, int32_t member, int64_t attempt, bool flag = false, bool nf = false) {
     q_.push(Ev{t, seq_++, k, job, member, attempt, flag, nf});
   }
@@ -226,10 +233,7 @@ void FedSim::Send(int32_t j, int32_t m, bool promise, int32_t type, TimeUs t) {
     // A resumed job's checkpoint moves too (after the data when they share the link).
     const DataMove c = PlanCheckpoint(Context(t), js.ckpt, m);
     if (c.from_region >= 0) {
-      const double bytes = static_cast<double>(c.mib) * 1024.0 * 1024.0;
-      r_.cross_region_bytes += bytes;
-      r_.checkpoint_bytes += bytes;
-      r_.egress_cost += c.egress_usd;
+      CountCheckpointMove(c);
       link_busy_[c.from_region][fed_.members[m].region] = c.ready;
       arrive = std::max(arrive, c.ready);
       js.ckpt.region = fed_.members[m].region;
@@ -361,10 +365,7 @@ Status FedSim::AfterSchedule(int32_t m, TimeUs t) {
       // So does a resumed job's checkpoint.
       const DataMove c = PlanCheckpoint(Context(t), js.ckpt, m);
       if (c.from_region >= 0) {
-        const double bytes = static_cast<double>(c.mib) * 1024.0 * 1024.0;
-        r_.cross_region_bytes += bytes;
-        r_.checkpoint_bytes += bytes;
-        r_.egress_cost += c.egress_usd;
+        CountCheckpointMove(c);
         run += c.transfer;
       }
       bool other_running = false;

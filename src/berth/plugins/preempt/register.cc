@@ -337,10 +337,9 @@ TimeUs MinRuntimeOf(const framework::Profile& profile) {
     if (ref.name != Preempt::kName && ref.name != PreemptLowestPriority::kName) continue;
     // A plugin used twice is built once, with the queue sort's args.
     const framework::PluginArgs& args = ref.name == profile.queue_sort ? profile.queue_sort_args : ref.args;
-    auto it = args.find("min_runtime_s");
-    double seconds = kDefaultMinRuntimeS;
-    if (it != args.end() && !ParseDouble(it->second, seconds).ok()) seconds = kDefaultMinRuntimeS;
-    return SecondsToUs(seconds);
+    // The plugin's own parse (bad args fail its creation, so the default here only stands in for those).
+    StatusOr<PreemptOptions> o = ParseOptions(ref.name, args, {});
+    return o.ok() ? o->min_runtime : PreemptOptions{}.min_runtime;
   }
   return -1;
 }
