@@ -326,6 +326,9 @@ def run(h):
     if out.returncode != 0:
         fail("berth cancel: " + out.stdout + out.stderr)
     wait(lambda: not any(pid_alive(p) for p in pids), "the cancelled gang's processes to end", 30)
+    # The supervisor writes the exit file once it has reaped the task, a moment after the task ends.
+    wait(lambda: all(os.path.exists(os.path.join(d, "exit")) for _, _, _, d in h.task_dirs(jid)),
+         "the cancelled gang's exit codes to be recorded", 30)
     for _, _, _, d in h.task_dirs(jid):
         log = open(os.path.join(d, "output.log")).read()
         code = open(os.path.join(d, "exit")).read().strip()
