@@ -263,7 +263,10 @@ StatusOr<EtcdRange> EtcdClient::Range(const std::string& key, const EtcdRangeOpt
   EtcdRange out;
   BERTH_ASSIGN_OR_RETURN(out.kvs, ParseKvs(j));
   out.more = Bool(j, "more");
-  if (auto h = j.find("header"); h != j.end()) out.revision = Int(*h, "revision");
+  if (auto h = j.find("header"); h != j.end()) {
+    out.revision = Int(*h, "revision");
+    out.raft_term = Int(*h, "raft_term");
+  }
   return out;
 }
 
@@ -309,6 +312,11 @@ StatusOr<int64_t> EtcdClient::Grant(int64_t ttl_s) {
 }
 
 StatusOr<int64_t> EtcdClient::KeepAlive(int64_t lease) {
+  BERTH_ASSIGN_OR_RETURN(EtcdRenewal r, Renew(lease));
+  return r.ttl;
+}
+
+StatusOr<EtcdRenewal> EtcdClient::Renew(int64_t lease) {
   // A stream in gRPC; through the gateway one request gets one {"result": ...}.
   BERTH_ASSIGN_OR_RETURN(std::string text, Post("/v3/lease/keepalive", json({{"ID", std::to_string(lease)}}).dump()));
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
@@ -316,7 +324,10 @@ StatusOr<int64_t> EtcdClient::KeepAlive(int64_t lease) {
   if (auto e = j.find("error"); e != j.end()) return Unavailable("etcd lease keepalive: " + e->dump());
   auto r = j.find("result");
   if (r == j.end() || !r->is_object()) return Unavailable("etcd lease keepalive: unexpected answer " + text.substr(0, 200));
-  return Int(*r, "TTL");  // absent (0) once the lease is gone
+  EtcdRenewal out;
+  out.ttl = Int(*r, "TTL");  // absent (0) once the lease is gone
+  if (auto h = r->find("header"); h != r->end() && h->is_object()) out.raft_term = Int(*h, "raft_term");
+  return out;
 }
 
 Status EtcdClient::Revoke(int64_t lease) {

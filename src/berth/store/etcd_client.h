@@ -89,6 +89,13 @@ struct EtcdRange {
   std::vector<EtcdKv> kvs;
   bool more = false;     // the limit cut the answer short
   int64_t revision = 0;  // the store's revision the answer reflects
+  int64_t raft_term = 0; // the answering member's raft term
+};
+
+// One lease renewal's answer.
+struct EtcdRenewal {
+  int64_t ttl = 0;        // seconds left (0: the lease has expired)
+  int64_t raft_term = 0;  // the answering member's raft term
 };
 
 struct EtcdClientOptions {
@@ -110,10 +117,15 @@ class EtcdClient {
   StatusOr<int64_t> Grant(int64_t ttl_s);
   // Renews the lease once; the seconds it has left (0: it has expired).
   StatusOr<int64_t> KeepAlive(int64_t lease);
+  // The same, with the answering member's raft term.
+  StatusOr<EtcdRenewal> Renew(int64_t lease);
   // Ends the lease and deletes its keys (NotFound if it had already expired).
   Status Revoke(int64_t lease);
 
   const std::string& endpoint() const { return endpoints_[current_]; }
+  // Sends the next requests to the next endpoint: the current member answered
+  // but its answer could not be trusted (e.g. a renewal it could not confirm).
+  void NextEndpoint() { current_ = (current_ + 1) % endpoints_.size(); }
   // The longest wait for one answer from one member, from the next request
   // on (the store shortens it for writes, see EtcdStore::WriteChunk).
   void set_request_timeout(TimeUs timeout);

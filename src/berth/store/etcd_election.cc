@@ -4,8 +4,19 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 namespace berth::store {
+namespace {
+
+std::string FormatSeconds(TimeUs us) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f s", static_cast<double>(us) / 1e6);
+  return text;
+}
+
+}  // namespace
+
 LeaderElection::LeaderElection(std::vector<std::string> endpoints, ElectionOptions options, LostFn on_lost)
     : options_(std::move(options)),
       on_lost_(std::move(on_lost)),
@@ -57,6 +68,7 @@ bool LeaderElection::DropLeaseLocked(int64_t lease) {
   if (lease_ != lease) return false;  // already replaced
   lease_ = 0;
   lease_valid_until_ = 0;
+  last_renewed_ = 0;
   if (term_ == 0) return false;
   term_ = 0;
   leader_.clear();  // not this process any more; who leads now is unknown
@@ -92,6 +104,7 @@ StatusOr<int64_t> LeaderElection::Campaign() {
         std::lock_guard<std::mutex> lock(mu_);
         lease = lease_ = *granted;
         lease_valid_until_ = asked + ttl_us;
+        last_renewed_ = asked;
         cv_.notify_all();  // the keepalive thread has a lease to renew
       } else {
         failure = granted.status();
@@ -142,6 +155,7 @@ void LeaderElection::Resign() {
     lease = lease_;
     lease_ = 0;
     lease_valid_until_ = 0;
+    last_renewed_ = 0;
     term_ = 0;
     leader_.clear();
   }
@@ -173,30 +187,60 @@ void LeaderElection::KeepAliveLoop() {
     // Renewing a lease that may already have lapsed here (the process was
     // stopped, or etcd was out of reach) would not bring the term back.
     bool expired_here = false;
+    bool leading = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       expired_here = lease_ == lease && asked >= lease_valid_until_;
+      leading = lease_ == lease && term_ != 0;
     }
-    StatusOr<int64_t> ttl = expired_here ? StatusOr<int64_t>(int64_t{0}) : keepalive_client_.KeepAlive(lease);
+    StatusOr<EtcdRenewal> renewal = expired_here ? StatusOr<EtcdRenewal>(EtcdRenewal{}) : keepalive_client_.Renew(lease);
+    std::string untrusted;  // why an answer that renewed the lease is not counted
+    bool key_gone = false;
+    if (renewal.ok() && renewal->ttl > 0) {
+      const std::string renewed_at = keepalive_client_.endpoint();
+      StatusOr<EtcdRange> check = keepalive_client_.Range(options_.key, {});
+      if (!check.ok()) {
+        untrusted = "the renewal at " + renewed_at + " was not confirmed: " + check.status().message();
+      } else if (check->raft_term != renewal->raft_term) {
+        untrusted = "the renewal at " + renewed_at + " was answered in raft term " +
+                    std::to_string(renewal->raft_term) + ", the read that confirms it in term " +
+                    std::to_string(check->raft_term);
+      } else if (leading && (check->kvs.empty() || check->kvs[0].lease != lease)) {
+        key_gone = true;
+      }
+      // The member that renewed but could not confirm may be a deposed leader: ask another.
+      if (!untrusted.empty() && keepalive_client_.endpoint() == renewed_at) keepalive_client_.NextEndpoint();
+    }
     bool fire = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (ttl.ok() && *ttl > 0) {
-        if (lease_ == lease) lease_valid_until_ = asked + std::min<TimeUs>(ttl_us, *ttl * 1'000'000);
+      const TimeUs now = SteadyNowUs();
+      const std::string since =
+          last_renewed_ > 0 ? " (the last confirmed renewal was sent " + FormatSeconds(now - last_renewed_) + " ago)" : "";
+      if (renewal.ok() && renewal->ttl > 0 && untrusted.empty() && !key_gone) {
+        if (lease_ == lease) {
+          lease_valid_until_ = asked + std::min<TimeUs>(ttl_us, renewal->ttl * 1'000'000);
+          last_renewed_ = asked;
+        }
         wait = every;
-      } else if (ttl.ok()) {
+      } else if (key_gone) {
+        fire = DropLeaseLocked(lease);
+        lost = FailedPrecondition("the election key is no longer held under this candidate's lease" + since);
+        wait = every;
+      } else if (renewal.ok() && untrusted.empty()) {
         fire = DropLeaseLocked(lease);
         lost = FailedPrecondition(expired_here ? "no lease renewal for " + std::to_string(options_.ttl_s) +
-                                                     " s (the process was stopped or etcd was out of reach)"
-                                               : "the lease expired in etcd");
+                                                     " s (the process was stopped or etcd was out of reach)" + since
+                                               : "the lease expired in etcd" + since);
         wait = every;
       } else {
-        // No answer: retry soon; the lease is lost once its TTL has run out here.
+        // No answer, or one not to be trusted: retry soon; the lease is lost
+        // once its TTL has run out here.
         wait = std::min<TimeUs>(every, 200'000);
-        if (lease_ == lease && SteadyNowUs() >= lease_valid_until_) {
+        if (lease_ == lease && now >= lease_valid_until_) {
           fire = DropLeaseLocked(lease);
-          lost = Unavailable("no lease renewal for " + std::to_string(options_.ttl_s) +
-                             " s: " + ttl.status().message());
+          lost = Unavailable("no lease renewal for " + std::to_string(options_.ttl_s) + " s: " +
+                             (renewal.ok() ? untrusted : renewal.status().message()) + since);
         }
       }
       if (!fire && lease_ == 0) cv_.notify_all();

@@ -13,6 +13,14 @@
 // fenced write is refused (Lost()); `on_lost` then runs once for that term.
 //
 //
+// A renewal counts only once it is confirmed: a linearizable read of the key
+// at the same member, answered in the same raft term (and, while leading,
+// finding the key still on this lease). etcd 3.4 lets a leader whose raft loop
+// is stuck (a slow fsync, a starved CPU) go on renewing leases from its own
+// lessor after the others have elected a new leader, which counts the TTL
+// down and revokes the lease (etcd issue 15247); such a member cannot answer
+// a linearizable read, so its renewals are not trusted and the client moves on.
+//
 // Timing: one etcd member's death must not cost the leader its lease. The
 // renewals go to one member; when it dies, the client moves to the next one
 // at once (a refused connection) or after `client.request_timeout` (no
@@ -87,7 +95,8 @@ class LeaderElection {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   int64_t lease_ = 0;           // 0: none
-  TimeUs lease_valid_until_ = 0;  // steady clock: last renewal + TTL
+  TimeUs lease_valid_until_ = 0;  // steady clock: last confirmed renewal + TTL
+  TimeUs last_renewed_ = 0;       // steady clock: when the last confirmed renewal was sent
   int64_t term_ = 0;            // held term, 0 if not leading
   std::string leader_;          // holder's value as last seen
   bool interrupted_ = false;
