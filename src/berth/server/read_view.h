@@ -21,10 +21,12 @@
 #include <array>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "berth/cluster/cluster.h"
@@ -98,12 +100,35 @@ struct QueueViews {
   std::vector<Budget> budgets;
 };
 
+// Queued jobs (JobView::queued) counted per (queue name, queue index), kept up
+// to date as job views are published, so /metrics and /v1/queues read a few
+// counts per queue instead of visiting every job.
+struct QueueTally {
+  int64_t pending = 0, running = 0, pending_gpus = 0, running_gpus = 0, running_best_effort = 0;
+  bool operator==(const QueueTally&) const = default;
+};
+using QueueTallies = std::map<std::pair<std::string, int32_t>, QueueTally>;
+
+// Adds (sign +1) or removes (-1) one view's part of the tallies; entries that
+// fall to zero are erased.
+inline void TallyJob(QueueTallies& tallies, const JobView& v, int sign) {
+  if (!v.queued || !v.spec) return;
+  auto it = tallies.try_emplace({v.queue, v.queue_index}).first;
+  QueueTally& t = it->second;
+  const bool running = v.state == job::JobState::kRunning;
+  (running ? t.running : t.pending) += sign;
+  (running ? t.running_gpus : t.pending_gpus) += sign * v.spec->total_gpus();
+  if (running && v.run_class != framework::RunClass::kGuaranteed) t.running_best_effort += sign;
+  if (t == QueueTally{}) tallies.erase(it);
+}
+
 struct ReadSnapshot {
   // The cluster model the views were built on (placements' node ids index it).
   std::shared_ptr<const cluster::Cluster> cluster;
   std::vector<std::shared_ptr<const JobChunk>> chunks;  // chunk c: ids [c * kJobsPerChunk, ...)
   std::shared_ptr<const std::vector<NodeView>> nodes;
   std::shared_ptr<const QueueViews> queues;
+  std::shared_ptr<const QueueTallies> tallies;  // of the queued jobs in `chunks`; null before the first publish
   int64_t turn = 0;  // the loop turn that published it
 
   const JobView* Job(int64_t id) const {

@@ -224,6 +224,9 @@ class Service final : private VirtualNodes::Sink {
   ApiResult ListJobs(const std::string& state, int64_t after, int64_t limit);
   ApiResult CancelJob(int64_t id);
   ApiResult Queues();
+  // For tests: the published per-queue tallies against a recount over every
+  // published job view (Internal naming the first queue that differs).
+  Status CheckReadTallies();
   ApiResult Nodes();
   // Every node's allocation as columns, with the spine > leaf tree as node
   // ranges (service_topology.cc; the dashboard's heat map).
@@ -600,6 +603,8 @@ class Service final : private VirtualNodes::Sink {
   std::unique_ptr<ReadGate> read_gate_;  // large reads
   std::vector<std::shared_ptr<JobChunk>> chunks_;
   std::vector<uint8_t> chunk_fresh_;  // chunk copied since the last publish
+  QueueTallies tallies_;              // of the views in chunks_
+  std::shared_ptr<const QueueTallies> tallies_view_;  // the last published copy; null: tallies_ changed since
   std::vector<int64_t> view_queue_, verdict_queue_;
   std::shared_ptr<const std::vector<NodeView>> node_views_;
   std::shared_ptr<const QueueViews> queue_views_;

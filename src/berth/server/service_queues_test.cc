@@ -101,6 +101,7 @@ queues:
 
   // A tenant the tree does not know: refused at submission (no default queue), nothing stored.
   h.Submit(R"({"name":"c","tenant":"carol","groups":[{"count":1,"gpus":1}]})", 422);
+  { Status tallies = h.service().CheckReadTallies(); EXPECT_TRUE(tallies.ok()) << tallies.ToString(); }
 }
 
 TEST(ServiceQueuesTest, WithoutATreeEveryTenantHasItsOwnQueue) {
@@ -119,6 +120,7 @@ TEST(ServiceQueuesTest, WithoutATreeEveryTenantHasItsOwnQueue) {
   EXPECT_TRUE((*alice)["dimensions"]["*"]["guarantee"].is_null());
   EXPECT_EQ(r.body["unit"], "gpus");
   EXPECT_EQ((*alice)["unit"], "gpus");
+  { Status tallies = h.service().CheckReadTallies(); EXPECT_TRUE(tallies.ok()) << tallies.ToString(); }
 }
 
 // unit: normalized: the queue figures are H100-equivalents, converted by the
@@ -146,6 +148,7 @@ TEST(ServiceQueuesTest, NormalizedUnits) {
   EXPECT_EQ((*q)["usage_gpus"], 8.0);
   EXPECT_EQ((*q)["guarantee_gpus"], 4.0);
   EXPECT_EQ((*q)["unit"], "normalized");
+  { Status tallies = h.service().CheckReadTallies(); EXPECT_TRUE(tallies.ok()) << tallies.ToString(); }
 }
 
 }  // namespace
@@ -202,6 +205,7 @@ queues:
   EXPECT_NE(m.find("berth_queue_budget{queue=\"a\",unit=\"GPU-hours\"} 0.001"), std::string::npos) << m;
   EXPECT_NE(m.find("berth_queue_budget_exhausted{queue=\"a\"} 1"), std::string::npos);
   EXPECT_NE(m.find("berth_queue_running_best_effort_jobs{queue=\"a\"} 1"), std::string::npos);
+  { Status tallies = h.service().CheckReadTallies(); EXPECT_TRUE(tallies.ok()) << tallies.ToString(); }
 }
 
 }  // namespace

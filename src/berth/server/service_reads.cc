@@ -251,21 +251,25 @@ ApiResult Service::Queues() {
   const int32_t size = static_cast<int32_t>(qv.names.size());
   std::vector<Q> in_tree(size);
   std::map<std::string, Q> outside;
-  ForEachJob(*snap, -1, [&](const JobView& v) {
-    if (!v.queued) return true;
-    const bool running = v.state == JobState::kRunning;
-    auto add = [&](Q& x) {
-      (running ? x.running : x.pending) += 1;
-      (running ? x.running_gpus : x.pending_gpus) += v.spec->total_gpus();
+  std::vector<int64_t> best_effort(size, 0);
+  static const QueueTallies kNone;
+  for (const auto& [where, t] : snap->tallies ? *snap->tallies : kNone) {
+    auto add = [&t](Q& x) {
+      x.pending += t.pending;
+      x.running += t.running;
+      x.pending_gpus += t.pending_gpus;
+      x.running_gpus += t.running_gpus;
     };
-    int32_t q = v.queue_index;
+    int32_t q = where.second;
     if (q < 0 || q >= size) {
-      add(outside[v.queue]);
-      return true;
+      add(outside[where.first]);
+      continue;
     }
-    for (; q >= 0; q = qv.parents[q]) add(in_tree[q]);
-    return true;
-  });
+    for (; q >= 0; q = qv.parents[q]) {
+      add(in_tree[q]);
+      best_effort[q] += t.running_best_effort;
+    }
+  }
   std::map<std::string, json> items;
   for (int32_t q = 0; q < size; ++q) {
     json item = qv.items[q];
@@ -284,18 +288,38 @@ ApiResult Service::Queues() {
     item["running_gpus"] = item.value("running_gpus", int64_t{0}) + c.running_gpus;
   }
   // Running jobs by capacity class (best effort: beyond guarantee or over budget).
-  std::vector<int64_t> best_effort(size, 0);
-  ForEachJob(*snap, -1, [&](const JobView& v) {
-    if (!v.queued || v.state != JobState::kRunning || v.run_class == framework::RunClass::kGuaranteed) return true;
-    for (int32_t q = v.queue_index; q >= 0 && q < size; q = qv.parents[q]) ++best_effort[q];
-    return true;
-  });
   for (int32_t q = 0; q < size; ++q) items[qv.names[q]]["running_best_effort"] = best_effort[q];
   json list = json::array();
   for (auto& [name, item] : items) list.push_back(std::move(item));
   json body = {{"queues", std::move(list)}, {"unit", qv.unit}};
   if (!qv.reference.empty()) body["reference"] = qv.reference;
   return ApiResult{200, std::move(body)};
+}
+
+Status Service::CheckReadTallies() {
+  auto snap = views_.Current();
+  QueueTallies recount;
+  ForEachJob(*snap, -1, [&](const JobView& v) {
+    TallyJob(recount, v, +1);
+    return true;
+  });
+  static const QueueTallies kNone;
+  const QueueTallies& kept = snap->tallies ? *snap->tallies : kNone;
+  if (kept == recount) return Status::Ok();
+  auto line = [](const QueueTallies& t, const std::pair<std::string, int32_t>& k) {
+    auto it = t.find(k);
+    if (it == t.end()) return std::string("none");
+    const QueueTally& x = it->second;
+    return std::to_string(x.pending) + " pending, " + std::to_string(x.running) + " running, " +
+           std::to_string(x.pending_gpus) + "/" + std::to_string(x.running_gpus) + " GPUs, " +
+           std::to_string(x.running_best_effort) + " best effort";
+  };
+  for (const QueueTallies* side : {&kept, static_cast<const QueueTallies*>(&recount)})
+    for (const auto& [k, t] : *side)
+      if (kept.count(k) == 0 || recount.count(k) == 0 || kept.at(k) != recount.at(k))
+        return Internal("read tallies: queue '" + k.first + "' (index " + std::to_string(k.second) + "): kept " +
+                        line(kept, k) + ", recounted " + line(recount, k));
+  return Internal("read tallies differ");
 }
 
 ApiResult Service::Nodes() {
@@ -413,12 +437,13 @@ std::string Service::MetricsText() {
     ReadGate::Slot slot(*read_gate_);
     std::string g;
     std::map<std::string, int64_t> pending_by_queue, running_by_queue, best_effort_by_queue;
-    ForEachJob(*snap, -1, [&](const JobView& v) {
-      if (v.queued) ++(v.state == JobState::kRunning ? running_by_queue : pending_by_queue)[v.queue];
-      if (v.queued && v.state == JobState::kRunning && v.run_class != framework::RunClass::kGuaranteed)
-        ++best_effort_by_queue[v.queue];
-      return true;
-    });
+    if (snap->tallies) {
+      for (const auto& [where, t] : *snap->tallies) {
+        if (t.pending > 0) pending_by_queue[where.first] += t.pending;
+        if (t.running > 0) running_by_queue[where.first] += t.running;
+        if (t.running_best_effort > 0) best_effort_by_queue[where.first] += t.running_best_effort;
+      }
+    }
     const QueueViews no_queues;
     RenderQueueMetrics(snap->queues ? *snap->queues : no_queues, pending_by_queue, running_by_queue, g);
     g += "# HELP berth_queue_running_best_effort_jobs Jobs running as best effort (beyond guarantee or over budget), "

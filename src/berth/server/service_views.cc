@@ -113,6 +113,8 @@ void Service::PublishViews() {
     snap->chunks.assign(chunks_.begin(), chunks_.end());
     snap->nodes = node_views_;
     snap->queues = queue_views_;
+    if (!tallies_view_) tallies_view_ = std::make_shared<const QueueTallies>(tallies_);
+    snap->tallies = tallies_view_;
     snap->turn = turn_;
     std::fill(chunk_fresh_.begin(), chunk_fresh_.end(), 0);
     views_.Publish(std::move(snap));
@@ -135,6 +137,9 @@ void Service::PublishViews() {
       return v && v->durable && v->state == JobState::kPending;
     };
     chunk.pending += static_cast<int32_t>(pending(view)) - static_cast<int32_t>(pending(slot));
+    if (slot) TallyJob(tallies_, *slot, -1);
+    if (view) TallyJob(tallies_, *view, +1);
+    if ((slot && slot->queued) || (view && view->queued)) tallies_view_.reset();
     slot = std::move(view);
     changed = true;
   };
