@@ -173,11 +173,18 @@ int Serve(const ServeFlags& f) {
     return kExitUsage;
   }
   if (!f.extender && (f.kube || !f.k.kubeconfig.empty())) {
-    if (!f.restore_cost.empty() || !f.colocation.reserved.empty()) {
-      std::cerr << "berth serve: --restore-cost and --reserved-nodes are not supported with --kube/--kubeconfig yet\n";
+    if (!f.restore_cost.empty()) {
+      std::cerr << "berth serve: --restore-cost is not supported with --kube/--kubeconfig yet\n";
+      return kExitUsage;
+    }
+    if (Status s = server::ValidateColocation(f.colocation); !s.ok()) {  // names: against the Nodes, later
+      std::cerr << "berth serve: " << s.message() << "\n";
       return kExitUsage;
     }
     KubeServeFlags k = f.k;
+    k.colocation = f.colocation;
+    k.yield_best_effort = yield_best_effort;
+    k.yield_training_grace = yield_training_grace;
     k.throughputs = f.throughputs;
     k.listen = f.listen;
     k.policy = f.policy;
