@@ -507,7 +507,8 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--queues", flags->queues,
                   "queue tree YAML (docs/queues.md): quotas are enforced; default: every tenant its own queue");
   cmd->add_option("--reserved-nodes", flags->colocation.reserved,
-                  "nodes reserved for services' replicas (names, ids or id ranges, e.g. node-0,node-1 or 0-11): "
+                  "nodes reserved for services' replicas (names, ids or id ranges, e.g. node-0,node-1 or 0-11; with "
+                  "--kube: Node names, and a Deployment's pods are the replicas): "
                   "replicas run only there, other work borrows what they leave idle (docs/service.md, \"Reserved "
                   "nodes for services\")");
   cmd->add_option("--colocation-mode", flags->colocation.mode,
