@@ -736,6 +736,16 @@ def scenario_services(api, binary, work, ns):
         ok = wait_until(lambda: counts_agree(api, berth)[0], 10)
         check("services: Berth's GPU count equals Kubernetes' with reserved nodes", ok,
               str(counts_agree(api, berth)[1:]))
+        # After a restart the bound pods are adopted as replicas of their service, where they run.
+        berth.kill(signal.SIGTERM)
+        berth.start()
+
+        def adopted():
+            pods = {p["name"]: p for p in (berth.get("/v1/pods") or {}).get("pods", [])}
+            return all(pods.get(n, {}).get("service") == ns + "/web" and pods[n]["job"] >= 0 for n in web)
+        ok = wait_until(adopted, 30)
+        check("services: after a restart the Deployment's pods are adopted as replicas and keep their nodes",
+              ok and bound(api, ns, web) == got, "adopted=%s bound=%s" % (ok, bound(api, ns, web)))
     finally:
         berth.kill(signal.SIGTERM)
         cleanup()
