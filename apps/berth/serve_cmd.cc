@@ -173,11 +173,18 @@ int Serve(const ServeFlags& f) {
     return kExitUsage;
   }
   if (!f.extender && (f.kube || !f.k.kubeconfig.empty())) {
-    if (!f.restore_cost.empty() || !f.colocation.reserved.empty()) {
-      std::cerr << "berth serve: --restore-cost and --reserved-nodes are not supported with --kube/--kubeconfig yet\n";
+    if (!f.restore_cost.empty()) {
+      std::cerr << "berth serve: --restore-cost is not supported with --kube/--kubeconfig yet\n";
+      return kExitUsage;
+    }
+    if (Status s = server::ValidateColocation(f.colocation); !s.ok()) {  // names: against the Nodes, later
+      std::cerr << "berth serve: " << s.message() << "\n";
       return kExitUsage;
     }
     KubeServeFlags k = f.k;
+    k.colocation = f.colocation;
+    k.yield_best_effort = yield_best_effort;
+    k.yield_training_grace = yield_training_grace;
     k.throughputs = f.throughputs;
     k.listen = f.listen;
     k.policy = f.policy;
@@ -500,7 +507,8 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--queues", flags->queues,
                   "queue tree YAML (docs/queues.md): quotas are enforced; default: every tenant its own queue");
   cmd->add_option("--reserved-nodes", flags->colocation.reserved,
-                  "nodes reserved for services' replicas (names, ids or id ranges, e.g. node-0,node-1 or 0-11): "
+                  "nodes reserved for services' replicas (names, ids or id ranges, e.g. node-0,node-1 or 0-11; with "
+                  "--kube: Node names, and a Deployment's pods are the replicas): "
                   "replicas run only there, other work borrows what they leave idle (docs/service.md, \"Reserved "
                   "nodes for services\")");
   cmd->add_option("--colocation-mode", flags->colocation.mode,

@@ -62,6 +62,9 @@ int ServeKube(const KubeServeFlags& f) {
   opts.policy = f.policy;
   opts.min_runtime = f.min_runtime;
   opts.preemption_grace = f.preemption_grace;
+  opts.yield_best_effort = f.yield_best_effort;
+  opts.yield_training_grace = f.yield_training_grace;
+  opts.colocation = f.colocation;
   auto levels = ParseTopologyLabels(f.topology_labels);
   if (!levels.ok()) return fail("topology-label", levels.status());
   opts.node_model.levels = *levels;

@@ -9,6 +9,7 @@
 #include "berth/cluster/level.h"
 #include "berth/common/quantity.h"
 #include "berth/common/status.h"
+#include "berth/server/colocation_flags.h"
 #include "berth/server/log.h"
 
 namespace berth::apps {
@@ -27,6 +28,8 @@ struct KubeServeFlags {
   bool insecure_skip_tls_verify = false;
   TimeUs min_runtime = -1;      // -1: the policy's default
   TimeUs preemption_grace = 0;
+  TimeUs yield_best_effort = -1, yield_training_grace = -1;  // -1: the grace
+  server::ServeColocation colocation;  // --reserved-nodes (Node names), --colocation-mode, --overcommit, ...
   bool leader_elect = true;
   std::string lease_namespace;  // "" = the kubeconfig's namespace
   std::string lease_name = "berth-scheduler";

@@ -635,13 +635,129 @@ def scenario_preemption(api, binary, work, ns):
             api.delete_pod(ns, p["metadata"]["name"])
 
 
+def make_deployment(api, ns, name, replicas, gpus, annotations=None):
+    """A Deployment and what its controllers would make of it (there is no
+    kube-controller-manager here): its ReplicaSet NAME-HASH, owned by the
+    Deployment, and the ReplicaSet's pods NAME-HASH-i, owned by it, with the
+    pod-template-hash label. Returns the pod names."""
+    tmpl_hash = "5d8f7c"
+    labels = {"app": name}
+    template = {"metadata": {"labels": labels, "annotations": annotations or {}},
+                "spec": {"schedulerName": "berth", "containers": [{"name": "main", "image": "busybox"}]}}
+    dep = api.post("/apis/apps/v1/namespaces/%s/deployments" % ns,
+                   {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": ns},
+                    "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": template}})
+    rs_name = "%s-%s" % (name, tmpl_hash)
+    rs_labels = dict(labels, **{"pod-template-hash": tmpl_hash})
+    rs_template = {"metadata": {"labels": rs_labels}, "spec": template["spec"]}
+    rs = api.post("/apis/apps/v1/namespaces/%s/replicasets" % ns,
+                  {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                   "metadata": {"name": rs_name, "namespace": ns, "labels": rs_labels,
+                                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": name,
+                                                     "uid": dep["metadata"]["uid"], "controller": True}]},
+                   "spec": {"replicas": replicas, "selector": {"matchLabels": rs_labels}, "template": rs_template}})
+    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs_name, "uid": rs["metadata"]["uid"],
+             "controller": True, "blockOwnerDeletion": True}
+    names = ["%s-%d" % (rs_name, i) for i in range(replicas)]
+    for n in names:
+        api.make_pod(ns, n, gpus=gpus, labels=rs_labels, annotations=annotations, owner=owner)
+    return names
+
+
+def delete_deployment(api, ns, name):
+    api.delete("/apis/apps/v1/namespaces/%s/deployments/%s" % (ns, name))
+    api.delete("/apis/apps/v1/namespaces/%s/replicasets/%s-5d8f7c" % (ns, name))
+
+
+def scenario_services(api, binary, work, ns):
+    """A Deployment's pods are service replicas: on a full cluster they evict
+    batch pods of the same pod priority (a plain pod does not) and are bound;
+    with --reserved-nodes they go to the reserved Nodes and take them back from
+    the batch pods that borrowed them, inside the default min-runtime guard."""
+    nodes = len(api.get("/api/v1/nodes")["items"])
+    fill = ["batch-%02d" % i for i in range(nodes)]
+
+    def fill_cluster():
+        for n in fill:
+            api.make_pod(ns, n, gpus=8)
+        return wait_until(lambda: bound(api, ns, fill), 60)
+
+    def cleanup():
+        for p in api.pods(ns):
+            api.delete_pod(ns, p["metadata"]["name"])
+        delete_deployment(api, ns, "web")
+        wait_until(lambda: not api.pods(ns), 30)
+
+    # Without a reservation (the guard at 0 s, as batch preemption needs it).
+    berth = Berth(binary, api, work, ["--policy", "priority-preempt", "--min-runtime", "0s"], name="berth-svc")
+    berth.start()
+    try:
+        b = fill_cluster()
+        check("services: %d batch 8-GPU pods fill the cluster" % nodes, b)
+        api.make_pod(ns, "plain", gpus=8)
+        web = make_deployment(api, ns, "web", 1, 8)
+        got = wait_until(lambda: bound(api, ns, web), 60)
+        time.sleep(2)
+        evicted = [n for n in fill if api.pod(ns, n) is None]
+        check("services: a Deployment's pod (same pod priority as batch) evicts exactly one batch pod and is bound",
+              got and len(evicted) == 1, "bound=%s evicted=%s" % (got, evicted))
+        plain = api.pod(ns, "plain")
+        check("services: a plain pod of the same shape and priority still waits",
+              plain is not None and not plain["spec"].get("nodeName"))
+        pods = {p["name"]: p for p in (berth.get("/v1/pods") or {}).get("pods", [])}
+        check("services: /v1/pods names the pod's service", pods.get(web[0], {}).get("service") == ns + "/web",
+              str(pods.get(web[0])))
+        ok = wait_until(lambda: counts_agree(api, berth)[0], 10)
+        check("services: Berth's GPU count equals Kubernetes'", ok, str(counts_agree(api, berth)[1:]))
+    finally:
+        berth.kill(signal.SIGTERM)
+        cleanup()
+
+    # Reserved nodes with --kube; the guard at its default (600 s).
+    reserved = ["gpu-00", "gpu-01"]
+    berth = Berth(binary, api, work, ["--policy", "priority-preempt", "--reserved-nodes", ",".join(reserved)],
+                  name="berth-svc-reserved")
+    berth.start()
+    try:
+        b = fill_cluster()
+        check("services: batch pods borrow the idle reserved nodes too", b and all(
+            n in b.values() for n in reserved), "reserved=%s" % [k for k, v in (b or {}).items() if v in reserved])
+        t0 = time.time()
+        web = make_deployment(api, ns, "web", 2, 8)
+        got = wait_until(lambda: bound(api, ns, web), 60)
+        took = time.time() - t0
+        time.sleep(2)
+        evicted = sorted(n for n in fill if api.pod(ns, n) is None)
+        on_reserved = sorted(k for k, v in (b or {}).items() if v in reserved)
+        check("services: the Deployment's 2 pods are bound on the reserved nodes",
+              got and sorted(got.values()) == reserved, "bound=%s" % got)
+        check("services: they evicted exactly the batch pods on the reserved nodes, seconds into their run",
+              evicted == on_reserved, "evicted=%s on_reserved=%s in %.1f s" % (evicted, on_reserved, took))
+        ok = wait_until(lambda: counts_agree(api, berth)[0], 10)
+        check("services: Berth's GPU count equals Kubernetes' with reserved nodes", ok,
+              str(counts_agree(api, berth)[1:]))
+        # After a restart the bound pods are adopted as replicas of their service, where they run.
+        berth.kill(signal.SIGTERM)
+        berth.start()
+
+        def adopted():
+            pods = {p["name"]: p for p in (berth.get("/v1/pods") or {}).get("pods", [])}
+            return all(pods.get(n, {}).get("service") == ns + "/web" and pods[n]["job"] >= 0 for n in web)
+        ok = wait_until(adopted, 30)
+        check("services: after a restart the Deployment's pods are adopted as replicas and keep their nodes",
+              ok and bound(api, ns, web) == got, "adopted=%s bound=%s" % (ok, bound(api, ns, web)))
+    finally:
+        berth.kill(signal.SIGTERM)
+        cleanup()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--berth", required=True)
     ap.add_argument("--keep", help="work folder to keep (default: a temporary one, removed)")
     ap.add_argument("--burst", type=int, default=500)
     ap.add_argument("--only", help="run only these scenarios (comma-separated: basic, launch, health, queues, "
-                                   "restart, extender, preemption)")
+                                   "restart, extender, preemption, services)")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else None
 
@@ -671,7 +787,7 @@ def main():
                     "fabric.topograph.run/tier-0": "leaf-%d" % (i // 8),
                     "fabric.topograph.run/tier-1": "spine-%d" % (i // 32)})
         add_nodes(0, 16)
-        for ns in ("ml", "burst", "ext", "qa", "prio"):
+        for ns in ("ml", "burst", "ext", "qa", "prio", "svc"):
             api.ensure_namespace(ns)
         for path in ("/apis/scheduling.volcano.sh/v1beta1/podgroups", "/apis/berth.dev/v1alpha1/queues"):
             wait_until(lambda: api.get(path, ok404=True) is not None, 20)
@@ -704,6 +820,8 @@ def main():
             scenario_extender(api, args.berth, work, cp, "ext")
         if wanted("preemption"):
             scenario_preemption(api, args.berth, work, "prio")
+        if wanted("services"):
+            scenario_services(api, args.berth, work, "svc")
     except Exception as e:  # a broken step fails the run, with what broke
         check("no unexpected error", False, repr(e))
     finally:

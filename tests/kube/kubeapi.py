@@ -110,7 +110,7 @@ class Api:
 
     # --- pods ---
     def make_pod(self, ns, name, gpus=1, scheduler="berth", labels=None, annotations=None,
-                 priority_class=None, cpu="1", memory="1Gi"):
+                 priority_class=None, cpu="1", memory="1Gi", owner=None):
         spec = {"schedulerName": scheduler,
                 "containers": [{"name": "main", "image": "busybox",
                                 "resources": {"requests": {"cpu": cpu, "memory": memory},
@@ -121,6 +121,8 @@ class Api:
                "metadata": {"name": name, "namespace": ns, "labels": labels or {},
                             "annotations": annotations or {}},
                "spec": spec}
+        if owner:  # an ownerReference, e.g. the ReplicaSet that made the pod
+            pod["metadata"]["ownerReferences"] = [owner]
         return self.post("/api/v1/namespaces/%s/pods" % ns, pod)
 
     def pods(self, ns=None):

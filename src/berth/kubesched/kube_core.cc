@@ -17,6 +17,7 @@
 #include "berth/server/extender.h"
 #include "berth/tenancy/queue_yaml.h"
 #include "berth/workload/launch.h"
+#include "berth/workload/profile.h"
 
 namespace berth::kube {
 
@@ -53,6 +54,13 @@ StatusOr<std::unique_ptr<scheduler::Scheduler>> KubeScheduler::NewScheduler(cons
       if (std::none_of(point->begin(), point->end(), [](const auto& r) { return r.name == "quota"; }))
         point->push_back(framework::PluginRef{"quota", {}});
   }
+  profile = workload::WithServicePlugins(std::move(profile));  // replicas spread (a no-op for batch pods)
+  BERTH_ASSIGN_OR_RETURN(framework::PluginArgs colocation, ColocationFor(c));
+  if (!colocation.empty()) {  // the services' reserved nodes
+    const framework::PluginRef ref{"colocation", colocation};
+    profile.filter.push_back(ref);
+    profile.admit.push_back(ref);
+  }
   framework::PluginContext context;
   context.cluster = &c;
   BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw,
@@ -63,6 +71,8 @@ StatusOr<std::unique_ptr<scheduler::Scheduler>> KubeScheduler::NewScheduler(cons
   BERTH_RETURN_IF_ERROR(SetQueueCharging(queues, options_.catalog, options_.throughputs, c, so));
   so.usage_half_life = options_.usage_half_life;
   so.preemption_grace = options_.preemption_grace;
+  so.yield_best_effort = options_.yield_best_effort;
+  so.yield_training_grace = options_.yield_training_grace;
   return std::make_unique<scheduler::Scheduler>(c, std::move(fw), std::move(so), clock_);
 }
 
@@ -231,6 +241,8 @@ void KubeScheduler::AdoptUntracked() {
       p->task = tp.task.index;
       job.pod_of_task.push_back(p->uid);
     }
+    if (members.size() == 1 && members[0]->group.empty() && members[0]->service_error.empty())
+      MarkReplica(*members[0], job);  // a replica stays one after a restart
     Status s = sched_->Submit(job.spec);
     // Pods run on cordoned or NotReady nodes too: such a node is up while
     // its pods are adopted.
@@ -361,10 +373,15 @@ void KubeScheduler::FormJobs() {
       job.pod_of_task.push_back(p->uid);
     }
     if (group_topology) ApplyPodGroupTopology(*group_topology, subgroup_of_group, job.spec);
+    // A Deployment's pod is a service replica (pod_service.h).
+    const Status service = first.service_error.empty() ? Status::Ok() : InvalidArgument(first.service_error);
+    if (service.ok() && first.group.empty()) MarkReplica(first, job);
+    if (service.ok() && !first.group.empty()) job.spec.best_effort = first.service.best_effort;
     for (auto& g : job.spec.groups)
       if (g.gpus > 0) g.gpu_memory_mib = gpu_memory_mib;
     job::ResolveGpuTypes(job.spec, *cluster_);
     Status s = !launcher.ok()      ? launcher
+               : !service.ok()     ? service
                : !gpu_memory.ok()  ? gpu_memory
                : !topology.ok()    ? topology
                                    : job::ValidateJob(job.spec);

@@ -218,6 +218,11 @@ void KubeScheduler::OnPod(const std::string& type, const json& obj) {
   if (p.subgroup.empty()) p.subgroup = Label(md, "labels", "kai.scheduler/subgroup-name");
   p.launcher = Label(md, "annotations", "berth.dev/launcher");
   p.gpu_memory = Label(md, "annotations", "berth.dev/gpu-memory-mib");
+  if (auto service = server::k8s::ServiceOfPod(*parsed); service.ok()) {
+    p.service = std::move(service).value();
+  } else {
+    p.service_error = service.status().message();
+  }
   const bool bound = !p.node.empty();
   pods_.emplace(uid, std::move(p));
   if (bound) untracked_.insert(uid);

@@ -355,8 +355,11 @@ json KubeScheduler::PodsJson() {
   Sync([&] {
     for (const auto& [uid, p] : pods_) {
       if (p.scheduler != options_.scheduler_name && p.job < 0) continue;
-      out.push_back({{"namespace", p.ns}, {"name", p.name}, {"uid", uid}, {"node", p.node}, {"group", p.group},
-                     {"job", p.job}, {"task", p.task}, {"reason", p.shown_reason}});
+      json pod = {{"namespace", p.ns}, {"name", p.name}, {"uid", uid}, {"node", p.node}, {"group", p.group},
+                  {"job", p.job}, {"task", p.task}, {"reason", p.shown_reason}};
+      if (p.service.replica()) pod["service"] = p.service.name;  // a service replica (pod_service.h)
+      if (p.service.best_effort) pod["best_effort"] = true;
+      out.push_back(std::move(pod));
     }
   });
   return out;

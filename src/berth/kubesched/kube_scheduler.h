@@ -45,8 +45,10 @@
 #include "berth/kubesched/group_topology.h"
 #include "berth/kube/node_model.h"
 #include "berth/scheduler/scheduler.h"
+#include "berth/server/colocation_flags.h"
 #include "berth/server/log.h"
 #include "berth/server/metrics.h"
+#include "berth/server/pod_service.h"
 #include "berth/tenancy/queue_tree.h"
 #include "berth/tenancy/queue_yaml.h"
 
@@ -70,6 +72,13 @@ struct KubeSchedulerOptions {
   uint64_t seed = 42;
   TimeUs min_runtime = -1;       // preemption guard (-1: the policy's default)
   TimeUs preemption_grace = 0;
+  // Yield deadlines of evicted best-effort and checkpointing work (-1: the
+  // grace; SchedulerOptions::yield_best_effort, yield_training_grace).
+  TimeUs yield_best_effort = -1;
+  TimeUs yield_training_grace = -1;
+  // The services' reserved nodes (--reserved-nodes: Node names; docs/services.md,
+  // "On Kubernetes"), resolved against each cluster model built from the Nodes.
+  server::ServeColocation colocation;
   TimeUs tick = 20'000;          // the loop's longest sleep
   int writers = 32;              // parallel bind/evict/status requests
   bool pod_conditions = true;    // PodScheduled=False with the reason on waiting pods
@@ -102,6 +111,10 @@ struct PodEntry {
   std::string gpu_memory;  // berth.dev/gpu-memory-mib: GPU memory per GPU (MiB), as written
   std::string subgroup;        // label berth.dev/subgroup (or kai.scheduler/subgroup-name)
   std::string launcher;        // berth.dev/launcher: torch, tf, mpi, none ("" = none)
+  // A Deployment's pod (or one labelled berth.dev/service) is a service
+  // replica (pod_service.h); why it cannot be read, when it cannot.
+  server::k8s::PodService service;
+  std::string service_error;
   // Berth's bookkeeping.
   int64_t job = -1;            // the Berth job holding this pod's task
   int32_t task = -1;
@@ -141,6 +154,7 @@ class KubeScheduler {
     // The gang's launch ConfigMap (launch_config.h): its name once written
     // for this job, and its uid once the API server answered.
     std::string launch_config, launch_config_uid;
+    std::string service;  // "ns/NAME" when the job is a replica of that service
   };
   struct GroupInfo {  // from a PodGroup object
     int32_t min_member = 0;
@@ -217,6 +231,11 @@ class KubeScheduler {
   StatusOr<std::shared_ptr<const tenancy::QueueTree>> QueuesFromCrds(const cluster::Cluster& c) const;
   void OnQueue(const std::string& type, const nlohmann::json& obj);
   std::optional<NodeId> NodeIdOf(const std::string& name) const;
+  // Makes `job` a replica of its pod's service (or a best-effort batch job),
+  // counting the replicas of that service Berth holds already.
+  void MarkReplica(const PodEntry& pod, JobEntry& job);
+  // The colocation filter's args for cluster `c` (empty: no reservation).
+  StatusOr<framework::PluginArgs> ColocationFor(const cluster::Cluster& c) const;
 
   KubeClient& client_;
   KubeClient& event_client_;
@@ -258,6 +277,7 @@ class KubeScheduler {
   int64_t next_job_ = 1;
   int64_t binds_ok_ = 0, binds_failed_ = 0, evictions_ = 0;
   std::set<std::string> untracked_;  // uids of bound pods not yet in a job
+  std::map<std::string, int64_t> service_ids_;  // "ns/NAME" -> the id its replicas' replica_of names
 };
 
 }  // namespace berth::kube

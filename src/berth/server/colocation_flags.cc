@@ -14,14 +14,19 @@ std::string Ratio(double r) {
 }
 }  // namespace
 
-StatusOr<framework::PluginArgs> ColocationArgs(const ServeColocation& c, const cluster::Cluster& cluster,
-                                               const tenancy::QueueFile* queues) {
-  framework::PluginArgs args;
-  if (c.reserved.empty()) return args;
+Status ValidateColocation(const ServeColocation& c) {
   if (c.mode != "colocate" && c.mode != "static")
     return InvalidArgument("--colocation-mode: expected colocate or static, got '" + c.mode + "'");
   if (!(c.overcommit >= 0 && c.overcommit <= 1))
     return InvalidArgument("--overcommit: expected a ratio in 0..1, got " + Ratio(c.overcommit));
+  return Status::Ok();
+}
+
+StatusOr<framework::PluginArgs> ColocationArgs(const ServeColocation& c, const cluster::Cluster& cluster,
+                                               const tenancy::QueueFile* queues) {
+  framework::PluginArgs args;
+  if (c.reserved.empty()) return args;
+  BERTH_RETURN_IF_ERROR(ValidateColocation(c));
   // Node names to ids; ids and ranges as they are.
   std::string ids;
   size_t pos = 0;

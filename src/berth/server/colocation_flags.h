@@ -25,6 +25,10 @@ struct ServeColocation {
   bool spill = true;              // --colocation-spill: replicas a fragmented reservation cannot hold
 };
 
+// Checks the mode and the ratio (the flags that need no cluster); errors
+// name the flag.
+Status ValidateColocation(const ServeColocation& c);
+
 // The colocation filter's args: empty when no node is reserved. The queue
 // file's per-queue `overcommit` ratios become queue.NAME args. Errors name
 // the flag (or the queue file's queue).

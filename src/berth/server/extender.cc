@@ -161,7 +161,14 @@ constexpr std::pair<bool, const char*> kOtherKeys[] = {{true, "berth.dev/min-mem
                                                        {false, "kueue.x-k8s.io/queue-name"},
                                                        {false, "kai.scheduler/queue"},
                                                        {true, "scheduling.volcano.sh/queue-name"},
-                                                       {true, "berth.dev/gpu-memory-mib"}};
+                                                       {true, "berth.dev/gpu-memory-mib"},
+                                                       // Service replicas (pod_service.h).
+                                                       {false, "berth.dev/service"},
+                                                       {false, "pod-template-hash"},
+                                                       {true, "berth.dev/min-replicas"},
+                                                       {true, "berth.dev/latency-class"},
+                                                       {true, "berth.dev/max-per-node"},
+                                                       {true, "berth.dev/best-effort"}};
 }  // namespace
 
 std::string Pod::group_key() const {
@@ -242,6 +249,27 @@ StatusOr<Pod> ParsePod(const json& v) {
     BERTH_RETURN_IF_ERROR(GetString(*md, "uid", "pod.metadata.", p.uid));
     BERTH_RETURN_IF_ERROR(GetStringMap(*md, "labels", "pod.metadata.", p.labels));
     BERTH_RETURN_IF_ERROR(GetStringMap(*md, "annotations", "pod.metadata.", p.annotations));
+    // The owner: the reference marked controller, else the first one.
+    if (const json* refs = Member(*md, "ownerReferences")) {
+      if (!refs->is_array()) return InvalidArgument("pod.metadata.ownerReferences: expected an array");
+      for (size_t i = 0; i < refs->size(); ++i) {
+        const json& r = (*refs)[i];
+        const std::string where = "pod.metadata.ownerReferences[" + std::to_string(i) + "].";
+        if (!r.is_object()) return InvalidArgument(where.substr(0, where.size() - 1) + ": expected an object");
+        std::string kind, name;
+        BERTH_RETURN_IF_ERROR(GetString(r, "kind", where, kind));
+        BERTH_RETURN_IF_ERROR(GetString(r, "name", where, name));
+        BERTH_RETURN_IF_ERROR(CheckName(where + "kind", kind));
+        BERTH_RETURN_IF_ERROR(CheckName(where + "name", name));
+        const json* controller = Member(r, "controller");
+        const bool is_controller = controller && controller->is_boolean() && controller->get<bool>();
+        if (p.owner_kind.empty() || is_controller) {
+          p.owner_kind = kind;
+          p.owner_name = name;
+        }
+        if (is_controller) break;
+      }
+    }
   }
   if (p.name.empty()) return InvalidArgument("pod.metadata.name: missing");
   if (p.ns.empty()) p.ns = "default";

@@ -54,6 +54,9 @@ struct Pod {
   MilliCpu cpu_milli = 0;   // requests.cpu
   MiB memory_mib = 0;       // requests.memory, rounded up
   int32_t priority = 0;     // spec.priority (an int32 in Kubernetes; outside it is an error)
+  // metadata.ownerReferences: the controller's kind and name (e.g.
+  // ReplicaSet web-7d9f5c), else the first reference's; "" when none.
+  std::string owner_kind, owner_name;
 
   std::string group_name() const;  // "" when not part of a gang
   // The label or annotation key group_name() came from ("" for none).

@@ -580,6 +580,9 @@ class Service final : private VirtualNodes::Sink {
   TimeUs budget_renew_at_ = -1;  // a queue's spent budget renews then: pass again (-1: none waits)
   std::map<std::string, ExtGroup> ext_groups_;  // by group key
   std::unordered_map<int64_t, std::string> ext_group_of_job_;
+  // Services whose replicas came through the extender (a Deployment's pods,
+  // pod_service.h): "ns/NAME" -> the id the replica jobs' replica_of names.
+  std::map<std::string, int64_t> ext_service_ids_;
   std::unordered_map<std::string, std::string> ext_group_of_pod_;  // pod uid -> group key
   TimeUs next_expiry_check_ = 0;
   std::set<std::pair<TimeUs, int64_t>> key_expiry_;  // (when, job): keys of ended jobs to free

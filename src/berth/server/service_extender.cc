@@ -22,6 +22,7 @@
 
 #include "berth/json/json_parse.h"
 #include "berth/server/extender.h"
+#include "berth/server/pod_service.h"
 #include "berth/server/records.h"
 #include "berth/server/service.h"
 
@@ -278,6 +279,27 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
       }
       g.gpu_memory_mib = *gpu_memory;  // placed only where each GPU has that much memory
       spec.groups.push_back(g);
+      // A Deployment's pod (or one labelled berth.dev/service) is a service
+      // replica: guaranteed capacity, the reservation (pod_service.h).
+      StatusOr<k8s::PodService> service = k8s::ServiceOfPod(pod);
+      if (!service.ok()) {
+        fail_all("berth: " + service.status().message(), true);
+        return {200, k8s::ToJson(out)};
+      }
+      JobId service_id;
+      if (service->replica()) {
+        auto [sid, added] = ext_service_ids_.try_emplace(service->name, 0);
+        if (added) sid->second = next_id_++;
+        service_id = JobId(sid->second);
+        int32_t active = 0;
+        for (const auto& [gkey, grp] : ext_groups_)
+          if (auto j = jobs_.find(grp.job); j != jobs_.end() && !job::IsTerminal(j->second.state) &&
+                                            j->second.spec.replica_of == service_id)
+            ++active;
+        k8s::MakeReplica(*service, service_id, active, spec);
+      } else {
+        k8s::MakeReplica(*service, JobId(), 0, spec);  // best effort, if so annotated
+      }
       Status ok = job::ValidateJob(spec);
       if (ok.ok()) ok = CheckFeasible(*cluster_, spec);
       if (!ok.ok()) {
@@ -302,7 +324,8 @@ ApiResult Service::ExtenderFilter(const std::string& body) {
       grp.lone = pod.group_name().empty();
       pending_.insert(e.id);
       ext_group_of_job_[e.id] = key;
-      log_.Info("extender_job", {{"group", key}, {"job", e.id}, {"tasks", g.count}, {"gpus", g.gpus}});
+      log_.Info("extender_job", {{"group", key}, {"job", e.id}, {"tasks", g.count}, {"gpus", g.gpus},
+                                 {"service", service->name}, {"priority", e.spec.priority}});
       jobs_.emplace(e.id, std::move(e));
       git = ext_groups_.emplace(key, std::move(grp)).first;
       dirty_ = true;
