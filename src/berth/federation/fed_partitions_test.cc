@@ -122,6 +122,19 @@ TEST(FedPartitions, NoPromiseToAMemberOnceItIsSilent) {
   EXPECT_EQ(early.ran_twice, 0);
 }
 
+TEST(FedPartitions, AMemberCutOffForGoodRunsNothingThatMoved) {
+  // Never healed: its eight jobs finish in the west; the copies left in the
+  // east stay queued there, fenced, and never start.
+  Env e = MakeEnv("failures:\n  - {cluster: e1, at_s: 1000, kind: partition}\n");
+  const FedResult r = Simulate(e, EastJobs(), Policy::kDataLocal);
+  EXPECT_EQ(r.jobs_finished, 8);
+  EXPECT_EQ(r.jobs_lost, 0);
+  EXPECT_EQ(r.ran_twice, 0);
+  EXPECT_EQ(r.requeued_queued + r.requeued_running, 8);
+  EXPECT_EQ(r.stale_copies_cancelled, 0);  // it never hears the cancellations
+  EXPECT_EQ(r.members[1].jobs, 8);
+}
+
 TEST(FedPartitions, EveryPolicyLosesNothingAndRunsNothingTwice) {
   Env e = MakeEnv(
       "failures:\n  - {domain: east-1, at_s: 100, for_s: 2000, kind: partition}\n"
