@@ -232,6 +232,14 @@ TEST_F(FedServeTest, ARunningJobRequeuedOffADeadMemberMovesItsCheckpoint) {
   if (!moving["member_job"].is_number_integer()) EXPECT_GT(Job(id)["dispatched_at"].get<double>() - seen, 0.5);
   EXPECT_TRUE(WaitFor([&] { return Job(id)["state"] == "running"; })) << Job(id).dump();
   EXPECT_EQ(Job(id)["requeues"].get<int64_t>(), 1);
+  // A restart reads the checkpoint back from the assignment record.
+  StopDispatcher();
+  StartDispatcher("data-local");
+  ASSERT_TRUE(WaitFor([&] { return d_->GetJob(id).code == 200 && Job(id).contains("checkpoint"); }))
+      << Job(id).dump();
+  EXPECT_EQ(Job(id)["checkpoint"]["region"], "east");
+  EXPECT_EQ(Job(id)["checkpoint"]["mib"].get<int64_t>(), 819);
+  EXPECT_EQ(Job(id)["member"], "east-a");
 }
 
 TEST_F(FedServeTest, AHungMemberIsFencedAndItsQueuedJobNeverRunsTwice) {
