@@ -276,7 +276,8 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run, std::vector<st
                   "Federation: give every job without a deadline one of F x its trace duration (0 = none)")
       ->default_val(0);
   cmd->add_option("--member-failures", flags->federation.member_failures,
-                  "Federation: YAML file of member outages, failures: [{domain: D | cluster: C, at_s: S, for_s: S}] "
+                  "Federation: YAML file of member outages and partitions, failures: [{domain: D | cluster: C, at_s: S, "
+                  "for_s: S, kind: outage|partition}] "
                   "(replaces the federation file's failures; docs/federation.md, \"Member failures (simulator)\")");
   AddTopologyLabelOption(cmd, &flags->topology_labels);
   cmd->add_option("--services", flags->services.services,

@@ -41,6 +41,11 @@ std::string FedResultsToJson(const std::vector<FedResult>& results) {
     o["lost_work_gpu_s"] = r.lost_work_gpu_s;
     o["stale_copies_cancelled"] = r.stale_copies_cancelled;
     o["ran_twice"] = r.ran_twice;
+    o["partitions"] = r.partitions;
+    o["fenced_requeues"] = r.fenced_requeues;
+    o["finished_unseen"] = r.finished_unseen;
+    o["promises_to_silent"] = r.promises_to_silent;
+    o["leases_expired"] = r.leases_expired;
     nlohmann::ordered_json ms = nlohmann::ordered_json::array();
     for (const auto& m : r.members) {
       nlohmann::ordered_json x;

@@ -1,200 +1,9 @@
-// The federation simulator (fed_sim.h).
-#include "berth/federation/fed_sim.h"
+// The federation simulator (fed_sim.h): dispatch, the members and the main loop.
+#include "berth/federation/fed_sim_impl.h"
 
-#include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <deque>
-#include <limits>
-#include <map>
-#include <memory>
-#include <numeric>
-#include <optional>
-#include <queue>
 
-#include "berth/common/clock.h"
-#include "berth/federation/ledger.h"
-#include "berth/scheduler/scheduler.h"
-
-namespace berth::federation {
-namespace {
-
-using job::JobState;
-constexpr TimeUs kNever = std::numeric_limits<TimeUs>::max();
-
-// kFail .. kRejoin: a member failure (fed.failures); `attempt` carries the
-// member's outage number so that the events of an earlier outage are void.
-enum class Kind { kArrive, kDeliver, kReply, kComplete, kDigestTake, kDigestArrive, kCancel, kFail, kDetect,
-                  kRequeueRunning, kRejoin };
-
-struct Ev {
-  TimeUs t = 0;
-  int64_t seq = 0;
-  Kind kind = Kind::kArrive;
-  int32_t job = -1;
-  int32_t member = -1;
-  int64_t attempt = -1;
-  bool flag = false;  // kReply: admitted (else refused); refused as never fitting when `never_fits`
-  bool never_fits = false;
-  bool operator>(const Ev& o) const { return t != o.t ? t > o.t : seq > o.seq; }
-};
-
-struct Attempt {
-  int32_t job = -1;
-  int32_t member = -1;
-  bool promise = false;
-  bool live = true;      // false once withdrawn, refused or finished
-  bool started = false;
-  TimeUs start = 0;
-  int32_t type = -1;
-  int64_t gpus = 0;
-  TimeUs stream = 0;     // streamed read time (the run lasts at least this long)
-  std::string types;     // global policies: the card types the job is sent for ("" = any)
-  TimeUs work = -1;      // the job time this attempt has left to run (trace reference time; -1 unknown)
-  TimeUs base = 0;       // the job's progress when it starts (its last checkpoint)
-  TimeUs restore = 0;    // added to the run: restoring the checkpoint after a failure
-  TimeUs end = -1;       // the run's end, while it runs
-  bool interrupted = false;  // was running when its member failed; queued there again
-  bool moved = false;        // the dispatcher moved the job away (member down); cancelled when it rejoins
-  // MultiKueue: data moved after the start (bytes and egress counted for the
-  // part moved when the copy ends).
-  MiB late_mib = 0;
-  TimeUs late_transfer = 0;
-  double late_egress = 0;
-};
-
-struct JobState2 {
-  int32_t dataset = -1;
-  std::vector<int32_t> excluded;
-  int64_t winner = -1;   // multikueue: the copy the dispatcher kept
-  std::vector<int64_t> copies;
-  TimeUs first_start = -1;
-  TimeUs finish = -1;
-  bool lost = false;
-  // Member failures: progress saved at its last checkpoint, where that
-  // checkpoint is, and the job as it resumes (duration = what is left).
-  TimeUs done = 0;
-  int32_t interruptions = 0;
-  Checkpoint ckpt;
-  std::optional<job::JobSpec> resumed;
-};
-
-struct MemberSim {
-  std::unique_ptr<scheduler::Scheduler> sched;
-  bool touched = false;
-  bool dirty = false;
-  bool digest_scheduled = false;
-  bool take_due = false;
-  TimeUs last_take = std::numeric_limits<TimeUs>::min() / 2;
-  int64_t version = 0;
-  std::deque<Digest> sent;  // digests on their way to the dispatcher
-  std::map<int64_t, PendingWork> pending;  // by attempt
-  std::map<int64_t, RunningEnd> running;   // by attempt
-  std::vector<int64_t> delivered;          // this instant
-  double held_gpu_us = 0;
-  double gpu_cost = 0;
-  int64_t jobs = 0;
-  // Failures: down from the failure until it has rejoined (the dispatcher's
-  // cancellations reached it); jobs delivered meanwhile; copies moved away.
-  bool down = false;
-  int64_t outage = 0;
-  TimeUs rejoined_at = -1;
-  std::vector<int64_t> dropped;
-  std::vector<int64_t> to_cancel;
-};
-
-int64_t GpusOf(const job::JobSpec& j) {
-  int64_t n = 0;
-  for (const auto& g : j.groups) n += int64_t{g.gang_min()} * std::max(g.gpus, g.is_sharing() ? 1 : 0);
-  return n;
-}
-
-class FedSim {
- public:
-  FedSim(const Federation& fed, const SpeedTable& speed, const sim::Trace& trace, Policy policy,
-         const FedSimOptions& o)
-      : fed_(fed), speed_(speed), trace_(trace), dispatcher_(policy, fed), policy_(policy), opts_(o) {}
-
-  StatusOr<FedResult> Run(const framework::Profile& profile, const framework::PluginRegistry& registry);
-
- private:
-  // A checkpoint moved between regions: its bytes and egress in the figures.
-  void CountCheckpointMove(const DataMove& c) {
-    const double bytes = static_cast<double>(c.mib) * 1024.0 * 1024.0;
-    r_.cross_region_bytes += bytes;
-    r_.checkpoint_bytes += bytes;
-    r_.egress_cost += c.egress_usd;
-  }
-  void Push(TimeUs t, Kind k, int32_t job, int32_t member, int64_t attempt, bool flag = false, bool nf = false) {
-    q_.push(Ev{t, seq_++, k, job, member, attempt, flag, nf});
-  }
-  TimeUs Owd(int32_t m) const { return fed_.link(fed_.dispatcher_region, fed_.members[m].region).rtt / 2; }
-  EstimateContext Context(TimeUs now) const {
-    EstimateContext c;
-    c.fed = &fed_;
-    c.speed = &speed_;
-    c.views = views_;
-    c.stale = stale_;
-    c.in_flight = in_flight_;
-    c.link_busy = &link_busy_;
-    c.capacity = &capacity_;
-    c.down = down_;
-    c.now = now;
-    return c;
-  }
-  const job::JobSpec& SpecOf(int32_t j) const { return jobs_[j].resumed ? *jobs_[j].resumed : trace_.jobs[j]; }
-  Request RequestOf(int32_t j) const {
-    return Request{&SpecOf(j), jobs_[j].dataset, static_cast<int64_t>(j), jobs_[j].excluded, jobs_[j].ckpt};
-  }
-  // No member may take job `j` now: true when one could once the members marked down are back (it waits).
-  bool WaitsForMember(int32_t j, TimeUs t) {
-    if (std::find(down_.begin(), down_.end(), 1) == down_.end()) return false;
-    EstimateContext c = Context(t);
-    c.down = {};
-    return !dispatcher_.Allowed(c, RequestOf(j)).empty();
-  }
-  void Dispatch(std::vector<int32_t> batch, TimeUs t);
-  void Send(int32_t j, int32_t m, bool promise, int32_t type, TimeUs t);
-  void Deliver(const Ev& e, TimeUs t);
-  // The member's card types at least as fast as `type`, '|'-separated.
-  std::string TypesAsFast(int32_t m, int32_t type) const {
-    std::string out;
-    const auto& types = fed_.members[m].cluster->gpu_types();
-    for (size_t k = 0; k < types.size(); ++k)
-      if (speed_[m][k] >= speed_[m][type]) out += (out.empty() ? "" : "|") + types[k].name;
-    return out;
-  }
-  Status AfterSchedule(int32_t m, TimeUs t);
-  void EndRun(int64_t a, TimeUs t);
-  void TakeDigest(int32_t m, TimeUs t);
-  // Member failures (fed_.failures).
-  Status Fail(int32_t m, TimeUs t, TimeUs length);
-  Status Interrupt(int64_t a, TimeUs t);
-  void Detect(int32_t m, TimeUs t, bool running, std::vector<int32_t>& to_dispatch);
-  void MoveAway(int64_t a, bool running, std::vector<int32_t>& to_dispatch);
-  Status Rejoin(int32_t m, TimeUs t);
-
-  const Federation& fed_;
-  const SpeedTable& speed_;
-  const sim::Trace& trace_;
-  Dispatcher dispatcher_;
-  Policy policy_;
-  FedSimOptions opts_;
-  ManualClock clock_{0};
-  std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> q_;
-  int64_t seq_ = 0;
-  std::vector<MemberSim> members_;
-  std::vector<Attempt> attempts_;
-  std::vector<JobState2> jobs_;
-  std::vector<Digest> views_;
-  std::vector<char> stale_;  // per member: refused a promise since its last digest
-  std::vector<std::vector<InFlight>> in_flight_;
-  std::vector<std::vector<TimeUs>> link_busy_;
-  std::vector<std::vector<TypeDigest>> capacity_;
-  std::vector<char> down_;     // per member: marked down by the dispatcher
-  std::vector<int32_t> parked_;  // jobs only members marked down may run: sent when one is back
-  FedResult r_;
-};
+namespace berth::federation::sim_detail {
 
 void FedSim::Send(int32_t j, int32_t m, bool promise, int32_t type, TimeUs t) {
   const job::JobSpec& spec = SpecOf(j);
@@ -240,6 +49,7 @@ void FedSim::Send(int32_t j, int32_t m, bool promise, int32_t type, TimeUs t) {
     }
   }
   if (promise) ++r_.promises;
+  if (promise && Silent(m)) ++r_.promises_to_silent;
   // Estimate-driven rules send the job for the card they estimated: the types at least as fast (global,
   // fastest), or exactly that type (the cost rules).
   if (type >= 0) {
@@ -291,7 +101,7 @@ void FedSim::Deliver(const Ev& e, TimeUs t) {
   Attempt& at = attempts_[e.attempt];
   if (!at.live) return;  // withdrawn on the way
   MemberSim& ms = members_[e.member];
-  if (ms.down) {  // lost on the way: delivered again if it rejoins before the job moves
+  if (Silent(e.member)) {  // lost on the way: delivered again if it rejoins before the job moves
     ms.dropped.push_back(e.attempt);
     return;
   }
@@ -372,7 +182,7 @@ Status FedSim::AfterSchedule(int32_t m, TimeUs t) {
       for (int64_t k : js.copies)
         if (k != a && attempts_[k].started && attempts_[k].live) other_running = true;
       if (other_running) ++r_.double_promises;
-      Push(t + Owd(m), Kind::kReply, at.job, m, a, true);
+      if (!ms.cut) Push(t + Owd(m), Kind::kReply, at.job, m, a, true);  // cut off: the admission is lost
     } else {
       for (int64_t k : js.copies)
         if (k != a && attempts_[k].started && attempts_[k].live) ++r_.ran_twice;
@@ -383,8 +193,10 @@ Status FedSim::AfterSchedule(int32_t m, TimeUs t) {
     at.end = t + run;
     Push(t + run, Kind::kComplete, at.job, m, a);
   }
-  // Promised jobs that did not start, and jobs that can never fit here, are refused.
+  // Promised jobs that did not start, and jobs that can never fit here, are
+  // refused (cut off from the dispatcher: they wait, and move when it is marked down).
   for (int64_t a : ms.delivered) {
+    if (ms.cut) break;
     Attempt& at = attempts_[a];
     if (at.started || !at.live) continue;
     const scheduler::JobRecord* rec = ms.sched->Find(JobId(a));
@@ -396,114 +208,6 @@ Status FedSim::AfterSchedule(int32_t m, TimeUs t) {
     Push(t + Owd(m), Kind::kReply, at.job, m, a, false, never);
   }
   ms.delivered.clear();
-  return Status::Ok();
-}
-
-// A member fails: its running jobs stop (the work since their last checkpoint
-// is lost) and are queued there again; it schedules nothing, publishes no
-// digest and loses what reaches it until it rejoins. `length` -1: for good.
-Status FedSim::Fail(int32_t m, TimeUs t, TimeUs length) {
-  MemberSim& ms = members_[m];
-  ms.down = true;
-  ++ms.outage;
-  ++r_.member_failures;
-  std::vector<int64_t> running;
-  for (const auto& [a, e] : ms.running) running.push_back(a);
-  for (int64_t a : running) BERTH_RETURN_IF_ERROR(Interrupt(a, t));
-  // The dispatcher hears nothing from it for the member timeout; it rejoins
-  // when it is back and the dispatcher's cancellations of what moved reached it.
-  Push(t + fed_.member_timeout, Kind::kDetect, -1, m, ms.outage);
-  if (length >= 0) Push(t + length + 2 * Owd(m), Kind::kRejoin, -1, m, ms.outage);
-  return Status::Ok();
-}
-
-Status FedSim::Interrupt(int64_t a, TimeUs t) {
-  Attempt& at = attempts_[a];
-  JobState2& js = jobs_[at.job];
-  MemberSim& ms = members_[at.member];
-  BERTH_RETURN_IF_ERROR(ms.sched->Interrupt(JobId(a), 0, false));
-  EndRun(a, t);
-  if (at.work >= 0) {
-    // Progress: the share of the run's working time elapsed, in job time; kept up to the last checkpoint.
-    const TimeUs working = std::max<TimeUs>(1, at.end - at.start - at.restore);
-    const TimeUs elapsed = std::clamp<TimeUs>(t - at.start - at.restore, 0, working);
-    const TimeUs total = at.base + static_cast<TimeUs>(static_cast<double>(at.work) *
-                                                       (static_cast<double>(elapsed) / static_cast<double>(working)));
-    const TimeUs every = SpecOf(at.job).checkpoint_interval;
-    const TimeUs saved = every > 0 ? std::max(at.base, total / every * every) : 0;
-    r_.lost_work_gpu_s += UsToSeconds(total - saved) * static_cast<double>(at.gpus);
-    if (saved > js.done) {
-      js.done = saved;
-      js.ckpt.region = fed_.members[at.member].region;
-      js.ckpt.mib = static_cast<MiB>(std::llround(fed_.checkpoint_gib_per_gpu * 1024.0 * static_cast<double>(at.gpus)));
-    }
-    const TimeUs duration = trace_.jobs[at.job].duration;
-    js.resumed = trace_.jobs[at.job];
-    js.resumed->duration = std::max<TimeUs>(0, duration - js.done);
-    at.base = js.done;
-    at.work = js.resumed->duration;
-  }
-  ++js.interruptions;
-  at.started = false;
-  at.interrupted = true;
-  at.end = -1;
-  at.restore = opts_.restore_cost;
-  ms.pending[a] = PendingWork{at.gpus, static_cast<double>(at.gpus) * UsToSeconds(std::max<TimeUs>(0, at.work))};
-  return Status::Ok();
-}
-
-// The dispatcher marks member `m` down (its queued jobs move at once), and
-// `requeue_running_after` later moves the jobs that were running there.
-void FedSim::Detect(int32_t m, TimeUs t, bool running, std::vector<int32_t>& to_dispatch) {
-  if (!running) {
-    down_[m] = 1;
-    ++r_.members_marked_down;
-    Push(t + fed_.requeue_running_after, Kind::kRequeueRunning, -1, m, members_[m].outage);
-  }
-  for (int64_t a = 0; a < static_cast<int64_t>(attempts_.size()); ++a) {
-    const Attempt& at = attempts_[a];
-    if (at.member == m && at.live && at.interrupted == running) MoveAway(a, running, to_dispatch);
-  }
-}
-
-void FedSim::MoveAway(int64_t a, bool running, std::vector<int32_t>& to_dispatch) {
-  Attempt& at = attempts_[a];
-  at.live = false;
-  at.moved = true;
-  ReleaseAttempt(in_flight_[at.member], a);
-  members_[at.member].to_cancel.push_back(a);
-  JobState2& js = jobs_[at.job];
-  if (js.finish >= 0) return;
-  for (int64_t k : js.copies)
-    if (attempts_[k].live) return;  // multikueue: another copy still races
-  js.winner = -1;
-  ++r_.redispatches;
-  ++(running ? r_.requeued_running : r_.requeued_queued);
-  to_dispatch.push_back(at.job);
-}
-
-// Back: the copies that moved away are cancelled before it schedules again
-// (nothing runs twice), what reached it while down is delivered again if the
-// job is still its, and it publishes a digest.
-Status FedSim::Rejoin(int32_t m, TimeUs t) {
-  MemberSim& ms = members_[m];
-  for (int64_t a : ms.to_cancel) {
-    const scheduler::JobRecord* rec = ms.sched->Find(JobId(a));
-    if (rec != nullptr && (rec->state == JobState::kPending || rec->state == JobState::kRunning)) {
-      BERTH_RETURN_IF_ERROR(ms.sched->Finish(JobId(a), JobState::kCancelled));
-      ++r_.stale_copies_cancelled;
-    }
-    ms.pending.erase(a);
-  }
-  ms.to_cancel.clear();
-  ms.down = false;
-  ms.rejoined_at = t;
-  std::vector<int64_t> dropped;
-  dropped.swap(ms.dropped);
-  for (int64_t a : dropped)
-    if (attempts_[a].live) Deliver(Ev{t, 0, Kind::kDeliver, attempts_[a].job, m, a}, t);
-  ms.touched = ms.dirty = true;
-  ms.take_due = true;
   return Status::Ok();
 }
 
@@ -534,6 +238,8 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
   views_.resize(nm);
   stale_.assign(nm, 0);
   down_.assign(nm, 0);
+  suspect_.assign(nm, 0);
+  silent_.assign(nm, 0);
   in_flight_.resize(nm);
   const size_t nr = fed_.regions.size();
   link_busy_.assign(nr, std::vector<TimeUs>(nr, 0));
@@ -560,7 +266,8 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
     first = std::min(first, trace_.jobs[i].submit_time);
   }
   for (const MemberFailure& f : fed_.failures)
-    for (int32_t m : f.members) Push(first + f.at, Kind::kFail, -1, m, f.duration);  // `attempt`: how long
+    for (int32_t m : f.members)  // `attempt`: how long
+      Push(first + f.at, f.partition ? Kind::kPartition : Kind::kFail, -1, m, f.duration);
   TimeUs end = first;
   while (!q_.empty()) {
     const TimeUs t = q_.top().t;
@@ -598,9 +305,12 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
         }
         case Kind::kComplete: {
           Attempt& at = attempts_[e.attempt];
-          if (!at.live || at.end != t) break;  // withdrawn, or interrupted by a failure
+          // Withdrawn, or interrupted by a failure (a withdrawal a cut-off member did not hear: it ends there).
+          if ((!at.live && !at.unheard_cancel) || at.end != t) break;
           at.live = false;
+          at.unheard_cancel = false;
           MemberSim& ms = members_[e.member];
+          if (ms.cut) ++r_.finished_unseen;
           BERTH_RETURN_IF_ERROR(ms.sched->Finish(JobId(e.attempt), JobState::kSucceeded));
           EndRun(e.attempt, t);
           JobState2& js = jobs_[e.job];
@@ -619,8 +329,9 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
           if (!at.live) break;
           at.live = false;
           MemberSim& ms = members_[e.member];
-          if (ms.down) {  // it cannot hear it: cancelled when it rejoins
+          if (Silent(e.member)) {  // it cannot hear it: cancelled when it rejoins
             ms.to_cancel.push_back(e.attempt);
+            at.unheard_cancel = ms.cut && at.started;  // cut off, it runs on
             break;
           }
           BERTH_RETURN_IF_ERROR(ms.sched->Finish(JobId(e.attempt), JobState::kCancelled));
@@ -638,25 +349,33 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
           stale_[e.member] = 0;
           ms.sent.pop_front();
           const TimeUs taken = views_[e.member].taken_at;
-          ReflectDigest(in_flight_[e.member], taken, t);
-          if (down_[e.member] && !ms.down && taken >= ms.rejoined_at) {
-            // Back: the jobs waiting for a member are dispatched again.
-            down_[e.member] = 0;
-            to_dispatch.insert(to_dispatch.end(), parked_.begin(), parked_.end());
-            parked_.clear();
-          }
+          r_.leases_expired += ReflectDigest(in_flight_[e.member], taken, t);
+          Heard(e.member, taken, to_dispatch);
           break;
         }
         case Kind::kFail:
           BERTH_RETURN_IF_ERROR(Fail(e.member, t, e.attempt));
           break;
+        case Kind::kPartition:
+          Partition(e.member, t, e.attempt);
+          break;
+        case Kind::kSuspect:
+          if (Silent(e.member) && members_[e.member].outage == e.attempt) Suspect(e.member, t);
+          break;
+        case Kind::kFence:
+          if (members_[e.member].cut && members_[e.member].outage == e.attempt) members_[e.member].fenced = true;
+          break;
+        case Kind::kFenceRequeue:
+          if (members_[e.member].cut && members_[e.member].outage == e.attempt)
+            BERTH_RETURN_IF_ERROR(FenceRequeue(e.member, t));
+          break;
         case Kind::kDetect:
         case Kind::kRequeueRunning:
-          if (members_[e.member].down && members_[e.member].outage == e.attempt)
+          if (Silent(e.member) && members_[e.member].outage == e.attempt)
             Detect(e.member, t, e.kind == Kind::kRequeueRunning, to_dispatch);
           break;
         case Kind::kRejoin:
-          if (members_[e.member].down && members_[e.member].outage == e.attempt)
+          if (Silent(e.member) && members_[e.member].outage == e.attempt)
             BERTH_RETURN_IF_ERROR(Rejoin(e.member, t));
           break;
       }
@@ -665,9 +384,13 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
     for (size_t m = 0; m < nm; ++m) {
       MemberSim& ms = members_[m];
       if (ms.down) continue;  // a failed member does nothing
-      if (ms.touched) {
+      if (ms.touched && !ms.fenced) {  // a fenced one starts nothing
         ms.touched = false;
         BERTH_RETURN_IF_ERROR(AfterSchedule(static_cast<int32_t>(m), t));
+      }
+      if (ms.cut) {  // nothing it publishes reaches the dispatcher; it publishes when it rejoins
+        ms.take_due = false;
+        continue;
       }
       if (ms.take_due) {
         ms.take_due = false;
@@ -719,13 +442,15 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
   return r_;
 }
 
-}  // namespace
+}  // namespace berth::federation::sim_detail
+
+namespace berth::federation {
 
 StatusOr<FedResult> RunFederation(const Federation& fed, const SpeedTable& speed, const sim::Trace& trace,
                                   const framework::Profile& member_profile, const framework::PluginRegistry& registry,
                                   Policy policy, const FedSimOptions& options) {
   if (options.batch_min < 1) return InvalidArgument("federation: batch_min must be positive");
-  FedSim s(fed, speed, trace, policy, options);
+  sim_detail::FedSim s(fed, speed, trace, policy, options);
   return s.Run(member_profile, registry);
 }
 

@@ -38,6 +38,19 @@
 // member's region as data. When it comes back it rejoins after one round
 // trip: the copies that moved away are cancelled there before it schedules
 // again, so no job runs twice; what stayed its runs there.
+//
+// Partitions (kind: partition): the member runs on, unseen. The dispatcher
+// hears no digest or heartbeat: a digest interval (plus the message delay)
+// after the cut it suspects the member and neither promises its capacity nor
+// sends it jobs until it hears from it again. The member's lease from its
+// last contact lapses 3/4 of member_timeout after the cut: from then on it
+// starts nothing (fenced), and requeue_running_after later it stops the
+// jobs still running there at their last checkpoint. The dispatcher marks it
+// down at member_timeout and moves its queued jobs, and at requeue_running_after
+// more its running ones, which the member has stopped by then; a job that
+// finished there meanwhile is found finished in its region's checkpoint store
+// and is not run again. Messages sent during the cut are lost; the member
+// rejoins one round trip after the partition heals, as after an outage.
 #pragma once
 
 #include <cstdint>
@@ -92,6 +105,12 @@ struct FedResult {
   int64_t requeued_queued = 0, requeued_running = 0;
   double checkpoint_bytes = 0, lost_work_gpu_s = 0;
   int64_t stale_copies_cancelled = 0, ran_twice = 0;
+  // Partitions and silence: partitions simulated (per member), running jobs
+  // a fenced member stopped, jobs that finished at a member cut off from the
+  // dispatcher, promises made to a member already silent (lost on the way and
+  // moved later), leases that lapsed without a digest reflecting them.
+  int64_t partitions = 0, fenced_requeues = 0, finished_unseen = 0;
+  int64_t promises_to_silent = 0, leases_expired = 0;
   std::vector<MemberFigures> members;
   double wall_seconds = 0;
 };

@@ -14,6 +14,7 @@
 //     - {name: web, size_gib: 800, regions: [us-east], read: staged}
 //   failures:                      # simulated outages (berth simulate --federation)
 //     - {domain: use-1, at_s: 3600, for_s: 1800}
+//     - {cluster: use-a, at_s: 7200, for_s: 600, kind: partition}
 //
 //   StatusOr<Federation> f = LoadFederation("fed.yaml", cluster::LoadCluster);
 //
@@ -73,8 +74,13 @@ struct Dataset {
 // A timed outage of every member of a failure domain (or of one cluster),
 // for the simulator: from `at` (after the trace's first submission) for
 // `duration` (-1: it never comes back).
+//
+// A partition (`kind: partition`) cuts the members off from the dispatcher
+// only: they run on, their jobs with them, but no message passes either way
+// until it heals.
 struct MemberFailure {
   std::string label;             // "domain a-1" or "cluster openb", for reports
+  bool partition = false;
   std::vector<int32_t> members;  // the members that fail
   TimeUs at = 0;
   TimeUs duration = -1;

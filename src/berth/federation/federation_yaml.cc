@@ -203,13 +203,19 @@ Status Parser::ParseTenants(const YAML::Node& list, Federation& f) const {
 }
 
 Status Parser::ParseFailures(const YAML::Node& list, Federation& f) const {
-  if (!list.IsSequence()) return Error(list, "failures", "expected a list of {domain | cluster, at_s, for_s}");
+  if (!list.IsSequence()) return Error(list, "failures", "expected a list of {domain | cluster, at_s, for_s, kind}");
   f.failures.clear();
   for (size_t i = 0; i < list.size(); ++i) {
     const YAML::Node e = list[i];
     const std::string p = "failures[" + std::to_string(i) + "]";
-    BERTH_RETURN_IF_ERROR(CheckKeys(e, p, {"domain", "cluster", "at_s", "for_s"}));
+    BERTH_RETURN_IF_ERROR(CheckKeys(e, p, {"domain", "cluster", "at_s", "for_s", "kind"}));
     MemberFailure fail;
+    if (e["kind"]) {
+      BERTH_ASSIGN_OR_RETURN(std::string kind, Scalar(e["kind"], p + ".kind"));
+      if (kind != "outage" && kind != "partition")
+        return Error(e["kind"], p + ".kind", "expected outage or partition, found '" + kind + "'");
+      fail.partition = kind == "partition";
+    }
     if (e["domain"] && e["cluster"]) return Error(e, p, "give domain or cluster, not both");
     if (e["domain"]) {
       BERTH_ASSIGN_OR_RETURN(std::string d, Scalar(e["domain"], p + ".domain"));
@@ -232,6 +238,7 @@ Status Parser::ParseFailures(const YAML::Node& list, Federation& f) const {
       BERTH_ASSIGN_OR_RETURN(double d, Number(e["for_s"], p + ".for_s", 0, true));
       fail.duration = SecondsToUs(d);
     }
+    if (fail.partition) fail.label = "partition of " + fail.label;
     // One outage at a time per member.
     for (size_t k = 0; k < f.failures.size(); ++k) {
       const MemberFailure& o = f.failures[k];

@@ -114,12 +114,21 @@ void Dispatcher::Append(store::Record rec, bool wait) {
   if (wait) f.wait();
 }
 
-void Dispatcher::AppendAssigned(const Job& j, const std::string& outcome, bool wait) {
+json Dispatcher::AssignedBody(const Job& j, const std::string& outcome) const {
   json body = {{"member", fed_.members[j.member].name},
                {"attempt", j.attempt},
                {"member_job", j.member_job},
                {"outcome", outcome}};
   if (j.remaining >= 0) body["remaining_s"] = UsToSeconds(j.remaining);
+  if (j.ckpt.region >= 0)
+    body["checkpoint"] = {{"region", fed_.regions[j.ckpt.region]},
+                          {"mib", j.ckpt.mib},
+                          {"ready_unix_s", UsToSeconds(j.send_after)}};
+  return body;
+}
+
+void Dispatcher::AppendAssigned(const Job& j, const std::string& outcome, bool wait) {
+  const json body = AssignedBody(j, outcome);
   Append({store::RecordKind::kJobAssigned, j.id, clock_.Now(), fed_.members[j.member].name, body.dump()}, wait);
 }
 
@@ -170,6 +179,15 @@ Status Dispatcher::Recover() {
         j.member_job = member_job;
         if (b.contains("remaining_s") && b["remaining_s"].is_number())
           j.remaining = SecondsToUs(b["remaining_s"].get<double>());
+        if (b.contains("checkpoint") && b["checkpoint"].is_object()) {
+          const json& c = b["checkpoint"];
+          const std::optional<int32_t> region = fed_.FindRegion(c.value("region", std::string()));
+          if (!region)
+            return FailedPrecondition(where + ": job " + std::to_string(j.id) + "'s checkpoint is in region '" +
+                                      c.value("region", std::string()) + "', which the federation file no longer has");
+          j.ckpt = {*region, c.value("mib", MiB{0})};
+          j.send_after = SecondsToUs(c.value("ready_unix_s", 0.0));
+        }
         if (outcome == "refused") {
           j.excluded.push_back(m);
           j.phase = Phase::kWaiting;
@@ -477,6 +495,11 @@ void Dispatcher::HandleDownMembers(TimeUs now) {
         TimeUs kept = 0;
         if (j.spec.checkpoint_interval > 0) kept = ran / j.spec.checkpoint_interval * j.spec.checkpoint_interval;
         if (total >= 0) j.remaining = std::max<TimeUs>(0, total - kept);
+        // The checkpoint is data in the region it was written in: it moves with the job.
+        if (kept > 0)
+          j.ckpt = {fed_.members[m].region,
+                    static_cast<MiB>(std::llround(fed_.checkpoint_gib_per_gpu * 1024.0 *
+                                                  static_cast<double>(federation::JobGpus(j.spec))))};
         ++counters_.requeued_running;
         ++j.requeues;
         log_.Warn("job_requeued", {{"job", j.id}, {"member", fed_.members[m].name},
@@ -542,6 +565,7 @@ void Dispatcher::DispatchWaiting(TimeUs now) {
     r.dataset = j.dataset;
     r.key = j.id;
     r.excluded = j.excluded;
+    r.checkpoint = j.ckpt;
     // Members that are down, or whose first digest has not come yet.
     for (size_t m = 0; m < members_.size(); ++m)
       if (!members_[m].up || views_[m].version == 0) r.excluded.push_back(static_cast<int32_t>(m));
@@ -561,7 +585,8 @@ void Dispatcher::DispatchWaiting(TimeUs now) {
         j.candidates.clear();
         const federation::EstimateContext ctx = ContextLocked(wall);
         for (int32_t m : dispatcher_->Allowed(ctx, reqs[i]))
-          j.candidates.push_back({m, federation::EstimateOn(ctx, j.spec, j.dataset, m), wall});
+          j.candidates.push_back(
+              {m, federation::EstimateOn(ctx, j.spec, j.dataset, m, federation::CardChoice::kFastest, j.ckpt), wall});
         // A double promise: the digest shows the GPUs free, but jobs sent
         // since and not yet in any digest hold them (0 by construction for
         // the global policies; the baselines make them).
@@ -573,6 +598,22 @@ void Dispatcher::DispatchWaiting(TimeUs now) {
         const bool global = policy_ == federation::Policy::kGlobal || policy_ == federation::Policy::kGlobalCost;
         if ((!global || c.promise) && gpus > 0 && seen_free >= gpus && seen_free - held < gpus)
           ++counters_.double_promises;
+        // A checkpoint from another region moves over the links first (FIFO).
+        const federation::DataMove move = federation::PlanCheckpoint(ctx, j.ckpt, c.member);
+        j.send_after = 0;
+        if (move.from_region >= 0) {
+          const int32_t to = fed_.members[c.member].region;
+          link_busy_[move.from_region][to] = move.ready;
+          j.send_after = move.ready;
+          j.ckpt.region = to;
+          ++counters_.checkpoint_moves;
+          counters_.checkpoint_bytes += static_cast<double>(move.mib) * 1024.0 * 1024.0;
+          counters_.checkpoint_egress_usd += move.egress_usd;
+          log_.Info("checkpoint_moved", {{"job", j.id}, {"from", fed_.regions[move.from_region]},
+                                         {"to", fed_.regions[to]}, {"mib", move.mib},
+                                         {"transfer_s", UsToSeconds(move.ready - wall)},
+                                         {"egress_usd", move.egress_usd}});
+        }
         j.member = c.member;
         ++j.attempt;
         j.member_job = -1;
@@ -585,7 +626,10 @@ void Dispatcher::DispatchWaiting(TimeUs now) {
                                   fed_.lease_ttl));
         if (c.promise) ++counters_.promises;
         ++counters_.dispatches;
-        j.why = "sending to " + fed_.members[c.member].name;
+        j.why = (j.send_after > wall ? "moving its checkpoint to " + fed_.regions[fed_.members[c.member].region] +
+                                           ", then sending to "
+                                     : "sending to ") +
+                fed_.members[c.member].name;
         sent.push_back(j.id);
       });
   if (solved) ++counters_.batches;
@@ -595,9 +639,7 @@ void Dispatcher::DispatchWaiting(TimeUs now) {
   std::vector<store::Record> recs;
   for (int64_t id : sent) {
     const Job& j = jobs_.at(id);
-    json body = {{"member", fed_.members[j.member].name}, {"attempt", j.attempt}, {"member_job", -1},
-                 {"outcome", "sent"}};
-    if (j.remaining >= 0) body["remaining_s"] = UsToSeconds(j.remaining);
+    const json body = AssignedBody(j, "sent");
     recs.push_back({store::RecordKind::kJobAssigned, id, wall, fed_.members[j.member].name, body.dump()});
   }
   lock.unlock();
@@ -626,7 +668,8 @@ void Dispatcher::SendAssigned(TimeUs now) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [id, j] : jobs_)
-      if (j.phase == Phase::kSending && ResponsiveLocked(j.member, now) && !j.cancel_requested)
+      if (j.phase == Phase::kSending && ResponsiveLocked(j.member, now) && !j.cancel_requested &&
+          clock_.Now() >= j.send_after)  // its checkpoint is there
         todo.push_back({id, j.member, j.attempt, ForwardBody(j)});
   }
   // Each member's forwards go out over its pool of connections at once (a

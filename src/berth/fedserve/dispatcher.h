@@ -19,8 +19,12 @@
 // down for requeue_running_after (from their last checkpoint: the job's
 // duration less the checkpointed part of the run time observed). When it
 // answers again, every copy the dispatcher moved away from it is cancelled
-// there. A gang always goes whole to one member (span_regions is not
-// implemented: such jobs also stay in one member).
+// there. A running job requeued with a checkpoint carries it as data
+// (checkpoint_gib_per_gpu x its GPUs, in the region it ran in): the
+// estimator counts its move to every candidate, and the job is forwarded
+// once the move over the links (FIFO, as the simulator's) would be done.
+// A gang always goes whole to one member (span_regions is not implemented:
+// such jobs also stay in one member).
 //
 // Hung members: each member's digest poll runs beside the loop (the loop
 // takes its answer on a later turn), and the loop's own calls go only to
@@ -151,6 +155,8 @@ class Dispatcher {
     std::string key, fingerprint;
     job::JobSpec spec;
     TimeUs remaining = -1;  // duration still to run (after a requeue from a checkpoint); -1: the spec's
+    federation::Checkpoint ckpt;  // where its last checkpoint is (region -1: none)
+    TimeUs send_after = 0;        // wall clock: its checkpoint is in the member's region (forwarded then)
     int32_t dataset = -1;
     bool durable = false;
     std::shared_future<Status> accepted;
@@ -198,7 +204,11 @@ class Dispatcher {
     int64_t dispatches = 0, promises = 0, double_promises = 0, redispatches = 0, refusals = 0;
     int64_t leases_expired = 0, leases_released = 0, duplicates_cancelled = 0, requeued_running = 0;
     int64_t batches = 0, forward_retries = 0;
+    int64_t checkpoint_moves = 0;
+    double checkpoint_bytes = 0, checkpoint_egress_usd = 0;
   };
+  // The body of a kJobAssigned record (`outcome`: sent, accepted, refused).
+  nlohmann::json AssignedBody(const Job& j, const std::string& outcome) const;
 
   Status Recover();
   // A write that failed: the state in memory is ahead of the store, so the

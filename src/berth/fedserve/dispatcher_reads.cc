@@ -54,6 +54,11 @@ json Dispatcher::JobJson(const Job& j, bool detail) const {
   out["promise"] = j.promise;
   out["placements"] = json::array();  // at the member: GET its /v1/jobs/{member_job}
   if (j.remaining >= 0) out["remaining_s"] = UsToSeconds(j.remaining);
+  if (j.ckpt.region >= 0) {
+    out["checkpoint"] = {{"region", fed_.regions[j.ckpt.region]}, {"mib", j.ckpt.mib}};
+    if (j.phase == Phase::kSending && j.send_after > 0)
+      out["checkpoint"]["in_place_in_s"] = std::max(0.0, UsToSeconds(j.send_after - clock_.Now()));
+  }
   if (!j.end_reason.empty()) out["reason"] = j.end_reason;
   json ex = json::array();
   for (int32_t m : j.excluded) ex.push_back(fed_.members[m].name);
@@ -186,7 +191,10 @@ ApiResult Dispatcher::Federation() {
              {"requeued_running", c.requeued_running},
              {"duplicates_cancelled", c.duplicates_cancelled},
              {"batches", c.batches},
-             {"forward_retries", c.forward_retries}}}}};
+             {"forward_retries", c.forward_retries},
+             {"checkpoint_moves", c.checkpoint_moves},
+             {"checkpoint_bytes", c.checkpoint_bytes},
+             {"checkpoint_egress_usd", c.checkpoint_egress_usd}}}}};
 }
 
 std::string Dispatcher::MetricsText() {

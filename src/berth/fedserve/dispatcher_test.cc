@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "berth/cluster/loaders.h"
@@ -87,6 +88,7 @@ class FedServeTest : public ::testing::Test {
     o.member_timeout = 500'000;
     o.tick = 5'000;
     o.link.timeout = request_timeout;
+    if (tweak_) tweak_(o);
     d_ = std::make_unique<Dispatcher>(fed_, std::vector<std::string>{east_.url(), west_.url()}, *store_, o, *log_);
     ASSERT_TRUE(d_->Start().ok());
   }
@@ -110,6 +112,7 @@ class FedServeTest : public ::testing::Test {
   std::shared_ptr<store::MemoryStore::Data> data_;
   std::unique_ptr<store::MemoryStore> store_;
   std::unique_ptr<Dispatcher> d_;
+  std::function<void(DispatcherOptions&)> tweak_;  // set before StartDispatcher
 };
 
 TEST_F(FedServeTest, GlobalSendsAJobWhereItsDataIsAndFollowsIt) {
@@ -193,6 +196,50 @@ TEST_F(FedServeTest, QueuedJobsLeaveAMemberThatStopsAnswering) {
   const auto f = d_->Federation().body;
   EXPECT_FALSE(f["members"][1]["up"].get<bool>());
   EXPECT_GE(f["counters"]["redispatches"].get<int64_t>(), 1);
+}
+
+TEST_F(FedServeTest, ARunningJobRequeuedOffADeadMemberMovesItsCheckpoint) {
+  // 0.1 GiB of checkpoint per GPU: 0.8 GiB for the job, about 0.7 s over the
+  // 10 Gbit/s link. The members' runs count 1,000 s of job time per second.
+  fed_.checkpoint_gib_per_gpu = 0.1;
+  tweak_ = [](DispatcherOptions& o) {
+    o.requeue_running_after = 300'000;
+    o.member_speedup = 1000;
+  };
+  StartDispatcher("data-local");
+  const int64_t id = Submit(
+      R"({"name":"c","duration_s":36000,"checkpoint_interval_s":60,"dataset":"big","groups":[{"count":1,"gpus":8}]})");
+  ASSERT_TRUE(WaitFor([&] { return Job(id)["state"] == "running" && Job(id)["member"] == "west-a"; }))
+      << Job(id).dump();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // some checkpoints written
+  west_.http->Stop();  // it dies: marked down, then its running job moves from its checkpoint
+  ASSERT_TRUE(WaitFor([&] { return Job(id)["member"] == "east-a"; })) << Job(id).dump();
+  const auto moving = Job(id);
+  EXPECT_NE(moving["why"].get<std::string>().find("moving its checkpoint to east"), std::string::npos) << moving.dump();
+  ASSERT_TRUE(moving.contains("checkpoint")) << moving.dump();
+  EXPECT_EQ(moving["checkpoint"]["region"], "east");
+  EXPECT_EQ(moving["checkpoint"]["mib"].get<int64_t>(), 819);
+  EXPECT_LT(moving["remaining_s"].get<double>(), 36000);
+  const auto c = d_->Federation().body["counters"];
+  EXPECT_EQ(c["requeued_running"].get<int64_t>(), 1);
+  EXPECT_EQ(c["checkpoint_moves"].get<int64_t>(), 1);
+  EXPECT_DOUBLE_EQ(c["checkpoint_bytes"].get<double>(), 819.0 * 1024 * 1024);
+  EXPECT_NEAR(c["checkpoint_egress_usd"].get<double>(), 819.0 / 1024 * 0.02, 1e-9);
+  // Forwarded only once the checkpoint is in the east (about 0.77 s after the
+  // decision: 0.8 GiB at 10 Gbit/s plus one round trip).
+  const double seen = UsToSeconds(SystemClock().Now());
+  ASSERT_TRUE(WaitFor([&] { return AtMember(id); })) << Job(id).dump();
+  if (!moving["member_job"].is_number_integer()) EXPECT_GT(Job(id)["dispatched_at"].get<double>() - seen, 0.5);
+  EXPECT_TRUE(WaitFor([&] { return Job(id)["state"] == "running"; })) << Job(id).dump();
+  EXPECT_EQ(Job(id)["requeues"].get<int64_t>(), 1);
+  // A restart reads the checkpoint back from the assignment record.
+  StopDispatcher();
+  StartDispatcher("data-local");
+  ASSERT_TRUE(WaitFor([&] { return d_->GetJob(id).code == 200 && Job(id).contains("checkpoint"); }))
+      << Job(id).dump();
+  EXPECT_EQ(Job(id)["checkpoint"]["region"], "east");
+  EXPECT_EQ(Job(id)["checkpoint"]["mib"].get<int64_t>(), 819);
+  EXPECT_EQ(Job(id)["member"], "east-a");
 }
 
 TEST_F(FedServeTest, AHungMemberIsFencedAndItsQueuedJobNeverRunsTwice) {
