@@ -99,21 +99,43 @@ class PlanPlugin : public virtual Plugin {
   virtual PlanOutcome Plan(const CycleContext& ctx) = 0;
 };
 
+// What a filter's node rule is to the victim search (FilterPlugin::NodeRule).
+enum class NodeRuleKind : uint8_t {
+  kNone,         // none: the filter says nothing beyond Filter
+  kLimit,        // the job's own limits (a service's spread): the nodes at a
+                 // limit are left out of its search, nothing else changes
+  kReservation,  // capacity held for some jobs (services' reserved nodes): a
+                 // job whose search it confines reclaims there
+                 // (PreemptContext::confined)
+};
+
 class FilterPlugin : public virtual Plugin {
  public:
   virtual bool Filter(const CycleContext& ctx, const TaskRequest& req, NodeId node) const = 0;
   // Why nodes fail this filter ("insufficient GPU"), for verdicts.
   virtual std::string_view FailReason() const { return Name(); }
-  // A filter with a rule that no eviction can change (a node reserved for
-  // others) says so, and which nodes it rules out for a job whatever runs
-  // there: preemption then looks for room only on the other nodes.
-  virtual bool HasNodeRule() const { return false; }
-  virtual bool RulesOut(const job::JobSpec&, NodeId) const { return false; }
+  // The victim search's extension point. A filter with a rule that no
+  // eviction the search may choose can change (a node reserved for others, a
+  // node holding as many replicas of the job's service as it may) says which
+  // kind, and marks for a blocked job the nodes it rules out whatever is
+  // evicted there: preemption then looks for room only on the other nodes.
+  // The scheduler asks RulesOut and Avoids before each search, with the
+  // state and the running jobs as the search sees them (`view`) and `out`
+  // sized to the cluster's nodes, all 0; the filter sets 1s only. RulesOut
+  // returns whether its rule applies to the job (false: it marked nothing
+  // and the job's search does not count it); it must agree with Filter: a
+  // node it rules out fails Filter for the job whatever is evicted there.
+  virtual NodeRuleKind NodeRule() const { return NodeRuleKind::kNone; }
+  virtual bool RulesOut(const SchedulerView& view, const job::JobSpec& job, std::span<uint8_t> out) const {
+    return false;
+  }
   // Nodes a job may use but should not evict for while other nodes would do
   // (a service replica off its reservation): preemption looks for room
   // without them first, and with them only when that finds none. Asked only
-  // of filters with HasNodeRule.
-  virtual bool Avoids(const job::JobSpec&, NodeId) const { return false; }
+  // of filters with a reservation rule; returns whether it marked any node.
+  virtual bool Avoids(const SchedulerView& view, const job::JobSpec& job, std::span<uint8_t> out) const {
+    return false;
+  }
 };
 
 class CandidatePlugin : public virtual Plugin {
@@ -186,14 +208,24 @@ struct PreemptContext {
   JobId preempted_by;        // the job whose preemption evicted it last (invalid: none)
   QueuedJob queued;          // the job as the queue order sees it (attained service, work done)
   // Per node id, 1 where a filter rules the job out whatever is evicted
-  // (FilterPlugin::RulesOut); empty: no node is ruled out.
+  // (FilterPlugin::RulesOut; in a first try, the nodes it avoids too); empty:
+  // no node is ruled out.
   std::span<const uint8_t> ruled_out = {};
+  // A reservation rule (NodeRuleKind::kReservation) marks some of those nodes
+  // in this try: the job's search is confined to capacity held for it. (The
+  // nodes of limit rules alone leave it false.)
+  bool confined = false;
 };
 
 class PostFilterPlugin : public virtual Plugin {
  public:
   // Victims whose eviction lets the job fit at once, or nullopt. Pure.
   virtual std::optional<PreemptionPlan> PostFilter(const PreemptContext& ctx) = 0;
+  // A plugin that shields running jobs for a time (a minimum runtime before
+  // eviction) gives the earliest time after view.now at which a running job
+  // leaves that shield (it may then be a victim), or -1 when none will.
+  // Drivers run a pass then (Scheduler::NextGuardExpiry).
+  virtual TimeUs NextGuardExpiry(const SchedulerView& view) const { return -1; }
   // When PostFilter proposed nothing: why not, for the job's "why" ("" when
   // there is nothing to add). Called only after a PostFilter without a plan.
   virtual std::string WhyNoPlan(const PreemptContext& ctx) const { return ""; }

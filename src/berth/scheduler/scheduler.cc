@@ -150,6 +150,17 @@ TimeUs Scheduler::NextBudgetRenewal(TimeUs now) const {
   return next;
 }
 
+TimeUs Scheduler::NextGuardExpiry(TimeUs now) const {
+  if (pending_replicas_ == 0) return -1;
+  const framework::SchedulerView view = View(now);
+  TimeUs next = -1;
+  for (const framework::PostFilterPlugin* pf : framework_->post_filter()) {
+    const TimeUs t = pf->NextGuardExpiry(view);
+    if (t > now && (next < 0 || t < next)) next = t;
+  }
+  return next;
+}
+
 void Scheduler::RunStarted(int32_t index, TimeUs now) {
   ++epoch_;
   JobRecord& rec = jobs_[index];
@@ -222,6 +233,7 @@ void Scheduler::Enqueue(int32_t index) {
                                [this](int32_t a, int32_t b) { return QueueLess(a, b); });
     pending_.insert(it, index);
   }
+  if (jobs_[index].spec.replica_of.valid()) ++pending_replicas_;
   Demand& d = demand_[index];
   d.full_verdict = false;
   fresh_.push_back(index);
@@ -229,6 +241,7 @@ void Scheduler::Enqueue(int32_t index) {
 }
 
 void Scheduler::Dequeued(int32_t index) {
+  if (jobs_[index].spec.replica_of.valid()) --pending_replicas_;
   const Demand& d = demand_[index];
   if (!d.gpu_bound) {
     --pending_other_;

@@ -253,6 +253,15 @@ class Scheduler {
   // job in the last pass renews (a new period, or a rolling window's oldest
   // bucket leaving it), or -1: drivers schedule a pass then.
   TimeUs NextBudgetRenewal(TimeUs now) const;
+  // The earliest time after `now` when a pending service replica's verdict
+  // can change because a running job passes a preemption plugin's time guard
+  // (PostFilterPlugin::NextGuardExpiry: --min-runtime), so that the replica
+  // may evict it then; -1 when no replica is pending or no guard expires.
+  // Drivers schedule a pass then (the replay, `berth simulate --services`,
+  // `berth serve`), so that a replica waits for the guard and not for the
+  // next event. Batch jobs are not woken so: they are retried at the next
+  // event, as before; a replica's wait is what the yield bound measures.
+  TimeUs NextGuardExpiry(TimeUs now) const;
 
  private:
   // Whether the run of `rec` just charged is beyond its queue's guarantee:
@@ -298,6 +307,7 @@ class Scheduler {
   // Returns the amount charged (in the ledger's unit, unsigned).
   int64_t ChargeLedger(const JobRecord& rec, int64_t sign, TimeUs now);
   std::vector<int32_t> budget_blocked_;  // queues whose spent budget stopped a job in the last pass
+  int64_t pending_replicas_ = 0;          // jobs in pending_ with replica_of set (Enqueue, Dequeued)
   // milli-GPU of `rec` on `type` in reference GPUs (milli itself without a speed model).
   int64_t RefAmount(const JobRecord& rec, GpuTypeId type, int64_t milli) const {
     return options_.speeds && type.valid() ? tenancy::ScaleMilli(milli, options_.speeds->PerMillion(rec.spec, type))
@@ -324,8 +334,11 @@ class Scheduler {
     bool keeps_work = false;
   };
   YieldPoint YieldOf(int32_t index, TimeUs now) const;
-  std::vector<uint8_t> ruled_out_scratch_;  // TryPreempt's per-node mask
+  std::vector<uint8_t> ruled_out_scratch_;  // TryPreempt's per-node masks: a reservation's nodes
   std::vector<uint8_t> avoid_scratch_;      // ruled out or avoided (TryPreempt's first tier)
+  std::vector<uint8_t> limit_scratch_;      // at a limit of the job's own (FilterPlugin::NodeRule kLimit)
+  std::vector<uint8_t> tier_scratch_;       // a tier's nodes with the limits'
+
   Status Evict(int32_t index, JobId preemptor, bool defer_requeue, const YieldPoint* yield = nullptr);
   // Asks the post-filter plugins for victims; evicts them and places the job.
   framework::Verdict TryPreempt(int32_t index, framework::Verdict verdict, TimeUs now);

@@ -15,25 +15,33 @@ using job::JobState;
 framework::Verdict Scheduler::TryPreempt(int32_t index, Verdict verdict, TimeUs now) {
   JobRecord& rec = jobs_[index];
   const framework::SchedulerView view = View(now);
-  // Nodes a filter rules the job out of whatever is evicted (a reservation).
-  // Nodes a filter would rather not see evicted for: tried without them first.
+  // The filters' node rules (FilterPlugin::RulesOut): the nodes a
+  // reservation rules the job out of whatever is evicted, and those it would
+  // rather not see evicted for (tried without them first); the nodes where
+  // the job is at one of its own limits are left out of every try.
   std::span<const uint8_t> ruled_out;
   std::span<const uint8_t> avoided;
+  std::span<const uint8_t> limited;
   if (!framework_->post_filter().empty()) {
-    bool any = false;
-    for (auto* f : framework_->filter()) any = any || f->HasNodeRule();
-    if (any) {
-      const size_t nodes = static_cast<size_t>(cluster_.num_nodes());
-      ruled_out_scratch_.assign(nodes, 0);
-      avoid_scratch_.assign(nodes, 0);
-      bool any_avoided = false;
-      for (auto* f : framework_->filter()) {
-        if (!f->HasNodeRule()) continue;
-        for (int32_t n = 0; n < cluster_.num_nodes(); ++n) {
-          if (f->RulesOut(rec.spec, NodeId(n))) ruled_out_scratch_[static_cast<size_t>(n)] = 1;
-          if (f->Avoids(rec.spec, NodeId(n))) avoid_scratch_[static_cast<size_t>(n)] = 1;
+    const size_t nodes = static_cast<size_t>(cluster_.num_nodes());
+    bool reservation = false;
+    for (auto* f : framework_->filter()) {
+      const framework::NodeRuleKind kind = f->NodeRule();
+      if (kind == framework::NodeRuleKind::kLimit) {
+        if (limited.empty()) limit_scratch_.assign(nodes, 0);
+        if (f->RulesOut(view, rec.spec, limit_scratch_)) limited = limit_scratch_;
+      } else if (kind == framework::NodeRuleKind::kReservation) {
+        if (!reservation) {
+          ruled_out_scratch_.assign(nodes, 0);
+          avoid_scratch_.assign(nodes, 0);
+          reservation = true;
         }
+        f->RulesOut(view, rec.spec, ruled_out_scratch_);
+        f->Avoids(view, rec.spec, avoid_scratch_);
       }
+    }
+    if (reservation) {
+      bool any_avoided = false;
       for (size_t n = 0; n < nodes; ++n) {
         any_avoided = any_avoided || (avoid_scratch_[n] && !ruled_out_scratch_[n]);
         avoid_scratch_[n] = avoid_scratch_[n] || ruled_out_scratch_[n];
@@ -42,11 +50,22 @@ framework::Verdict Scheduler::TryPreempt(int32_t index, Verdict verdict, TimeUs 
       if (any_avoided) avoided = avoid_scratch_;
     }
   }
+  // A try's nodes: the reservation's (or none) with the limits' added.
+  auto with_limits = [&](std::span<const uint8_t> base, std::vector<uint8_t>& scratch) -> std::span<const uint8_t> {
+    if (limited.empty()) return base;
+    scratch.assign(limited.begin(), limited.end());
+    for (size_t n = 0; n < base.size() && n < scratch.size(); ++n) scratch[n] = scratch[n] || base[n];
+    return scratch;
+  };
+  auto any_of = [](std::span<const uint8_t> m) { return std::find(m.begin(), m.end(), uint8_t{1}) != m.end(); };
   const int tiers = avoided.empty() ? 1 : 2;
   for (int tier = 0; tier < tiers; ++tier) {
+    const std::span<const uint8_t> base = tier + 1 < tiers ? avoided : ruled_out;
+    const std::span<const uint8_t> nodes_out = with_limits(base, tier_scratch_);
+    const bool confined = any_of(base);
     for (auto* pf : framework_->post_filter()) {
-      framework::PreemptContext ctx{rec.spec, rec.queue, verdict, view, rec.preempted_by, Queued(index),
-                                    tier + 1 < tiers ? avoided : ruled_out};
+      framework::PreemptContext ctx{rec.spec,    rec.queue, verdict, view, rec.preempted_by, Queued(index),
+                                    nodes_out, confined};
       std::optional<framework::PreemptionPlan> plan = pf->PostFilter(ctx);
       if (!plan || plan->victims.empty()) continue;
       // Validate the whole plan before touching anything: every victim running.

@@ -216,8 +216,13 @@ void Service::Loop() {
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::microseconds(hurry ? 0 : options_.tick),
-                   [&] { return stopping_ || !queue_.empty(); });
+      // The tick, or less when a spent budget renews or a replica's guard
+      // expires sooner: the loop wakes then for the pass.
+      TimeUs sleep = hurry ? 0 : options_.tick;
+      const TimeUs now = clock_.Now();
+      for (const TimeUs at : {budget_renew_at_, guard_expires_at_})
+        if (at > now) sleep = std::min(sleep, at - now);
+      cv_.wait_for(lock, std::chrono::microseconds(sleep), [&] { return stopping_ || !queue_.empty(); });
       if (stopping_) {
         running_loop_ = false;
         work.swap(queue_);
@@ -245,6 +250,7 @@ void Service::Loop() {
     if (ready_ && sched_) ServicesTick();
     turn.Mark(TurnClock::kServices);
     if (budget_renew_at_ >= 0 && clock_.Now() >= budget_renew_at_) dirty_ = true;
+    if (guard_expires_at_ >= 0 && clock_.Now() >= guard_expires_at_) dirty_ = true;
     const bool fenced = ready_ && sched_ && FederationFenced();
     if (dirty_ && ready_ && sched_ && !fenced) {
       SchedulePass();
@@ -592,6 +598,7 @@ void Service::SchedulePass() {
   }
   ++metrics_.scheduling_passes;
   budget_renew_at_ = sched_->NextBudgetRenewal(clock_.Now());
+  guard_expires_at_ = sched_->NextGuardExpiry(clock_.Now());
   metrics_.pass_latency.Observe(dt);
   if (!started.empty()) {
     metrics_.decision_latency.Observe(dt);

@@ -578,6 +578,7 @@ class Service final : private VirtualNodes::Sink {
   int64_t digest_version_ = 0;  // digests taken (GET /v1/digest)
   bool dirty_ = false;
   TimeUs budget_renew_at_ = -1;  // a queue's spent budget renews then: pass again (-1: none waits)
+  TimeUs guard_expires_at_ = -1;  // a replica waits for a min-runtime guard that expires then: pass again (-1: none)
   std::map<std::string, ExtGroup> ext_groups_;  // by group key
   std::unordered_map<int64_t, std::string> ext_group_of_job_;
   // Services whose replicas came through the extender (a Deployment's pods,

@@ -3,6 +3,8 @@
 // them again from the durable service.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "berth/server/service_test_util.h"
 
 namespace berth::server {
@@ -56,6 +58,28 @@ TEST(ServiceServicesTest, BadServiceDocumentsAre400s) {
   EXPECT_EQ(h.service().SubmitJob(R"({"name":"a","kind":"service","replicas":9,"max_replicas":3,"groups":[{"gpus":1}]})").code, 400);
   EXPECT_EQ(h.service().SubmitJob(R"({"name":"a","kind":"server","groups":[{"gpus":1}]})").code, 400);
   EXPECT_EQ(h.service().SubmitJob(R"({"name":"a","kind":"service","groups":[{"count":2,"gpus":1}]})").code, 400);
+}
+
+// A replica that may evict a batch job only once the job has run
+// --min-runtime: with nothing else happening, the loop wakes when the guard
+// expires (Scheduler::NextGuardExpiry) and the pass then places the replica.
+TEST(ServiceServicesTest, ReplicaWaitingForAGuardIsPlacedWhenItExpires) {
+  ServiceOptions o;
+  o.policy = "priority-preempt";
+  o.min_runtime = SecondsToUs(1.5);
+  ServiceHarness h("1x8:H100", o);
+  ASSERT_TRUE(h.Start().ok());
+  const int64_t b = h.Submit(R"({"name":"train","groups":[{"gpus":8}]})");
+  ASSERT_TRUE(WaitFor([&] { return h.State(b) == "running"; }));
+  const auto submitted = std::chrono::steady_clock::now();
+  const int64_t s = h.Submit(
+      R"({"name":"chat","kind":"service","replicas":1,"min_replicas":1,"max_replicas":1,"priority":10,)"
+      R"("groups":[{"gpus":1}]})");
+  ASSERT_TRUE(WaitFor([&] { return Running(h, s) == 1; }, 10));
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted).count();
+  EXPECT_NE(h.State(b), "running");  // evicted for the replica
+  EXPECT_GT(waited, 0.5);            // not before train's guard (1.5 s of its run) expired
+  EXPECT_LT(waited, 5.0);
 }
 
 TEST(ServiceServicesTest, RestartStartsTheReplicasAgain) {

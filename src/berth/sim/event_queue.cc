@@ -25,6 +25,7 @@ const char* EventKindName(EventKind kind) {
     case EventKind::kScheduleRound: return "schedule-round";
     case EventKind::kEnd: return "end";
     case EventKind::kBudgetRenewal: return "budget-renewal";
+    case EventKind::kGuardExpiry: return "guard-expiry";
   }
   return "unknown";
 }

@@ -26,6 +26,7 @@ enum class EventKind : uint8_t {
   kScheduleRound,  // a periodic scheduling round (reserved: batch schedulers)
   kEnd,         // the replay stops here (ReplayOptions::until)
   kBudgetRenewal,  // a queue's spent budget renews: a scheduling pass
+  kGuardExpiry,    // a running job passes the min-runtime guard while a service replica waits: a pass
 };
 const char* EventKindName(EventKind kind);
 

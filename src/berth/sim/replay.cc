@@ -469,8 +469,12 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
   TimeUs budget_wake = -1;
   int32_t idle_renewals = 0;
   auto budget_pending = [&] { return budget_wake >= 0 && pending_now() > 0 && idle_renewals < 10000; };
+  // A pass when a running job passes the min-runtime guard while a service
+  // replica waits (Scheduler::NextGuardExpiry): it may evict the job then.
+  TimeUs guard_wake = -1;
+  auto guard_pending = [&] { return guard_wake >= 0 && pending_now() > 0; };
   while (real_events > 0 || (has_next() && next_time() <= alive_until && pending_now() > 0) || rounds_pending() ||
-         budget_pending()) {
+         budget_pending() || guard_pending()) {
     const TimeUs t = next_time();
     alloc_integral += static_cast<double>(alloc_milli) * static_cast<double>(t - now);
     now = t;
@@ -564,6 +568,10 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
           for (Partition& p : parts) p.touched = true;
           ++idle_renewals;
           break;
+        case EventKind::kGuardExpiry:
+          if (e.time == guard_wake) guard_wake = -1;
+          for (Partition& p : parts) p.touched = true;
+          break;
         case EventKind::kNodeUp:
           return Internal(std::string("replay: unexpected ") + EventKindName(e.kind) + " event");
       }
@@ -629,6 +637,11 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
       if (w > t && (budget_wake < 0 || w < budget_wake)) {
         budget_wake = w;
         q.Push(w, EventKind::kBudgetRenewal, 0);
+      }
+      const TimeUs g = p.sched->NextGuardExpiry(t);
+      if (g > t && (guard_wake < 0 || g < guard_wake)) {
+        guard_wake = g;
+        q.Push(g, EventKind::kGuardExpiry, 0);
       }
     }
     if (tracker.active()) tracker.Sync(t, find_record, push_tracked);

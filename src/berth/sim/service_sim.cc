@@ -12,7 +12,6 @@
 #include <unordered_map>
 
 #include "berth/common/clock.h"
-#include "berth/plugins/preempt/min_runtime.h"
 #include "berth/scheduler/scheduler.h"
 #include "berth/sim/service_colocation.h"
 #include "berth/workload/profile.h"
@@ -151,7 +150,6 @@ StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const 
   so.preemption_grace = opts.preemption_grace;
   framework::Profile run_profile = workload::WithServicePlugins(profile);
   BERTH_RETURN_IF_ERROR(ApplyColocation(config.colocation, opts.colocation, cluster, run_profile, so));
-  const TimeUs guard = plugins::MinRuntimeOf(run_profile);
   BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw,
                          framework::Framework::Create(run_profile, registry, context));
   scheduler::Scheduler sched(cluster, std::move(fw), so, clock);
@@ -312,9 +310,6 @@ StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const 
     }
     return false;
   };
-  auto replica_waiting = [&] {
-    return each_pending_replica([](JobId, const scheduler::JobRecord&) { return true; });
-  };
   TimeUs woken_at = -1;  // the guard expiry a wake-up is queued for
   while (!q.empty() && q.top().at <= end) {
     const TimeUs t = q.top().at;
@@ -345,18 +340,9 @@ StatusOr<ServiceSimResult> RunServiceSim(const cluster::Cluster& cluster, const 
     // A replica still waiting may wait only for the min-runtime guard of the
     // work it would evict: wake when the next guard expires, not at the
     // next event (up to an autoscaler period later).
-    if (guard >= 0 && replica_waiting()) {
-      TimeUs next = -1;
-      for (const job::JobSpec& j : jobs) {
-        const scheduler::JobRecord* rec = sched.Find(j.id);
-        if (rec == nullptr || rec->state != job::JobState::kRunning || j.best_effort) continue;
-        const TimeUs at = rec->start_time + guard;
-        if (at > t && (next < 0 || at < next)) next = at;
-      }
-      if (next > 0 && next < end && next != woken_at) {
-        push(next, kTick, 0, 0);
-        woken_at = next;
-      }
+    if (const TimeUs next = sched.NextGuardExpiry(t); next > 0 && next < end && next != woken_at) {
+      push(next, kTick, 0, 0);
+      woken_at = next;
     }
     for (Live& l : live) {
       const auto st = ctl.Find(l.id);

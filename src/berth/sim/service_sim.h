@@ -11,8 +11,9 @@
 // The run lasts the load trace (times `repeat`). Events: a load report at
 // every minute, an autoscaler evaluation every period, batch arrivals and
 // completions, the moment each replica works (after the grace of what it
-// evicted), and, while a replica waits, the next moment a running training
-// job passes the policy's min-runtime guard (it may then be its victim).
+// evicted), and, while a replica waits, the next moment a running job passes
+// the policy's min-runtime guard (it may then be its victim; the scheduler
+// names it: Scheduler::NextGuardExpiry).
 // After each time's events the controller's actions are applied and the
 // scheduler runs (until both settle).
 //

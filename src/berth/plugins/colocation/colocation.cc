@@ -1,6 +1,7 @@
 // The colocation filter plugin.
 #include "berth/plugins/colocation/colocation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -225,21 +226,36 @@ bool ColocationPlugin::Filter(const framework::CycleContext& ctx, const framewor
   return WithinTreeRatios(ctx, want, own_all);
 }
 
-bool ColocationPlugin::RulesOut(const job::JobSpec& j, NodeId node) const {
+bool ColocationPlugin::RulesOut(const framework::SchedulerView&, const job::JobSpec& j,
+                                std::span<uint8_t> out) const {
   if (config_.reserved.empty()) return false;
+  const size_t nodes = std::min(out.size(), config_.reserved.size());
   if (IsReplica(j)) {
-    if (reserved(node)) return false;
-    if (!config_.spill || config_.static_partition) return true;
-    // Off the reservation only within the guarantee, with the whole job.
-    Held whole;
-    AddDemand(j, 1, whole);
-    return !WithinGuarantee(whole);
+    // Off the reservation; with spill only beyond the guarantee, with the whole job.
+    bool off = !config_.spill || config_.static_partition;
+    if (!off) {
+      Held whole;
+      AddDemand(j, 1, whole);
+      off = !WithinGuarantee(whole);
+    }
+    if (off)
+      for (size_t n = 0; n < nodes; ++n)
+        if (!config_.reserved[n]) out[n] = 1;
+    return true;
   }
-  return config_.static_partition && reserved(node);
+  if (config_.static_partition)
+    for (size_t n = 0; n < nodes; ++n)
+      if (config_.reserved[n]) out[n] = 1;
+  return true;
 }
 
-bool ColocationPlugin::Avoids(const job::JobSpec& j, NodeId node) const {
-  return !config_.reserved.empty() && IsReplica(j) && !reserved(node);
+bool ColocationPlugin::Avoids(const framework::SchedulerView&, const job::JobSpec& j, std::span<uint8_t> out) const {
+  if (config_.reserved.empty() || !IsReplica(j)) return false;
+  bool any = false;
+  const size_t nodes = std::min(out.size(), config_.reserved.size());
+  for (size_t n = 0; n < nodes; ++n)
+    if (!config_.reserved[n]) out[n] = 1, any = true;
+  return any;
 }
 
 void ColocationPlugin::OnStart(const job::JobSpec& job) {

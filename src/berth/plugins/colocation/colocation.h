@@ -37,6 +37,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -74,9 +75,15 @@ class ColocationPlugin final : public framework::FilterPlugin, public framework:
   framework::Verdict Admit(const job::JobSpec&, const state::ClusterState&, TimeUs) override {
     return framework::Verdict::Success();
   }
-  bool HasNodeRule() const override { return !config_.reserved.empty(); }
-  bool RulesOut(const job::JobSpec& job, NodeId node) const override;
-  bool Avoids(const job::JobSpec& job, NodeId node) const override;
+  // A reservation rule (with a reservation): replicas are ruled out off the
+  // reservation (with spill, only when the whole replica would take the
+  // services past the reservation's totals), batch work on it in static mode;
+  // replicas avoid the nodes off it.
+  framework::NodeRuleKind NodeRule() const override {
+    return config_.reserved.empty() ? framework::NodeRuleKind::kNone : framework::NodeRuleKind::kReservation;
+  }
+  bool RulesOut(const framework::SchedulerView& view, const job::JobSpec& job, std::span<uint8_t> out) const override;
+  bool Avoids(const framework::SchedulerView& view, const job::JobSpec& job, std::span<uint8_t> out) const override;
   void OnStart(const job::JobSpec& job) override;
   void OnFinish(const job::JobSpec& job) override;
 

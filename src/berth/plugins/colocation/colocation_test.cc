@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "berth/cluster/loaders.h"
+#include "berth/state/cluster_state.h"
+#include "berth/tenancy/ledger.h"
 
 namespace berth::plugins {
 namespace {
@@ -22,14 +24,25 @@ TEST(ColocationArgs, ReservedRangesModeAndRatios) {
   EXPECT_EQ(cfg->node_permille.at("node-4"), 250);
   EXPECT_EQ(cfg->queue_permille.at("be"), 1000);
   ColocationPlugin p(*cfg);
-  EXPECT_TRUE(p.HasNodeRule());
+  EXPECT_EQ(p.NodeRule(), framework::NodeRuleKind::kReservation);
+  state::ClusterState st(*c);
+  tenancy::Ledger ledger(tenancy::QueueTree(), *c);
+  const framework::SchedulerView view{st, ledger, {}, 0, {}};
+  auto ruled = [&](const job::JobSpec& j) {
+    std::vector<uint8_t> out(6, 0);
+    EXPECT_TRUE(p.RulesOut(view, j, out));
+    return out;
+  };
   job::JobSpec replica;
   replica.service = job::ServiceSpec{};
-  EXPECT_FALSE(p.RulesOut(replica, NodeId(0)));
-  EXPECT_TRUE(p.RulesOut(replica, NodeId(2)));
+  EXPECT_EQ(ruled(replica), (std::vector<uint8_t>{0, 0, 1, 1, 0, 1}));  // only on the reservation
   job::JobSpec batch;
-  EXPECT_TRUE(p.RulesOut(batch, NodeId(4)));  // static: batch never on the reservation
-  EXPECT_FALSE(p.RulesOut(batch, NodeId(5)));
+  EXPECT_EQ(ruled(batch), (std::vector<uint8_t>{1, 1, 0, 0, 1, 0}));  // static: batch never on the reservation
+  std::vector<uint8_t> avoided(6, 0);
+  EXPECT_TRUE(p.Avoids(view, replica, avoided));
+  EXPECT_EQ(avoided, (std::vector<uint8_t>{0, 0, 1, 1, 0, 1}));
+  EXPECT_FALSE(p.Avoids(view, batch, avoided));
+  EXPECT_EQ(ColocationPlugin(ColocationConfig{}).NodeRule(), framework::NodeRuleKind::kNone);
 }
 
 TEST(ColocationArgs, ErrorsNameTheArg) {

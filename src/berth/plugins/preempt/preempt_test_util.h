@@ -30,6 +30,7 @@ struct RunSpec {
   std::string tenant = "t";
   TimeUs start = 0;
   TimeUs checkpoint = -1;  // interval; -1 never
+  bool best_effort = false;
 };
 
 class PreemptHarness {
@@ -79,6 +80,7 @@ class PreemptHarness {
     j.priority = r.priority;
     j.tenant = r.tenant;
     j.checkpoint_interval = r.checkpoint;
+    j.best_effort = r.best_effort;
     j.submit_time = r.start;
     std::vector<framework::TaskPlacement> placements;
     for (size_t i = 0; i < r.tasks.size(); ++i) {

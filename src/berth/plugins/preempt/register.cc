@@ -6,15 +6,15 @@
 // Both take the same candidates (eligibility.h). Args (seconds):
 //   min_runtime_s  a job runs at least this long in a run before it may be
 //                  evicted (default 600).
-// Two rules for service replicas (jobs with a service spec):
-//   - a replica whose search a filter confines to some nodes (a reservation:
-//     FilterPlugin::RulesOut) reclaims that capacity without the min-runtime
-//     guard: the work there borrowed it, and its yield deadline
-//     (SchedulerOptions::yield_best_effort, yield_training_grace) bounds it
-//     instead;
-//   - nodes where the replica's spread limits rule it out (spread.h,
-//     SpreadRuledOut) are ruled out of its search too, so that it never
-//     evicts work on a node it cannot take.
+// A service replica (a job with a service spec) whose search a reservation
+// confines to some nodes (a filter's reservation rule, FilterPlugin::RulesOut:
+// PreemptContext::confined) reclaims that capacity without the min-runtime
+// guard: the work there borrowed it, and its yield deadline
+// (SchedulerOptions::yield_best_effort, yield_training_grace) bounds it
+// instead. The nodes a filter's limit rule leaves out (the replica's spread
+// limits, spread.h) only narrow the search (PreemptContext::ruled_out); the
+// guard stays. NextGuardExpiry: when the next running job passes
+// min_runtime_s (best-effort work is never shielded).
 #include <cstdio>
 #include <limits>
 #include <memory>
@@ -27,7 +27,6 @@
 #include "berth/plugins/preempt/preempt_cache.h"
 #include "berth/plugins/preempt/room.h"
 #include "berth/plugins/preempt/victim_search.h"
-#include "berth/plugins/spread/spread.h"
 
 namespace berth::plugins {
 namespace {
@@ -92,17 +91,16 @@ class PreemptBase : public framework::PostFilterPlugin {
   // The min-runtime guard against job J: none for a service replica whose
   // search is confined to some nodes (a reservation), else min_runtime_s.
   TimeUs GuardFor(const PreemptContext& ctx) const {
-    if (!ctx.job.service) return options_.min_runtime;
-    for (uint8_t r : ctx.ruled_out)
-      if (r) return 0;
-    return options_.min_runtime;
+    return ctx.job.service && ctx.confined ? 0 : options_.min_runtime;
   }
-  // The nodes ruled out of J's search: ctx's, with those its spread limits
-  // rule out (a copy kept in spread_ruled_out_).
-  std::span<const uint8_t> RuledOut(const PreemptContext& ctx) {
-    if (!SpreadRuledOut(ctx.view.state, ctx.job, ctx.view.running, ctx.ruled_out, spread_ruled_out_))
-      return ctx.ruled_out;
-    return spread_ruled_out_;
+  TimeUs NextGuardExpiry(const framework::SchedulerView& view) const override {
+    TimeUs next = -1;
+    for (const framework::RunningJob& v : view.running) {
+      if (v.spec->best_effort) continue;
+      const TimeUs at = v.start_time + options_.min_runtime;
+      if (at > view.now && (next < 0 || at < next)) next = at;
+    }
+    return next;
   }
   // False when no plan can come out of this job (shares, no candidates, or
   // the same search failed already in this epoch). Sets elig_.
@@ -226,7 +224,6 @@ class PreemptBase : public framework::PostFilterPlugin {
   preempt::Eligibility own_elig_;            // without an epoch (SchedulerView::epoch 0)
   mutable preempt::PreemptCache cache_;  // WhyNoPlan keeps its texts there too
   bool cached_ = false;
-  std::vector<uint8_t> spread_ruled_out_;
 };
 
 class Preempt final : public PreemptBase {
@@ -234,10 +231,8 @@ class Preempt final : public PreemptBase {
   static constexpr std::string_view kName = "preempt";
   using PreemptBase::PreemptBase;
   std::string_view Name() const override { return kName; }
-  std::optional<PreemptionPlan> PostFilter(const PreemptContext& job_ctx) override {
-    const PreemptContext ctx{job_ctx.job,          job_ctx.queue,  job_ctx.verdict,   job_ctx.view,
-                             job_ctx.preempted_by, job_ctx.queued, RuledOut(job_ctx)};
-    if (!Prepare(ctx, GuardFor(job_ctx))) return std::nullopt;
+  std::optional<PreemptionPlan> PostFilter(const PreemptContext& ctx) override {
+    if (!Prepare(ctx, GuardFor(ctx))) return std::nullopt;
     std::optional<preempt::VictimSet> set = search_.Find(ctx, *need_, *elig_);
     if (!set) {
       NoPlan();
@@ -257,10 +252,8 @@ class PreemptLowestPriority final : public PreemptBase {
   static constexpr std::string_view kName = "preempt-lowest-priority";
   using PreemptBase::PreemptBase;
   std::string_view Name() const override { return kName; }
-  std::optional<PreemptionPlan> PostFilter(const PreemptContext& job_ctx) override {
-    const PreemptContext ctx{job_ctx.job,          job_ctx.queue,  job_ctx.verdict,   job_ctx.view,
-                             job_ctx.preempted_by, job_ctx.queued, RuledOut(job_ctx)};
-    if (!Prepare(ctx, GuardFor(job_ctx))) return std::nullopt;
+  std::optional<PreemptionPlan> PostFilter(const PreemptContext& ctx) override {
+    if (!Prepare(ctx, GuardFor(ctx))) return std::nullopt;
     std::optional<std::vector<int32_t>> victims = search_.Find(ctx, *need_, *elig_);
     if (!victims) {
       NoPlan();

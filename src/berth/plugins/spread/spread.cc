@@ -1,7 +1,9 @@
 // The spread filter plugin.
 #include "berth/plugins/spread/spread.h"
 
+#include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "berth/plugins/builtin.h"
 
@@ -40,27 +42,21 @@ bool SpreadPlugin::Filter(const framework::CycleContext& ctx, const framework::T
   return true;
 }
 
-bool SpreadRuledOut(const state::ClusterState& state, const job::JobSpec& job,
-                    std::span<const framework::RunningJob> running, std::span<const uint8_t> base,
-                    std::vector<uint8_t>& out) {
+bool SpreadPlugin::RulesOut(const framework::SchedulerView& view, const job::JobSpec& job,
+                            std::span<uint8_t> out) const {
   if (!job.service || (job.service->max_per_node <= 0 && job.service->max_per_leaf <= 0)) return false;
+  if (service_of_.empty()) return false;  // no replica runs: no node is at a limit
   const JobId service = job.replica_of.valid() ? job.replica_of : job.id;
+  const state::ClusterState& state = view.state;
   const cluster::Cluster& c = state.cluster();
-  const int32_t nodes = c.num_nodes();
+  const int32_t nodes = std::min(c.num_nodes(), static_cast<int32_t>(out.size()));
   std::vector<int32_t> on(static_cast<size_t>(nodes), 0);
-  bool any = false;
-  for (const framework::RunningJob& v : running) {
-    if (v.spec->replica_of != service || v.spec->id == job.id) continue;
-    for (const framework::TaskPlacement& p : v.placements) ++on[static_cast<size_t>(p.alloc.node.value())];
-    any = true;
-  }
-  if (!any) return false;
-  std::vector<uint8_t> full(static_cast<size_t>(nodes), 0);
+  for (int32_t n = 0; n < nodes; ++n) on[static_cast<size_t>(n)] = ReplicasOn(state, service, job.id, NodeId(n));
   bool ruled = false;
   if (job.service->max_per_node > 0)
     for (int32_t n = 0; n < nodes; ++n)
       if (on[static_cast<size_t>(n)] >= job.service->max_per_node) {
-        full[static_cast<size_t>(n)] = 1;
+        out[static_cast<size_t>(n)] = 1;
         ruled = true;
       }
   if (job.service->max_per_leaf > 0) {
@@ -69,17 +65,15 @@ bool SpreadRuledOut(const state::ClusterState& state, const job::JobSpec& job,
       const DomainId leaf = c.node(NodeId(n)).domain[level];
       if (!leaf.valid() || c.domain(leaf).begin.value() != n) continue;  // each leaf once, from its first node
       const cluster::Domain& d = c.domain(leaf);
+      const int32_t end = std::min(d.end.value(), nodes);
       int32_t in_leaf = 0;
-      for (int32_t m = d.begin.value(); m < d.end.value(); ++m) in_leaf += on[static_cast<size_t>(m)];
+      for (int32_t m = d.begin.value(); m < end; ++m) in_leaf += on[static_cast<size_t>(m)];
       if (in_leaf < job.service->max_per_leaf) continue;
-      for (int32_t m = d.begin.value(); m < d.end.value(); ++m) full[static_cast<size_t>(m)] = 1;
+      for (int32_t m = d.begin.value(); m < end; ++m) out[static_cast<size_t>(m)] = 1;
       ruled = true;
     }
   }
-  if (!ruled) return false;
-  out.assign(static_cast<size_t>(nodes), 0);
-  for (size_t n = 0; n < out.size(); ++n) out[n] = full[n] || (n < base.size() && base[n]);
-  return true;
+  return ruled;
 }
 
 void SpreadPlugin::OnStart(const job::JobSpec& job) {

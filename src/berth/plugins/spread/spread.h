@@ -11,9 +11,10 @@
 // per-node task lists. Profile: filter {"spread"}, admit {"spread"}
 // (workload::WithServicePlugins adds both).
 //
-// SpreadRuledOut gives the victim search the same rule: the nodes a replica
-// cannot use whatever is evicted there (other than replicas of its service),
-// so that a reclaim never evicts work on a node the replica may not take.
+// The same rule is its node rule for the victim search (FilterPlugin::
+// RulesOut, a limit): the nodes a replica cannot use whatever is evicted there
+// (other than replicas of its service), counted the same way, so that a
+// reclaim never evicts work on a node the replica may not take.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +37,12 @@ class SpreadPlugin final : public framework::FilterPlugin, public framework::Adm
   framework::Verdict Admit(const job::JobSpec&, const state::ClusterState&, TimeUs) override {
     return framework::Verdict::Success();
   }
+  // Marks the nodes where `job` (a replica whose service sets a limit) is at
+  // a limit: the node holds max_per_node replicas of the service, or the
+  // node's leaf max_per_leaf. False (nothing marked) when the job is no such
+  // replica or no node is at a limit.
+  framework::NodeRuleKind NodeRule() const override { return framework::NodeRuleKind::kLimit; }
+  bool RulesOut(const framework::SchedulerView& view, const job::JobSpec& job, std::span<uint8_t> out) const override;
   void OnStart(const job::JobSpec& job) override;
   void OnFinish(const job::JobSpec& job) override;
 
@@ -45,15 +52,5 @@ class SpreadPlugin final : public framework::FilterPlugin, public framework::Adm
  private:
   std::unordered_map<JobId, JobId> service_of_;  // running replica job -> its service; looked up only
 };
-
-// For the victim search: `out` (per node id) is `base` (empty: nothing) with
-// 1 added where the replica `job` is ruled out by its service's spread
-// limits: the node holds max_per_node replicas of the service, or the node's
-// leaf max_per_leaf, counting the replicas among `running` (jobs whose
-// replica_of is the service). Returns false, and leaves `out` alone, when
-// the job is no replica with a limit or no node is at a limit.
-bool SpreadRuledOut(const state::ClusterState& state, const job::JobSpec& job,
-                    std::span<const framework::RunningJob> running, std::span<const uint8_t> base,
-                    std::vector<uint8_t>& out);
 
 }  // namespace berth::plugins
