@@ -673,6 +673,9 @@ StatusOr<PolicyResult> Replay(const cluster::Cluster& cluster, const Trace* inpu
     }
   }
   sampler.Finish(end, 100.0 * static_cast<double>(alloc_milli) / cap, static_cast<double>(pending_now()));
+  // A workflow stage's submit time is its release (set in wf.trace as it came).
+  if (has_workflows)
+    for (size_t i = 0; i < n; ++i) own_table.jobs[i].submit_time = trace.jobs[i].submit_time;
   if (opts.progress) opts.progress(expected_events, expected_events);
 
   // Per-job figures, from the schedulers' records or the figures kept of the ended jobs.
