@@ -319,6 +319,10 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run, std::vector<st
   cmd->add_option("--placements", flags->placements, "Write index,pod,node per arrival (FGD protocol)");
   cmd->add_flag("--skip-bad-lines", flags->sim.skip_bad_lines, "Skip malformed trace lines (counted) instead of stopping");
   cmd->add_option("--max-jobs", flags->sim.max_jobs, "Read at most this many jobs");
+  cmd->add_option("--stream-trace", flags->sim.stream_trace,
+                  "Replay: auto (default), on or off - read a native trace's jobs as their submit times come "
+                  "instead of holding them all (docs/trace-formats.md); the same results")
+      ->default_val("auto");
   cmd->add_option("--from", flags->sim.window_from, "philly: keep jobs submitted at or after YYYY-MM-DD[ HH:MM:SS]");
   cmd->add_option("--to", flags->sim.window_to, "philly: keep jobs submitted at or before YYYY-MM-DD[ HH:MM:SS]");
   cmd->add_option("--tenants", flags->sim.tenants, "philly: keep only these VCs (comma-separated)")->delimiter(',');

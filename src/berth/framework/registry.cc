@@ -22,15 +22,29 @@ Status Profile::Validate() const {
 }
 
 Status PluginRegistry::Register(const std::string& name, Factory factory) {
-  return Register(name, ContextFactory([f = std::move(factory)](const PluginArgs& args, const PluginContext&) {
-                    return f(args);
-                  }));
+  return Add(name,
+             ContextFactory([f = std::move(factory)](const PluginArgs& args, const PluginContext&) { return f(args); }),
+             /*reads_context=*/false);
 }
 
 Status PluginRegistry::Register(const std::string& name, ContextFactory factory) {
+  return Add(name, std::move(factory), /*reads_context=*/true);
+}
+
+Status PluginRegistry::Add(const std::string& name, ContextFactory factory, bool reads_context) {
   if (!factories_.emplace(name, std::move(factory)).second)
     return AlreadyExists("plugin '" + name + "' is already registered");
+  if (reads_context) reads_context_.insert(name);
   return Status::Ok();
+}
+
+bool ProfileReadsContext(const Profile& profile, const PluginRegistry& registry) {
+  if (registry.ReadsContext(profile.queue_sort)) return true;
+  for (const auto* refs : {&profile.admit, &profile.plan, &profile.filter, &profile.candidates, &profile.score,
+                           &profile.reserve, &profile.permit, &profile.post_filter, &profile.bind, &profile.resize})
+    for (const PluginRef& ref : *refs)
+      if (registry.ReadsContext(ref.name)) return true;
+  return false;
 }
 
 StatusOr<std::unique_ptr<Plugin>> PluginRegistry::Create(const std::string& name, const PluginArgs& args,

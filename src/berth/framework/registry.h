@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,13 +56,24 @@ class PluginRegistry {
   Status Register(const std::string& name, Factory factory);
   Status Register(const std::string& name, ContextFactory factory);
   bool Has(const std::string& name) const { return factories_.count(name) > 0; }
+  // Whether the plugin was registered with a ContextFactory: it may read the
+  // cluster or the workload when built (false for unknown names).
+  bool ReadsContext(const std::string& name) const { return reads_context_.count(name) > 0; }
   StatusOr<std::unique_ptr<Plugin>> Create(const std::string& name, const PluginArgs& args,
                                            const PluginContext& context = {}) const;
   std::vector<std::string> Names() const;
 
  private:
+  Status Add(const std::string& name, ContextFactory factory, bool reads_context);
+
   std::map<std::string, ContextFactory> factories_;
+  std::set<std::string> reads_context_;
 };
+
+// Whether any plugin of `profile` (queue sort included) reads the context
+// when built (PluginRegistry::ReadsContext): such a profile needs the
+// workload up front, which a streamed replay does not hold.
+bool ProfileReadsContext(const Profile& profile, const PluginRegistry& registry);
 
 struct PolicyInfo {
   Profile profile;

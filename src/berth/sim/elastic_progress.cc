@@ -10,18 +10,20 @@ namespace berth::sim {
 ProgressTracker::ProgressTracker(const Trace& trace, std::span<const JobId> ids)
     : trace_(trace), ids_(ids) {
   const size_t n = trace.jobs.size();
+  // The per-job arrays exist only when some job is tracked: a replay of
+  // millions of jobs with fixed durations pays nothing for them.
+  auto model_of = [&](const job::JobSpec& j) { return trace.goodput ? trace.goodput->Find(j.job_class) : nullptr; };
+  for (size_t i = 0; i < n; ++i) {
+    const job::JobSpec& j = trace.jobs[i];
+    if (model_of(j) != nullptr || (j.elastic() && j.duration >= 0)) tracked_.push_back(static_cast<int32_t>(i));
+  }
+  if (tracked_.empty()) return;
   model_.assign(n, nullptr);
   tracks_.assign(n, 0);
   prog_.resize(n);
   chosen_batch_.assign(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    const job::JobSpec& j = trace.jobs[i];
-    if (trace.goodput) model_[i] = trace.goodput->Find(j.job_class);
-    if (model_[i] != nullptr || (j.elastic() && j.duration >= 0)) {
-      tracks_[i] = 1;
-      tracked_.push_back(static_cast<int32_t>(i));
-    }
-  }
+  for (size_t i = 0; i < n; ++i) model_[i] = model_of(trace.jobs[i]);
+  for (int32_t i : tracked_) tracks_[i] = 1;
 }
 
 int32_t ProgressTracker::DefaultBatch(int32_t i, int32_t gpus, int32_t nodes) const {

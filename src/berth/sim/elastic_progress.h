@@ -31,7 +31,7 @@ class ProgressTracker {
 
   ProgressTracker(const Trace& trace, std::span<const JobId> ids);
   bool active() const { return !tracked_.empty(); }
-  bool Tracks(int32_t i) const { return tracks_[i] != 0; }
+  bool Tracks(int32_t i) const { return !tracks_.empty() && tracks_[i] != 0; }
 
   void Sync(TimeUs t, const FindRecord& find, const PushCompletion& push);
   // The elastic tracked jobs of one partition (route == part), pending or
@@ -58,7 +58,8 @@ class ProgressTracker {
 
   const Trace& trace_;
   std::span<const JobId> ids_;
-  std::vector<const elastic::GoodputModel*> model_;  // per job, or null (linear)
+  // Per job, sized only when some job is tracked (active()).
+  std::vector<const elastic::GoodputModel*> model_;  // or null (linear)
   std::vector<uint8_t> tracks_;
   std::vector<int32_t> tracked_;
   std::vector<Prog> prog_;

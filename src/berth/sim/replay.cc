@@ -79,13 +79,6 @@ class Sampler {
   std::vector<Point> queue_;
 };
 
-// GPUs a job needs at the least (gang minimums; a share counts as one GPU).
-int64_t MinGpus(const job::JobSpec& j) {
-  int64_t n = 0;
-  for (const auto& g : j.groups) n += int64_t{g.gang_min()} * g.gpus;
-  return n;
-}
-
 // Every plugin of a framework once (a plugin may serve several extension
 // points), in a fixed order, appends its counters.
 void CollectCounters(const framework::Framework& fw, framework::PluginCounters& out) {
@@ -182,18 +175,38 @@ Status ReplayOptions::Validate() const {
   return runtime.Validate();
 }
 
-StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& input,
-                                 const framework::Profile& profile, const framework::PluginRegistry& registry,
-                                 const ReplayOptions& opts) {
+namespace {
+
+// The replay of a trace held in memory (`input_or_null`) or streamed from its
+// file (`stream`, with `input_or_null` null): the same loop, which reads the
+// jobs' facts from a JobTable and takes each spec as the job arrives.
+StatusOr<PolicyResult> Replay(const cluster::Cluster& cluster, const Trace* input_or_null,
+                              const StreamedTrace* stream, const framework::Profile& profile,
+                              const framework::PluginRegistry& registry, const ReplayOptions& opts) {
   const auto wall_start = std::chrono::steady_clock::now();
   double pass_ms_sum = 0;
   BERTH_RETURN_IF_ERROR(opts.Validate());
+  const Trace no_jobs;  // a streamed trace keeps its jobs in the file
+  const Trace& input = input_or_null ? *input_or_null : no_jobs;
+  std::unique_ptr<JobFeed> feed;
+  if (stream) {
+    BERTH_RETURN_IF_ERROR(stream->Streamable());
+    if (opts.failures) return InvalidArgument("replay: failures need the trace in memory, not streamed");
+    if (framework::ProfileReadsContext(profile, registry))
+      return InvalidArgument("replay: policy '" + profile.name +
+                             "' reads the workload up front; replay its trace from memory, not streamed");
+    BERTH_ASSIGN_OR_RETURN(feed, JobFeed::Open(*stream));
+  }
   // Workflows: their stage attempts become held jobs (workflow_replay.h).
   const bool has_workflows = !input.workflows.empty();
   WorkflowReplay wf;
   if (has_workflows) wf = ExpandWorkflows(input);
   const Trace& trace = has_workflows ? wf.trace : input;
-  const size_t n = trace.jobs.size();
+  JobTable own_table;
+  if (!stream) own_table = JobTable::Of(trace.jobs);
+  const JobTable& table = stream ? stream->table : own_table;
+  const std::vector<JobFacts>& facts = table.jobs;
+  const size_t n = facts.size();
   if (n == 0) return InvalidArgument("replay: the trace has no jobs");
   if (n > static_cast<size_t>(INT32_MAX)) return InvalidArgument("replay: too many jobs");
   for (const auto& j : trace.jobs)
@@ -207,7 +220,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
   std::unordered_map<JobId, int32_t> index_of;  // looked up, never iterated
   bool ids_are_indexes = true;
   for (size_t i = 0; i < n; ++i) {
-    ids[i] = trace.jobs[i].id.valid() ? trace.jobs[i].id : JobId(static_cast<int64_t>(i));
+    ids[i] = !stream && trace.jobs[i].id.valid() ? trace.jobs[i].id : JobId(static_cast<int64_t>(i));
     ids_are_indexes = ids_are_indexes && ids[i] == JobId(static_cast<int64_t>(i));
   }
   if (!ids_are_indexes) {
@@ -272,8 +285,8 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
       parts.push_back(std::move(p));
     }
     for (size_t i = 0; i < n; ++i) {
-      auto it = by_name.find(opts.partition_prefix + trace.jobs[i].tenant);
-      route[i] = it == by_name.end() || MinGpus(trace.jobs[i]) > parts[it->second].gpus ? -1 : it->second;
+      auto it = by_name.find(opts.partition_prefix + table.tenant(i));
+      route[i] = it == by_name.end() || facts[i].min_gpus > parts[it->second].gpus ? -1 : it->second;
     }
   }
 
@@ -289,7 +302,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
   std::vector<int32_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
-                   [&](int32_t a, int32_t b) { return trace.jobs[a].submit_time < trace.jobs[b].submit_time; });
+                   [&](int32_t a, int32_t b) { return facts[a].submit_time < facts[b].submit_time; });
   // The trace's arrivals are read from `order` as their times come, not
   // queued: at a time t they come before every queued event of t (as they
   // would, pushed first), so the queue holds only the events of jobs alive.
@@ -300,17 +313,17 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
   for (int32_t i : order) {
     if (route[i] < 0 || (has_workflows && wf.held[i])) continue;
     ++real_events;
-    expected_events += trace.jobs[i].duration >= 0 ? 2 : 1;
+    expected_events += facts[i].duration >= 0 ? 2 : 1;
   }
-  const TimeUs start = trace.jobs[order.front()].submit_time;
-  const TimeUs last_submit = trace.jobs[order.back()].submit_time;
+  const TimeUs start = facts[order.front()].submit_time;
+  const TimeUs last_submit = facts[order.back()].submit_time;
   std::erase_if(order, [&](int32_t i) { return route[i] < 0 || (has_workflows && wf.held[i]); });
   order.shrink_to_fit();
   size_t next_arrival = 0;  // in `order`
   auto has_next = [&] { return next_arrival < order.size() || !q.empty(); };
   auto next_time = [&] {
     if (next_arrival >= order.size()) return q.Top().time;
-    const TimeUs a = trace.jobs[order[next_arrival]].submit_time;
+    const TimeUs a = facts[order[next_arrival]].submit_time;
     return q.empty() ? a : std::min(a, q.Top().time);
   };
   Sampler sampler(start, std::max<TimeUs>(kUsPerSecond, (last_submit - start) / opts.max_samples),
@@ -369,7 +382,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
   // A job repaired in place works on: its completion moves.
   auto push_completion = [&](int32_t i, const scheduler::Scheduler& s, TimeUs run_start) {
     const scheduler::JobRecord* rec = s.Find(ids[i]);
-    TimeUs d = trace.jobs[i].duration;
+    TimeUs d = facts[i].duration;
     if (d < 0) return;
     d = std::max<TimeUs>(0, d - rec->work_done);
     const double stretch = opts.runtime.Stretch(s.cluster(), rec->placements);
@@ -485,16 +498,23 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
       --real_events;
       ++events_done;
       real = true;
-      job::JobSpec spec = trace.jobs[i];
+      job::JobSpec spec;
+      if (feed) {
+        BERTH_ASSIGN_OR_RETURN(spec, feed->Take(i));
+      } else {
+        spec = trace.jobs[i];
+      }
       spec.id = ids[i];
       Partition& p = parts[route[i]];
+      std::string name = feed ? spec.name : std::string();  // for an error: the spec moves into the scheduler
       Status s = p.sched->Submit(std::move(spec));
-      if (!s.ok()) return InvalidArgument("replay: job '" + trace.jobs[i].name + "': " + s.message());
+      if (!s.ok())
+        return InvalidArgument("replay: job '" + (feed ? name : trace.jobs[i].name) + "': " + s.message());
       p.touched = true;
       if (lending && trace.jobs[i].best_effort) lend_waiting.push_back(static_cast<int32_t>(i));
       return Status::Ok();
     };
-    for (; next_arrival < order.size() && trace.jobs[order[next_arrival]].submit_time == t; ++next_arrival)
+    for (; next_arrival < order.size() && facts[order[next_arrival]].submit_time == t; ++next_arrival)
       BERTH_RETURN_IF_ERROR(arrive(static_cast<size_t>(order[next_arrival])));
     while (!q.empty() && q.Top().time == t) {
       const SimEvent e = q.Pop();
@@ -525,7 +545,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
               if (route[k] < 0) continue;  // counted as never fit; its workflow does not end
               q.Push(t, EventKind::kArrival, k);
               ++real_events;
-              expected_events += trace.jobs[k].duration >= 0 ? 2 : 1;
+              expected_events += facts[k].duration >= 0 ? 2 : 1;
             }
           break;
         }
@@ -601,10 +621,10 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
             if (route[k] < 0) continue;
             q.Push(t, EventKind::kArrival, k);
             ++real_events;
-            expected_events += trace.jobs[k].duration >= 0 ? 2 : 1;
+            expected_events += facts[k].duration >= 0 ? 2 : 1;
           }
         if (tracker.Tracks(i)) continue;  // timed by the tracker below
-        TimeUs d = trace.jobs[i].duration;
+        TimeUs d = facts[i].duration;
         if (d < 0) continue;  // never completes
         const scheduler::JobRecord* rec = p.sched->Find(id);
         d = std::max<TimeUs>(0, d - rec->work_done);  // resumes from its last checkpoint
@@ -666,6 +686,9 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
     }
   }
   sampler.Finish(end, 100.0 * static_cast<double>(alloc_milli) / cap, static_cast<double>(pending_now()));
+  // A workflow stage's submit time is its release (set in wf.trace as it came).
+  if (has_workflows)
+    for (size_t i = 0; i < n; ++i) own_table.jobs[i].submit_time = trace.jobs[i].submit_time;
   if (opts.progress) opts.progress(expected_events, expected_events);
 
   // Per-job figures, from the schedulers' records or the figures kept of the ended jobs.
@@ -705,7 +728,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
       }
       return Internal("replay: job " + std::to_string(ids[i].value()) + " was never submitted");
     }
-    const TimeUs submit = trace.jobs[i].submit_time;
+    const TimeUs submit = facts[i].submit_time;
     r.preemptions += rec->preemptions;
     r.gpu_hours_lost += rec->lost_gpu_seconds / 3600.0;
     if (rec->first_start_time >= 0) {
@@ -714,7 +737,7 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
     }
     if (rec->state == JobState::kSucceeded) {
       jct.push_back(UsToSeconds(rec->finish_time - submit));
-      const double gpus = std::max(1e-3, static_cast<double>(trace.jobs[i].total_milli_gpu()) / kMilliPerGpu);
+      const double gpus = std::max(1e-3, static_cast<double>(facts[i].milli_gpu) / kMilliPerGpu);
       pending.push_back(std::max(0.0, jct.back() - rec->attained_gpu_seconds / gpus));
     } else if (rec->state == JobState::kFailed) {
       ++r.jobs_failed;
@@ -725,18 +748,19 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
   }
   if (handler) handler->Finish(std::max(end, now), scheds);
   if (handler) FillFailureFigures(trace, ids, route, scheds, *handler, end, alloc_integral, r);
-  r.jct_s = Summarize(jct);
-  r.queue_delay_s = Summarize(delay);
-  r.pending_s = Summarize(std::move(pending));
-  // The JCT CDF: at most max_samples evenly spaced order statistics.
+  // The JCT CDF: at most max_samples evenly spaced order statistics (read
+  // before the summary takes the list, which it sorts the same way).
   std::sort(jct.begin(), jct.end());
   const size_t keep = std::min(jct.size(), static_cast<size_t>(opts.max_samples));
   for (size_t k = 0; k < keep; ++k) r.jcts_s.push_back(jct[keep < 2 ? 0 : k * (jct.size() - 1) / (keep - 1)]);
+  r.jct_s = Summarize(std::move(jct));
+  r.queue_delay_s = Summarize(std::move(delay));
+  r.pending_s = Summarize(std::move(pending));
 
   {
     std::vector<const scheduler::Scheduler*> scheds;
     for (const Partition& p : parts) scheds.push_back(p.sched.get());
-    const ReplayRecords records{cluster, trace, ids, route, scheds, start, end, opts.speeds.get(), record_of};
+    const ReplayRecords records{cluster, table, ids, route, scheds, start, end, opts.speeds.get(), record_of};
     FillTenantFigures(records, r);
     FillBudgetFigures(records, r);
   }
@@ -777,6 +801,20 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& i
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   r.pass_mean_ms = r.passes > 0 ? pass_ms_sum / static_cast<double>(r.passes) : 0.0;
   return r;
+}
+
+}  // namespace
+
+StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& trace,
+                                 const framework::Profile& profile, const framework::PluginRegistry& registry,
+                                 const ReplayOptions& options) {
+  return Replay(cluster, &trace, nullptr, profile, registry, options);
+}
+
+StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const StreamedTrace& trace,
+                                 const framework::Profile& profile, const framework::PluginRegistry& registry,
+                                 const ReplayOptions& options) {
+  return Replay(cluster, nullptr, &trace, profile, registry, options);
 }
 
 }  // namespace berth::sim

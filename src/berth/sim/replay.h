@@ -61,6 +61,7 @@
 #include "berth/sim/result.h"
 #include "berth/sim/runtime_model.h"
 #include "berth/sim/trace.h"
+#include "berth/sim/trace_stream.h"
 #include "berth/tenancy/queue_tree.h"
 
 namespace berth::sim {
@@ -111,6 +112,17 @@ struct ReplayOptions {
 };
 
 StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& trace,
+                                 const framework::Profile& profile, const framework::PluginRegistry& registry,
+                                 const ReplayOptions& options);
+
+// The same replay of a streamed trace (trace_stream.h): each job's spec is
+// read from the file as its submit time comes, so the run holds the specs of
+// the jobs alive, not the whole list; the same results as RunReplay on the
+// trace read whole. Refused (an error saying why) for a trace that cannot
+// stream (StreamedTrace::Streamable), with failures, or for a policy with a
+// plugin that reads the workload up front (framework::ProfileReadsContext:
+// fgd, berth-frag, the preemption plugins).
+StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const StreamedTrace& trace,
                                  const framework::Profile& profile, const framework::PluginRegistry& registry,
                                  const ReplayOptions& options);
 

@@ -70,6 +70,8 @@ Status SimulateOptions::Validate() const {
     return InvalidArgument("--rate-scale must be a positive number (at most 1e6)");
   if (rate_scale != 1 && (mode == "fgd" || workload == "gavel"))
     return InvalidArgument("--rate-scale needs a trace replay (not --mode fgd or --workload gavel)");
+  if (stream_trace != "auto" && stream_trace != "on" && stream_trace != "off")
+    return InvalidArgument("--stream-trace must be auto, on or off, not '" + stream_trace + "'");
   if (!(high_priority_share >= 0 && high_priority_share <= 1))
     return InvalidArgument("--high-priority: the share must be in [0, 1]");
   return Status::Ok();
@@ -122,6 +124,34 @@ bool HighPriority(uint64_t seed, int64_t id, double share) {
   return static_cast<double>(z >> 11) * 0x1.0p-53 < share;
 }
 
+// The preemption experiments' changes to a job as read: checkpoints and
+// priorities the trace does not give, best-effort tenants.
+void AdjustJob(const SimulateOptions& o, job::JobSpec& j, size_t index) {
+  if (o.checkpoint_interval > 0 && j.checkpoint_interval <= 0) j.checkpoint_interval = o.checkpoint_interval;
+  if (std::find(o.best_effort_tenants.begin(), o.best_effort_tenants.end(), j.tenant) != o.best_effort_tenants.end())
+    j.best_effort = true;
+  if (o.high_priority_share > 0 &&
+      HighPriority(o.seed, j.id.valid() ? j.id.value() : static_cast<int64_t>(index), o.high_priority_share))
+    j.priority = o.high_priority;
+}
+
+// Whether this run may stream its trace (trace_stream.h) before the file is
+// read: a native trace replayed without failures by policies none of whose
+// plugins reads the workload up front. The file itself may still refuse
+// (StreamedTrace::Streamable).
+bool MayStream(const SimulateOptions& o, const std::vector<framework::Profile>& profiles,
+               const framework::PluginRegistry& plugins) {
+  if (o.stream_trace == "off") return false;
+  const std::string fmt = o.trace_format.empty() ? GuessTraceFormat(o.trace) : o.trace_format;
+  if (fmt != "native" || o.mode == "fgd" || !o.failures.empty()) return false;
+  // Filters and bad limits: ReadTrace refuses them with its own errors.
+  if (o.max_jobs == 0 || o.max_jobs < -1 || !o.window_from.empty() || !o.window_to.empty() || !o.tenants.empty())
+    return false;
+  for (const auto& p : profiles)
+    if (framework::ProfileReadsContext(p, plugins)) return false;
+  return true;
+}
+
 }  // namespace
 
 StatusOr<cluster::Cluster> SimulateOptions::LoadClusterFile() const {
@@ -158,20 +188,37 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   ro.window_from = o.window_from;
   ro.window_to = o.window_to;
   ro.tenants = o.tenants;
-  BERTH_ASSIGN_OR_RETURN(Trace trace, ReadTrace(o.trace, o.trace_format, ro));
-  BERTH_RETURN_IF_ERROR(ApplyTenantsFrom(o.tenants_from, trace));
-  // Preemption experiments: checkpoints and priorities the trace does not give.
-  for (size_t i = 0; i < trace.jobs.size(); ++i) {
-    job::JobSpec& j = trace.jobs[i];
-    if (o.checkpoint_interval > 0 && j.checkpoint_interval <= 0) j.checkpoint_interval = o.checkpoint_interval;
-    if (std::find(o.best_effort_tenants.begin(), o.best_effort_tenants.end(), j.tenant) != o.best_effort_tenants.end())
-      j.best_effort = true;
-    if (o.high_priority_share > 0 &&
-        HighPriority(o.seed, j.id.valid() ? j.id.value() : static_cast<int64_t>(i), o.high_priority_share))
-      j.priority = o.high_priority;
+  // A streamed trace (--stream-trace): a first read keeps each job's facts,
+  // the replay reads the specs again as their submit times come.
+  std::optional<StreamedTrace> streamed;
+  if (MayStream(o, profiles, plugins)) {
+    Trace native;
+    native.format = "native";
+    BERTH_RETURN_IF_ERROR(ApplyTenantsFrom(o.tenants_from, native));  // what the format allows
+    BERTH_ASSIGN_OR_RETURN(StreamedTrace st, ScanNativeTrace(o.trace, ro, [&o](job::JobSpec& j) {
+                             if (o.tenants_from == "none") j.tenant.clear();
+                             AdjustJob(o, j, static_cast<size_t>(j.id.value()));
+                           }));
+    if (Status why = st.Streamable(); why.ok()) {
+      st.Rescale(o.rate_scale);
+      streamed = std::move(st);
+    } else if (o.stream_trace == "on") {
+      return InvalidArgument("--stream-trace on: " + why.message());
+    }
+  } else if (o.stream_trace == "on") {
+    return InvalidArgument(
+        "--stream-trace on needs a native trace (.jsonl) replayed without --failures by policies that do not read "
+        "the workload up front (not fgd, berth-frag or the preemption policies)");
   }
-  const std::string mode = !o.mode.empty() ? o.mode : trace.format == "openb" ? "fgd" : "replay";
-  if (o.rate_scale != 1) {
+  Trace trace;
+  if (!streamed) {
+    BERTH_ASSIGN_OR_RETURN(trace, ReadTrace(o.trace, o.trace_format, ro));
+    BERTH_RETURN_IF_ERROR(ApplyTenantsFrom(o.tenants_from, trace));
+    for (size_t i = 0; i < trace.jobs.size(); ++i) AdjustJob(o, trace.jobs[i], i);
+  }
+  const Trace& head = streamed ? streamed->head : trace;  // format, report, workflows
+  const std::string mode = !o.mode.empty() ? o.mode : head.format == "openb" ? "fgd" : "replay";
+  if (o.rate_scale != 1 && !streamed) {
     if (mode != "replay") return InvalidArgument("--rate-scale needs --mode replay");
     if (!trace.workflows.empty()) return InvalidArgument("--rate-scale: traces with workflows are not rescaled yet");
     RescaleArrivals(trace.jobs, o.rate_scale);
@@ -179,12 +226,12 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
 
   SimulateOutput out;
   out.cluster_summary = cluster.Summary();
-  out.trace_summary = trace.format + ": " + trace.report.Summary();
-  if (!trace.workflows.empty()) {
-    out.trace_summary += "; " + std::to_string(trace.workflows.size()) + " workflow(s)";
+  out.trace_summary = head.format + ": " + head.report.Summary();
+  if (!head.workflows.empty()) {
+    out.trace_summary += "; " + std::to_string(head.workflows.size()) + " workflow(s)";
     if (mode != "replay") return InvalidArgument("workflows (lines with stages) need --mode replay");
   }
-  out.trace_skips = trace.report.SkipDetails();
+  out.trace_skips = head.report.SkipDetails();
   out.trace_name = o.trace.substr(o.trace.find_last_of('/') == std::string::npos ? 0 : o.trace.find_last_of('/') + 1);
   if (mode == "fgd") {
     FgdOptions fo;
@@ -224,6 +271,14 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
     // Normalized units: the throughput model (--catalog, --throughputs) converts GPUs to reference GPUs.
     BERTH_ASSIGN_OR_RETURN(ro_replay.speeds, hetero::SpeedsForTree(tree, o.catalog, o.throughputs, cluster));
     ro_replay.queues = std::make_shared<const tenancy::QueueTree>(std::move(tree));
+  } else if (streamed) {
+    const JobTable& table = streamed->table;
+    ro_replay.queues = std::make_shared<const tenancy::QueueTree>(tenancy::QueueTree::FromTenantShares(
+        table.jobs.size(),
+        [&](size_t i) {
+          return tenancy::QueueTree::JobDemand{table.tenant(i), table.jobs[i].milli_gpu, table.jobs[i].duration};
+        },
+        cluster));
   } else {
     // The trace's jobs are read in place (a copy of millions of jobs would
     // double the run's peak memory); workflows are expanded first.
@@ -259,7 +314,8 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
     if (o.progress) {
       ro_replay.progress = [&o, i, runs](int64_t done, int64_t total) { o.progress(i * total + done, runs * total); };
     }
-    BERTH_ASSIGN_OR_RETURN(PolicyResult r, RunReplay(cluster, trace, profiles[i], plugins, ro_replay));
+    BERTH_ASSIGN_OR_RETURN(PolicyResult r, streamed ? RunReplay(cluster, *streamed, profiles[i], plugins, ro_replay)
+                                                    : RunReplay(cluster, trace, profiles[i], plugins, ro_replay));
     out.results.push_back(std::move(r));
   }
   return out;

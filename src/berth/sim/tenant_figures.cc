@@ -90,11 +90,11 @@ void EndedJob::Into(scheduler::JobRecord& rec) const {
 
 void FillTenantFigures(const ReplayRecords& in, PolicyResult& r) {
   std::map<std::string, Acc> by_tenant;  // ordered: tenants by name
-  const size_t n = in.trace.jobs.size();
+  const size_t n = in.jobs.jobs.size();
   for (size_t i = 0; i < n; ++i) {
     if (in.route[i] < -1) continue;  // a workflow stage attempt never released: not a job of the run
-    const job::JobSpec& spec = in.trace.jobs[i];
-    Acc& acc = by_tenant[spec.tenant];
+    const JobFacts& spec = in.jobs.jobs[i];
+    Acc& acc = by_tenant[in.jobs.tenant(i)];
     ++acc.jobs;
     if (in.route[i] < 0) continue;
     const scheduler::Scheduler& sched = *in.schedulers[in.route[i]];
@@ -110,7 +110,7 @@ void FillTenantFigures(const ReplayRecords& in, PolicyResult& r) {
       const double jct = UsToSeconds(rec->finish_time - spec.submit_time);
       acc.jct.push_back(jct);
       acc.finished.push_back({jct, std::max(1.0, UsToSeconds(std::max<TimeUs>(0, spec.duration))),
-                              std::max(1e-3, static_cast<double>(spec.total_milli_gpu()) / kMilliPerGpu)});
+                              std::max(1e-3, static_cast<double>(spec.milli_gpu) / kMilliPerGpu)});
     }
     acc.gpu_seconds += rec->attained_gpu_seconds;
     acc.ref_seconds += rec->attained_ref_seconds;
@@ -185,7 +185,7 @@ void FillBudgetFigures(const ReplayRecords& in, PolicyResult& r) {
     r.budgets.clear();
     return;
   }
-  for (size_t i = 0; i < in.trace.jobs.size(); ++i) {
+  for (size_t i = 0; i < in.jobs.jobs.size(); ++i) {
     if (in.route[i] < 0) continue;
     const scheduler::Scheduler& sched = *in.schedulers[in.route[i]];
     const scheduler::JobRecord* rec = in.Record(i);

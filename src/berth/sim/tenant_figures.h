@@ -1,7 +1,7 @@
 // Per-tenant figures of a replay, read from the schedulers' job records and
 // ledgers after the run (definitions in result.h).
 //
-//   FillTenantFigures({cluster, trace, ids, route, schedulers, start, end}, result);
+//   FillTenantFigures({cluster, JobTable::Of(trace.jobs), ids, route, schedulers, start, end}, result);
 #pragma once
 
 #include <functional>
@@ -12,6 +12,7 @@
 #include "berth/scheduler/scheduler.h"
 #include "berth/sim/result.h"
 #include "berth/sim/trace.h"
+#include "berth/sim/trace_stream.h"
 
 namespace berth::sim {
 
@@ -43,7 +44,7 @@ struct EndedJob {
 
 struct ReplayRecords {
   const cluster::Cluster& cluster;
-  const Trace& trace;
+  const JobTable& jobs;                                  // per trace job: submit time, duration, GPUs, tenant
   std::span<const JobId> ids;                            // per trace job: its id in the schedulers
   std::span<const int32_t> route;                        // per trace job: its scheduler, -1 when not submitted
   std::span<const scheduler::Scheduler* const> schedulers;

@@ -142,12 +142,20 @@ StatusOr<QueueTree> QueueTree::Create(const std::vector<QueueSpec>& specs, const
 }
 
 QueueTree QueueTree::FromTenantShares(std::span<const job::JobSpec> jobs, const cluster::Cluster& cluster) {
+  return FromTenantShares(
+      jobs.size(), [&](size_t i) { return JobDemand{jobs[i].tenant, jobs[i].total_milli_gpu(), jobs[i].duration}; },
+      cluster);
+}
+
+QueueTree QueueTree::FromTenantShares(size_t n, const std::function<JobDemand(size_t)>& job,
+                                      const cluster::Cluster& cluster) {
   QueueTree tree(static_cast<int32_t>(cluster.gpu_types().size()));
   std::map<std::string, double> demand;  // ordered: leaves in tenant-name order
   double total = 0;
-  for (const auto& j : jobs) {
+  for (size_t i = 0; i < n; ++i) {
+    const JobDemand j = job(i);
     const double secs = j.duration >= 0 ? std::max(1.0, UsToSeconds(j.duration)) : 3600.0;
-    const double d = static_cast<double>(j.total_milli_gpu()) * secs;
+    const double d = static_cast<double>(j.milli_gpu) * secs;
     demand[j.tenant] += d;
     total += d;
   }

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -90,6 +91,15 @@ class QueueTree {
   // count one hour) of the cluster's GPUs, in the all-types dimension, with
   // weight = that share; no limits. Unknown tenants get unconstrained leaves.
   static QueueTree FromTenantShares(std::span<const job::JobSpec> jobs, const cluster::Cluster& cluster);
+  // The same from each job's demand, for a workload not held as specs (a
+  // streamed trace): `job(i)` for i in 0..n-1, in the workload's order.
+  struct JobDemand {
+    const std::string& tenant;
+    int64_t milli_gpu = 0;  // JobSpec::total_milli_gpu()
+    TimeUs duration = -1;
+  };
+  static QueueTree FromTenantShares(size_t n, const std::function<JobDemand(size_t)>& job,
+                                    const cluster::Cluster& cluster);
 
   int32_t num_types() const { return num_types_; }
   int32_t num_dims() const { return num_types_ + 1; }

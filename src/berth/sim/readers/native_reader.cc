@@ -367,38 +367,75 @@ int64_t CountLines(const std::string& path) {
 
 }  // namespace
 
-StatusOr<Trace> ReadNative(const std::string& path, const ReadOptions& opts) {
-  std::ifstream in(path);
-  if (!in) return NotFound(path + ": cannot open file");
-  Trace t;
-  t.format = "native";
-  const int64_t lines = CountLines(path);
-  t.jobs.reserve(static_cast<size_t>(opts.max_jobs >= 0 ? std::min(opts.max_jobs, lines) : lines));
-  NameSet names;
+NativeJobReader::NativeJobReader(std::string path, ReadOptions opts, bool check_names)
+    : path_(std::move(path)),
+      opts_(std::move(opts)),
+      check_names_(check_names),
+      in_(path_),
+      names_(check_names ? std::make_unique<NameSet>() : nullptr) {}
+
+NativeJobReader::~NativeJobReader() = default;
+
+StatusOr<std::unique_ptr<NativeJobReader>> NativeJobReader::Open(const std::string& path, const ReadOptions& opts,
+                                                                 bool check_names) {
+  std::unique_ptr<NativeJobReader> r(new NativeJobReader(path, opts, check_names));
+  if (!r->in_) return NotFound(path + ": cannot open file");
+  return r;
+}
+
+StatusOr<bool> NativeJobReader::Next(job::JobSpec& out) {
+  if (opts_.max_jobs >= 0 && jobs_ >= opts_.max_jobs) return false;
   std::string line;
-  int64_t line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
+  while (std::getline(in_, line)) {
+    ++line_no_;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    ++t.report.lines;
-    const Place place{path, line_no};
+    ++report_.lines;
+    if (next_skip_ < skip_.size() && skip_[next_skip_] == line_no_) {
+      ++next_skip_;
+      continue;
+    }
+    const Place place{path_, line_no_};
     job::JobSpec j;
     workload::WorkflowSpec w;
     bool is_workflow = false;
     LineResult r = ParseLine(place, line, j, w, is_workflow);
-    if (r.ok()) {
+    if (r.ok() && check_names_) {
       const std::string& name = is_workflow ? w.name : j.name;
-      if (int64_t first = names.Add(name, line_no))
+      if (int64_t first = names_->Add(name, line_no_)) {
         r = Bad(kDuplicate, place.Error("name: '" + name + "' already on line " + std::to_string(first)));
+        duplicates_.push_back(line_no_);
+      }
     }
     if (r.ok() && is_workflow) {
-      t.workflows.push_back(std::move(w));
+      workflows_.push_back(std::move(w));
       continue;
     }
-    BERTH_ASSIGN_OR_RETURN(const bool stop, TakeLine(opts, t, r, std::move(j)));
-    if (stop) break;
+    if (!r.ok()) {
+      BERTH_RETURN_IF_ERROR(HandleBadLine(opts_, report_, r.status, r.reason));
+      continue;
+    }
+    j.id = JobId(jobs_++);
+    out = std::move(j);
+    return true;
   }
-  if (in.bad()) return Internal(path + ": read error");
+  if (in_.bad()) return Internal(path_ + ": read error");
+  return false;
+}
+
+StatusOr<Trace> ReadNative(const std::string& path, const ReadOptions& opts) {
+  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<NativeJobReader> reader, NativeJobReader::Open(path, opts));
+  Trace t;
+  t.format = "native";
+  const int64_t lines = CountLines(path);
+  t.jobs.reserve(static_cast<size_t>(opts.max_jobs >= 0 ? std::min(opts.max_jobs, lines) : lines));
+  job::JobSpec j;
+  while (true) {
+    BERTH_ASSIGN_OR_RETURN(const bool more, reader->Next(j));
+    if (!more) break;
+    t.jobs.push_back(std::move(j));
+  }
+  t.report = std::move(reader->report());
+  t.workflows = std::move(reader->workflows());
   BERTH_RETURN_IF_ERROR(FinishRead(path, t, /*has_header=*/false));
   return t;
 }

@@ -4,7 +4,10 @@
 // file and line, or skips and counts it under ReadOptions::skip_bad_lines.
 #pragma once
 
+#include <fstream>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "berth/sim/trace.h"
 
@@ -33,6 +36,51 @@ StatusOr<Trace> ReadPollux(const std::string& path, const ReadOptions& opts);
 
 // Berth's native JSON-lines format (see native_writer.h for writing it).
 StatusOr<Trace> ReadNative(const std::string& path, const ReadOptions& opts);
+
+class NameSet;
+
+// A native trace read one job at a time, in file order, with the checks and
+// ids of ReadNative (ids 0..n-1; bad lines skipped and counted under
+// skip_bad_lines; stops after max_jobs). Workflow lines are collected, not
+// returned. `check_names` false leaves out the duplicate-name check (a second
+// read of a file already read once with it, which then holds no name table):
+// the lines the first read refused as duplicates (duplicate_lines()) are
+// passed to the second (SkipLines) so that both keep the same jobs.
+//
+//   auto r = NativeJobReader::Open("x40.jsonl", opts);
+//   job::JobSpec j;
+//   while (*(*r)->Next(j)) ...
+class NativeJobReader {
+ public:
+  static StatusOr<std::unique_ptr<NativeJobReader>> Open(const std::string& path, const ReadOptions& opts,
+                                                         bool check_names = true);
+  ~NativeJobReader();
+  // The next job into `out`: true, or false at the end of the jobs; an error
+  // naming file and line for a bad line (unless skipped) or a read error.
+  StatusOr<bool> Next(job::JobSpec& out);
+  ReadReport& report() { return report_; }
+  // Lines refused (and skipped) for a name already seen, in file order.
+  const std::vector<int64_t>& duplicate_lines() const { return duplicates_; }
+  // Lines to pass over unread (ascending), e.g. another read's duplicate_lines().
+  void SkipLines(std::vector<int64_t> lines) { skip_ = std::move(lines); }
+  std::vector<workload::WorkflowSpec>& workflows() { return workflows_; }
+
+ private:
+  NativeJobReader(std::string path, ReadOptions opts, bool check_names);
+
+  std::string path_;
+  ReadOptions opts_;
+  bool check_names_;
+  std::ifstream in_;
+  std::unique_ptr<NameSet> names_;
+  int64_t line_no_ = 0;
+  int64_t jobs_ = 0;
+  ReadReport report_;
+  std::vector<workload::WorkflowSpec> workflows_;
+  std::vector<int64_t> duplicates_;
+  std::vector<int64_t> skip_;
+  size_t next_skip_ = 0;
+};
 
 // Reads `path` in the named format: openb, philly, gavel, tiresias, pollux, native
 // ("" = guess from the file name). Window and tenant filters are refused for

@@ -1,0 +1,178 @@
+// Streamed traces: a replay that reads each job from the file as it arrives
+// gives the same report as one that holds the whole list (every JSON figure
+// but the timings), with the per-job options of `berth simulate`; traces and
+// policies that cannot stream are refused by `--stream-trace on` and replayed
+// from memory by `auto`.
+#include "berth/sim/trace_stream.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "berth/common/rng.h"
+#include "berth/framework/registry.h"
+#include "berth/plugins/builtin.h"
+#include "berth/sim/readers/native_writer.h"
+#include "berth/sim/report/json_report.h"
+#include "berth/sim/simulate.h"
+
+namespace berth::sim {
+namespace {
+
+// `n` jobs in submit order, of 1-8 GPUs in one or two tasks, three tenants.
+std::vector<job::JobSpec> Jobs(int n, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<job::JobSpec> jobs;
+  double t = 0;
+  for (int i = 0; i < n; ++i) {
+    t += rng.Exponential(20);
+    job::JobSpec j;
+    j.name = "j" + std::to_string(i);
+    j.tenant = "t" + std::to_string(i % 3);
+    j.submit_time = SecondsToUs(std::floor(t));
+    j.duration = i % 97 == 5 ? -1 : SecondsToUs(1 + std::floor(rng.Exponential(400)));
+    job::TaskGroup g;
+    g.count = 1 + static_cast<int32_t>(rng.Uniform(2));
+    g.gpus = 1 << rng.Uniform(4);
+    g.cpu_milli = 1000;
+    j.groups.push_back(g);
+    jobs.push_back(std::move(j));
+  }
+  return jobs;
+}
+
+std::string WriteTrace(const std::vector<job::JobSpec>& jobs, const std::string& name) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  EXPECT_TRUE(WriteNativeTrace(jobs, path).ok());
+  return path;
+}
+
+// The JSON report without the timings (wall time, pass times).
+StatusOr<std::string> Report(SimulateOptions o, const std::string& stream) {
+  o.stream_trace = stream;
+  BERTH_ASSIGN_OR_RETURN(SimulateOutput out, RunSimulation(o));
+  for (auto& r : out.results) {
+    r.wall_seconds = 0;
+    r.pass_mean_ms = 0;
+    r.pass_max_ms = 0;
+  }
+  return ResultsToJson(out);
+}
+
+SimulateOptions Options(const std::string& trace, std::vector<std::string> policies) {
+  SimulateOptions o;
+  o.cluster = "4x8:V100";
+  o.trace = trace;
+  o.mode = "replay";
+  o.policies = std::move(policies);
+  return o;
+}
+
+TEST(TraceStream, AStreamedReplayReportsWhatTheReplayFromMemoryReports) {
+  const std::string path = WriteTrace(Jobs(600, 7), "stream-same.jsonl");
+  SimulateOptions o = Options(path, {"fifo", "topology", "backfill", "sjf", "binpack"});
+  auto memory = Report(o, "off");
+  auto streamed = Report(o, "on");
+  ASSERT_TRUE(memory.ok()) << memory.status().ToString();
+  ASSERT_TRUE(streamed.ok()) << streamed.status().ToString();
+  EXPECT_EQ(*memory, *streamed);
+  EXPECT_NE(memory->find("\"tenants\""), std::string::npos);
+
+  // The per-job options: tenants merged, checkpoints, priorities, best-effort
+  // tenants, a faster arrival rate, a prefix of the file.
+  o.tenants_from = "none";
+  o.checkpoint_interval = SecondsToUs(600);
+  o.high_priority_share = 0.2;
+  o.best_effort_tenants = {"t1"};
+  o.rate_scale = 3;
+  o.max_jobs = 450;
+  memory = Report(o, "off");
+  streamed = Report(o, "on");
+  ASSERT_TRUE(memory.ok()) << memory.status().ToString();
+  ASSERT_TRUE(streamed.ok()) << streamed.status().ToString();
+  EXPECT_EQ(*memory, *streamed);
+  EXPECT_NE(memory->find("450"), std::string::npos);
+}
+
+TEST(TraceStream, BadLinesAreSkippedAlikeOnBothReads) {
+  std::vector<job::JobSpec> jobs = Jobs(200, 3);
+  const std::string path = WriteTrace(jobs, "stream-bad.jsonl");
+  {
+    std::ofstream out(path, std::ios::app);
+    out << "{\"name\":\"broken\"\n";   // not JSON
+    out << "{\"name\":\"j3\",\"submit_time_s\":99999,\"groups\":[{\"count\":1,\"gpus\":1}]}\n";  // duplicate name
+  }
+  SimulateOptions o = Options(path, {"fifo"});
+  EXPECT_FALSE(Report(o, "on").ok());  // the first bad line is an error, streamed or not
+  o.skip_bad_lines = true;
+  auto memory = Report(o, "off");
+  auto streamed = Report(o, "on");
+  ASSERT_TRUE(memory.ok()) << memory.status().ToString();
+  ASSERT_TRUE(streamed.ok()) << streamed.status().ToString();
+  EXPECT_EQ(*memory, *streamed);
+}
+
+TEST(TraceStream, WhatCannotStreamIsRefusedByOnAndReadWholeByAuto) {
+  std::vector<job::JobSpec> jobs = Jobs(300, 5);
+  std::swap(jobs[10], jobs[200]);  // out of submit order
+  const std::string unsorted = WriteTrace(jobs, "stream-unsorted.jsonl");
+  SimulateOptions o = Options(unsorted, {"fifo"});
+  auto on = Report(o, "on");
+  ASSERT_FALSE(on.ok());
+  EXPECT_NE(on.status().message().find("not in file order"), std::string::npos) << on.status().message();
+  auto automatic = Report(o, "auto");
+  auto memory = Report(o, "off");
+  ASSERT_TRUE(automatic.ok()) << automatic.status().ToString();
+  ASSERT_TRUE(memory.ok());
+  EXPECT_EQ(*automatic, *memory);
+
+  // A policy whose plugins read the workload up front (fair share's reclaim).
+  const std::string sorted = WriteTrace(Jobs(300, 5), "stream-fairshare.jsonl");
+  o = Options(sorted, {"fairshare"});
+  on = Report(o, "on");
+  ASSERT_FALSE(on.ok());
+  EXPECT_NE(on.status().message().find("--stream-trace on"), std::string::npos) << on.status().message();
+  automatic = Report(o, "auto");
+  memory = Report(o, "off");
+  ASSERT_TRUE(automatic.ok()) << automatic.status().ToString();
+  ASSERT_TRUE(memory.ok());
+  EXPECT_EQ(*automatic, *memory);
+
+  o.stream_trace = "sometimes";
+  EXPECT_FALSE(o.Validate().ok());
+}
+
+TEST(TraceStream, ProfilesThatReadTheWorkloadAreKnown) {
+  framework::PluginRegistry plugins;
+  ASSERT_TRUE(plugins::RegisterBuiltinPlugins(plugins).ok());
+  framework::PolicyRegistry policies;
+  ASSERT_TRUE(plugins::RegisterBuiltinPolicies(policies).ok());
+  for (const char* name : {"fifo", "topology", "binpack", "backfill"})
+    EXPECT_FALSE(framework::ProfileReadsContext(*policies.Find(name), plugins)) << name;
+  for (const char* name : {"fgd", "berth-frag", "fairshare"})
+    EXPECT_TRUE(framework::ProfileReadsContext(*policies.Find(name), plugins)) << name;
+}
+
+TEST(TraceStream, TheScanKeepsTheFactsAndTheFeedTheSpecs) {
+  const std::vector<job::JobSpec> jobs = Jobs(50, 9);
+  const std::string path = WriteTrace(jobs, "stream-facts.jsonl");
+  auto st = ScanNativeTrace(path, ReadOptions{}, nullptr);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  ASSERT_TRUE(st->Streamable().ok());
+  ASSERT_EQ(st->table.jobs.size(), 50u);
+  EXPECT_EQ(st->table.tenants.size(), 3u);
+  EXPECT_EQ(st->table.tenant(4), "t1");
+  EXPECT_EQ(st->table.jobs[4].submit_time, jobs[4].submit_time);
+  EXPECT_EQ(st->table.jobs[4].milli_gpu, jobs[4].total_milli_gpu());
+  auto feed = JobFeed::Open(*st);
+  ASSERT_TRUE(feed.ok());
+  auto j7 = (*feed)->Take(7);  // jobs 0-6 passed over
+  ASSERT_TRUE(j7.ok()) << j7.status().ToString();
+  EXPECT_EQ(j7->name, "j7");
+  EXPECT_EQ(j7->id, JobId(7));
+  EXPECT_FALSE((*feed)->Take(3).ok());  // no going back
+}
+
+}  // namespace
+}  // namespace berth::sim
