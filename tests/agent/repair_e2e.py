@@ -17,6 +17,7 @@ Bounded like e2e.py (free ports, deadlines, stopped by PID).
 Usage: repair_e2e.py --berth PATH [--keep]
 """
 import argparse
+import datetime
 import json
 import os
 import shutil
@@ -99,6 +100,15 @@ def run(h):
     if ev["task"] != 0 or ev.get("attempt") != 1 or ev["generation"] != 1:
         fail("the spare runs task 0 as attempt 1 of run 1: %s" % ev)
     restart_s = ev["ts_ms"] / 1000.0 - killed_at
+    down_at = None
+    for line in open(os.path.join(h.work, "serve.log")):
+        if '"event":"node_down"' in line:
+            ts = json.loads(line)["ts"]
+            down_at = datetime.datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+                tzinfo=datetime.timezone.utc).timestamp()
+    if down_at is None:
+        fail("the server logs node_down for %s" % victim)
+    down_to_start_s = ev["ts_ms"] / 1000.0 - down_at
     j = h.job(jid)
     if j["state"] != "running" or j["requeues"] != 0 or j["repairs"] != 1 or j["starts"] != 1:
         fail("repaired in place, not requeued: %s" % j)
@@ -132,8 +142,8 @@ def run(h):
             fail("metrics: %s missing" % line)
     print("job %d succeeded: 1 start, 0 requeues, 1 repair; tasks restarted: 1 of 2 (starts %s); task 1 "
           "saw the new peer" % (jid, sorted(starts)))
-    print("FIGURES: kill_to_restarted_task_started_s=%.2f tasks_restarted=1 heartbeat_timeout=%s" %
-          (restart_s, HB_TIMEOUT))
+    print("FIGURES: kill_to_restarted_task_started_s=%.2f node_down_to_restarted_task_started_s=%.3f "
+          "tasks_restarted=1 heartbeat_timeout=%s" % (restart_s, down_to_start_s, HB_TIMEOUT))
 
 
 def main():
