@@ -373,6 +373,8 @@ std::string Service::MetricsText() {
   counter("berth_repair_fallbacks_total", "In-place repairs that found no replacement; the gang was requeued.",
           metrics_.repair_fallbacks);
   counter("berth_spares_used_total", "Hot spare nodes taken by in-place repairs.", metrics_.spares_used);
+  counter("berth_failures_learned_total",
+          "Node and GPU failures fed to the policy's failure history (topology-reliable).", metrics_.failures_learned);
   counter("berth_heartbeats_late_total", "Heartbeats that arrived longer than the timeout after the node's last.",
           metrics_.heartbeats_late);
   counter("berth_heartbeat_graces_total", "Times the heartbeat checker had not run for a timeout and gave every node a fresh one.",

@@ -196,8 +196,13 @@ void Service::RecordFailure(NodeId node, double weight) {
   failure_history_.emplace_back(cluster_->node(node).name, now, weight);
   if (failure_history_.size() > kMaxFailureHistory) failure_history_.pop_front();
   if (!sched_) return;
+  bool learned = false;
   for (framework::PlanPlugin* p : sched_->framework().plan())
-    if (auto* l = dynamic_cast<plugins::FailureAware*>(p)) l->failure_history().Record(node, now, weight);
+    if (auto* l = dynamic_cast<plugins::FailureAware*>(p)) {
+      l->failure_history().Record(node, now, weight);
+      learned = true;
+    }
+  if (learned) ++metrics_.failures_learned;
 }
 
 void Service::ReplayFailureHistory(scheduler::Scheduler& s, const cluster::Cluster& c) const {

@@ -246,3 +246,26 @@ TEST(ServiceRepairTest, RepairNeedsNodeAgents) {
 
 }  // namespace
 }  // namespace berth::server
+
+namespace berth::server {
+namespace {
+
+// The service's own failure reports feed the history topology-reliable reads.
+TEST(ServiceRepairTest, NodeAndGpuFailuresFeedTheFailureHistory) {
+  AgentHarness h(nullptr, 400'000);
+  h.options_.policy = "topology-reliable";
+  ASSERT_TRUE(h.Start().ok());
+  RegisterAll(h, 2);
+  ApiResult r = h.s().AgentHeartbeat(
+      json{{"name", "n1"}, {"agent_id", "a1"}, {"tasks", json::array()}, {"failed_gpus", json::array({2})}}.dump());
+  ASSERT_EQ(r.code, 200);
+  // n2 goes silent.
+  ASSERT_TRUE(WaitFor([&] {
+    h.Beat("n1", "a1");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return h.s().MetricsText().find("berth_failures_learned_total 2") != std::string::npos;
+  }));
+}
+
+}  // namespace
+}  // namespace berth::server
