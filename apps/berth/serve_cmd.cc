@@ -68,6 +68,11 @@ struct ServeFlags {
   std::string kill_grace;
   std::string heartbeat_interval;
   std::string heartbeat_timeout;
+  // In-place repair with node agents (docs/failures.md): as in berth simulate.
+  std::string spares = "none";
+  std::string repair;  // "" = in-place with --spares, else requeue
+  std::string repair_cost;
+  std::string repair_peers = "keep";
   std::string tls_cert, tls_key, tls_client_ca;
   bool tls_require_client_cert = false;  // every connection must present a verified client certificate  // TLS for the API (http/tls.h)
   bool extender_anonymous = false;               // extender verbs without credentials (loopback only)
@@ -144,7 +149,8 @@ int Serve(const ServeFlags& f) {
   // Bad flag values are usage errors, found before anything is opened.
   TimeUs grace = 0, min_runtime = -1, restore_cost = 0, idempotency_ttl = server::ServiceOptions{}.idempotency_ttl,
          pass_budget = server::ServiceOptions{}.pass_budget, kill_grace = server::ServiceOptions{}.kill_grace,
-         heartbeat_interval = -1, heartbeat_timeout = -1, yield_best_effort = -1, yield_training_grace = -1;
+         heartbeat_interval = -1, heartbeat_timeout = -1, yield_best_effort = -1, yield_training_grace = -1,
+         repair_cost = 0;
   for (const auto& [flag, text, out] : {std::tuple{"--preemption-grace", &f.preemption_grace, &grace},
                                         std::tuple{"--min-runtime", &f.min_runtime, &min_runtime},
                                         std::tuple{"--restore-cost", &f.restore_cost, &restore_cost},
@@ -153,6 +159,7 @@ int Serve(const ServeFlags& f) {
                                         std::tuple{"--kill-grace", &f.kill_grace, &kill_grace},
                                         std::tuple{"--heartbeat-interval", &f.heartbeat_interval, &heartbeat_interval},
                                         std::tuple{"--heartbeat-timeout", &f.heartbeat_timeout, &heartbeat_timeout},
+                                        std::tuple{"--repair-cost", &f.repair_cost, &repair_cost},
                                         std::tuple{"--yield-best-effort", &f.yield_best_effort, &yield_best_effort},
                                         std::tuple{"--yield-training-grace", &f.yield_training_grace,
                                                    &yield_training_grace}}) {
@@ -166,6 +173,25 @@ int Serve(const ServeFlags& f) {
   }
   if (Status s = f.limits.Validate(); !s.ok()) {
     std::cerr << "berth serve: " << s.message() << "\n";
+    return kExitUsage;
+  }
+  auto spares = faults::ParseSpareSetting(f.spares);
+  if (!spares.ok()) {
+    std::cerr << "berth serve: --spares: " << spares.status().message() << "\n";
+    return kExitUsage;
+  }
+  // No failure rates to size spares from: "leaf" and "spine" alone keep 1.
+  if (spares->mode != faults::SpareMode::kNone && spares->per_domain < 0) spares->per_domain = 1;
+  std::optional<faults::RepairMode> repair =
+      f.repair.empty() ? (spares->mode != faults::SpareMode::kNone ? faults::RepairMode::kInPlace
+                                                                   : faults::RepairMode::kRequeue)
+                       : faults::ParseRepairMode(f.repair);
+  if (!repair) {
+    std::cerr << "berth serve: --repair: expected requeue or in-place, got '" << f.repair << "'\n";
+    return kExitUsage;
+  }
+  if (f.repair_peers != "keep" && f.repair_peers != "restart") {
+    std::cerr << "berth serve: --repair-peers: expected keep or restart, got '" << f.repair_peers << "'\n";
     return kExitUsage;
   }
   if (Status s = ParseLaunchPorts(f.launch_ports).Validate(); !s.ok()) {
@@ -327,6 +353,11 @@ int Serve(const ServeFlags& f) {
     }
   }
   opts.launch = ParseLaunchPorts(f.launch_ports);
+  opts.repair = *repair;
+  opts.spares = *spares;
+  opts.repair_cost = repair_cost;
+  opts.repair_peers = f.repair_peers == "restart" ? server::ServiceOptions::RepairPeers::kRestart
+                                                  : server::ServiceOptions::RepairPeers::kKeep;
   std::optional<tenancy::QueueFile> queue_file;  // as written (its per-queue overcommit ratios)
   if (!f.queues.empty()) {
     auto file = tenancy::ReadQueueFile(f.queues);
@@ -498,6 +529,21 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--heartbeat-timeout", flags->heartbeat_timeout,
                   "a node silent this long is down and its gangs requeued, e.g. 10s (default 10s, at least 3 "
                   "intervals; virtual nodes 2s)");
+  cmd->add_option("--spares", flags->spares,
+                  "node agents: hot spare nodes kept idle per domain for in-place repairs: none, leaf:N or spine:N "
+                  "(leaf and spine: 1; at most half a domain's nodes)")
+      ->capture_default_str();
+  cmd->add_option("--repair", flags->repair,
+                  "node agents: what a gang hit by a node or GPU failure does: requeue (restart whole) or in-place "
+                  "(only the failed tasks restart, as new attempts with their ranks, on a spare or free node of their "
+                  "domain; else requeue); default: in-place with --spares, else requeue");
+  cmd->add_option("--repair-cost", flags->repair_cost,
+                  "node agents with --repair in-place: time a repaired gang spends restoring before it works, e.g. "
+                  "5m (default 0)");
+  cmd->add_option("--repair-peers", flags->repair_peers,
+                  "node agents with --repair in-place: the repaired gang's other tasks keep running and are told "
+                  "of the new peer (keep), or restart too as new attempts on their own GPUs (restart)")
+      ->capture_default_str();
   cmd->add_flag("--virtual-nodes", flags->virtual_nodes, "simulate node agents that heartbeat and run jobs");
   cmd->add_flag("--require-federation-lease", flags->require_federation_lease,
                 "a federation member: start nothing until a dispatcher's lease is granted (docs/federation.md, "

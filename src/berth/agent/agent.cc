@@ -104,6 +104,10 @@ StatusOr<std::vector<Assignment>> ParseRunList(const json& run) {
     a.generation = static_cast<int32_t>(x);
     BERTH_RETURN_IF_ERROR(num("task", 0, INT32_MAX, x));
     a.task = static_cast<int32_t>(x);
+    if (t.contains("attempt")) {
+      BERTH_RETURN_IF_ERROR(num("attempt", 0, INT32_MAX, x));
+      a.attempt = static_cast<int32_t>(x);
+    }
     if (t.contains("tasks")) {
       BERTH_RETURN_IF_ERROR(num("tasks", 1, INT32_MAX, x));
       a.tasks = static_cast<int32_t>(x);
@@ -129,6 +133,10 @@ StatusOr<std::vector<Assignment>> ParseRunList(const json& run) {
       BERTH_RETURN_IF_ERROR(Field(w + ".mpi_hostfile", t["mpi_hostfile"].is_string(), "expected a string"));
       a.mpi_hostfile = t["mpi_hostfile"].get<std::string>();
     }
+    if (t.contains("peers")) {
+      BERTH_RETURN_IF_ERROR(Field(w + ".peers", t["peers"].is_array(), "expected an array"));
+      a.peers = t["peers"].dump(1);
+    }
     out.push_back(std::move(a));
   }
   return out;
@@ -136,7 +144,7 @@ StatusOr<std::vector<Assignment>> ParseRunList(const json& run) {
 
 std::vector<std::string> BuildTaskEnv(const std::vector<std::string>& base, const Assignment& a,
                                       const std::vector<GpuInfo>& node_gpus, const std::string& node_name,
-                                      const std::string& hostfile) {
+                                      const std::string& hostfile, const std::string& peers_file) {
   std::map<std::string, std::string> env;
   for (const auto& kv : base) {
     const size_t eq = kv.find('=');
@@ -155,12 +163,35 @@ std::vector<std::string> BuildTaskEnv(const std::vector<std::string>& base, cons
   env["BERTH_TASK_INDEX"] = std::to_string(a.task);
   env["BERTH_TASK_COUNT"] = std::to_string(a.tasks);
   env["BERTH_RUN"] = std::to_string(a.generation);
+  env["BERTH_TASK_ATTEMPT"] = std::to_string(a.attempt);
   env["BERTH_NODE"] = node_name;
   if (!hostfile.empty()) env["BERTH_MPI_HOSTFILE"] = hostfile;
+  if (!peers_file.empty()) env["BERTH_PEERS_FILE"] = peers_file;
   std::vector<std::string> out;
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
   return out;
 }
+
+std::string TaskDir(const std::string& work_dir, int64_t job, int32_t generation, int32_t task, int32_t attempt) {
+  return work_dir + "/tasks/job-" + std::to_string(job) + "/run-" + std::to_string(generation) + "/task-" +
+         std::to_string(task) + (attempt > 0 ? ".attempt-" + std::to_string(attempt) : "");
+}
+
+namespace {
+
+// Writes `text` to `path` through a temporary file and a rename, so a task
+// reading it never sees half a file.
+void WriteWhole(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << text;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+}
+
+}  // namespace
 
 Agent::Agent(AgentOptions options, NodeConfig config) : options_(std::move(options)), config_(std::move(config)) {}
 
@@ -240,6 +271,7 @@ void Agent::Heartbeat() {
   for (const auto& r : state_.tasks) {
     if (r.forgotten_at_ms) continue;
     json t = {{"job", r.job}, {"generation", r.generation}, {"task", r.task}, {"state", "running"}};
+    if (r.attempt > 0) t["attempt"] = r.attempt;
     // An end goes first through ReportExits (after its log); once reported,
     // every heartbeat repeats it, so a restarted server learns it again.
     if (r.ended() && r.reported && !r.stopping) {
@@ -293,13 +325,16 @@ void Agent::Heartbeat() {
 }
 
 void Agent::Reconcile(const std::vector<Assignment>& run) {
-  std::set<std::tuple<int64_t, int32_t, int32_t>> listed;
+  std::set<std::tuple<int64_t, int32_t, int32_t, int32_t>> listed;
   for (const auto& a : run) {
-    listed.insert(std::tuple(a.job, a.generation, a.task));
+    const auto key = std::tuple(a.job, a.generation, a.task, a.attempt);
+    listed.insert(key);
     auto it = std::find_if(state_.tasks.begin(), state_.tasks.end(),
-                           [&](const TaskRecord& r) { return r.key() == std::tuple(a.job, a.generation, a.task); });
+                           [&](const TaskRecord& r) { return r.key() == key; });
     if (it == state_.tasks.end()) {
       Start(a);
+    } else if (!it->ended() && !it->stopping) {
+      UpdatePeers(*it, a);
     } else if (it->forgotten_at_ms) {
       // Listed again (the server restarted from an older state): never run
       // again; report how it ended once more.
@@ -317,7 +352,7 @@ void Agent::Reconcile(const std::vector<Assignment>& run) {
         r.term_at_ms = now;
         dirty_ = true;
         if (auto pid = ReadTaskPid(r.dir)) ::kill(-*pid, SIGTERM);
-        Log("task_stopping", {{"job", r.job}, {"generation", r.generation}, {"task", r.task},
+        Log("task_stopping", {{"job", r.job}, {"generation", r.generation}, {"task", r.task}, {"attempt", r.attempt},
                               {"grace_ms", kill_grace_ms_}});
       }
     } else {
@@ -328,6 +363,7 @@ void Agent::Reconcile(const std::vector<Assignment>& run) {
   // Old records go (their directories and logs stay).
   const size_t before = state_.tasks.size();
   std::erase_if(state_.tasks, [&](const TaskRecord& r) { return r.forgotten_at_ms && now - r.forgotten_at_ms > kForgetAfterMs; });
+  std::erase_if(written_peers_, [&](const auto& w) { return !listed.count(w.first); });
   if (state_.tasks.size() != before) dirty_ = true;
 }
 
@@ -336,8 +372,8 @@ void Agent::Start(const Assignment& a) {
   r.job = a.job;
   r.generation = a.generation;
   r.task = a.task;
-  r.dir = options_.work_dir + "/tasks/job-" + std::to_string(a.job) + "/run-" + std::to_string(a.generation) +
-          "/task-" + std::to_string(a.task);
+  r.attempt = a.attempt;
+  r.dir = TaskDir(options_.work_dir, a.job, a.generation, a.task, a.attempt);
   std::error_code ec;
   std::filesystem::create_directories(r.dir, ec);
   auto fail = [&](const std::string& why) {
@@ -346,7 +382,8 @@ void Agent::Start(const Assignment& a) {
     r.exit_code = 127;
     state_.tasks.push_back(r);
     dirty_ = true;
-    Log("task_not_started", {{"job", a.job}, {"generation", a.generation}, {"task", a.task}, {"error", why}});
+    Log("task_not_started", {{"job", a.job}, {"generation", a.generation}, {"task", a.task}, {"attempt", a.attempt},
+                             {"error", why}});
   };
   if (ec) return fail("cannot create " + r.dir + ": " + ec.message());
   if (a.command.empty()) return fail("the job has no command (its document needs \"command\": [\"prog\", \"arg\", ...])");
@@ -357,13 +394,19 @@ void Agent::Start(const Assignment& a) {
     hostfile = std::filesystem::absolute(r.dir + "/hostfile", ec).string();
     std::ofstream(hostfile) << a.mpi_hostfile;
   }
+  std::string peers_file;
+  if (!a.peers.empty()) {
+    peers_file = std::filesystem::absolute(r.dir + "/peers.json", ec).string();
+    WriteWhole(peers_file, a.peers);
+  }
+  written_peers_[r.key()] = {a.peers, a.mpi_hostfile};
   TaskSpec spec;
   spec.argv = a.command;
-  spec.env = BuildTaskEnv(base, a, config_.gpus, config_.name, hostfile);
+  spec.env = BuildTaskEnv(base, a, config_.gpus, config_.name, hostfile, peers_file);
   spec.memory_max_bytes = a.memory_mib * (int64_t{1} << 20);
   spec.cpu_max_milli = a.cpu_milli;
   spec.cgroup_name = "berth-job" + std::to_string(a.job) + "-run" + std::to_string(a.generation) + "-task" +
-                     std::to_string(a.task);
+                     std::to_string(a.task) + (a.attempt > 0 ? "-attempt" + std::to_string(a.attempt) : "");
   if (Status s = WriteTaskSpec(r.dir, spec); !s.ok()) return fail(s.message());
   // Recorded before it starts: a restart in between reports it lost, never starts it twice.
   r.state = TaskRecord::State::kStarting;
@@ -382,12 +425,24 @@ void Agent::Start(const Assignment& a) {
   }
   dirty_ = true;
   Save();
-  Log("task_started", {{"job", a.job}, {"generation", a.generation}, {"task", a.task}, {"dir", r.dir},
+  Log("task_started", {{"job", a.job}, {"generation", a.generation}, {"task", a.task}, {"attempt", a.attempt},
+                       {"dir", r.dir},
                        {"cuda_visible_devices", [&] {
                           for (const auto& kv : spec.env)
                             if (kv.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) return kv.substr(21);
                           return std::string();
                         }()}});
+}
+
+void Agent::UpdatePeers(const TaskRecord& r, const Assignment& a) {
+  auto& written = written_peers_[r.key()];
+  if (written.first == a.peers && written.second == a.mpi_hostfile) return;
+  const bool first_look = written.first.empty() && written.second.empty();  // after a restart of the agent
+  if (!a.peers.empty()) WriteWhole(r.dir + "/peers.json", a.peers);
+  if (!a.mpi_hostfile.empty()) WriteWhole(r.dir + "/hostfile", a.mpi_hostfile);
+  written = {a.peers, a.mpi_hostfile};
+  if (!first_look)
+    Log("task_peers_changed", {{"job", r.job}, {"generation", r.generation}, {"task", r.task}, {"attempt", r.attempt}});
 }
 
 void Agent::Poll() {
@@ -399,7 +454,8 @@ void Agent::Poll() {
       r.state = TaskRecord::State::kExited;
       r.exit_code = *code;
       dirty_ = true;
-      Log("task_exited", {{"job", r.job}, {"generation", r.generation}, {"task", r.task}, {"exit_code", *code}});
+      Log("task_exited", {{"job", r.job}, {"generation", r.generation}, {"task", r.task}, {"attempt", r.attempt},
+                          {"exit_code", *code}});
       continue;
     }
     const auto pid = ReadTaskPid(r.dir);
@@ -416,7 +472,7 @@ void Agent::Poll() {
       r.exit_code = *code;
     } else {
       r.state = TaskRecord::State::kLost;
-      Log("task_lost", {{"job", r.job}, {"generation", r.generation}, {"task", r.task},
+      Log("task_lost", {{"job", r.job}, {"generation", r.generation}, {"task", r.task}, {"attempt", r.attempt},
                         {"reason", "neither its supervisor nor its process runs, and no exit status was written"}});
     }
     dirty_ = true;
@@ -437,7 +493,7 @@ void Agent::StopTasks() {
       ::kill(-*pid, SIGKILL);
       r.killed = true;
       dirty_ = true;
-      Log("task_killed", {{"job", r.job}, {"generation", r.generation}, {"task", r.task},
+      Log("task_killed", {{"job", r.job}, {"generation", r.generation}, {"task", r.task}, {"attempt", r.attempt},
                           {"reason", "still running after the grace"}});
     }
   }
@@ -458,6 +514,7 @@ void Agent::UploadLogs(TaskRecord& r, bool all) {
     const std::string q = "/v1/agent/logs?name=" + httplib::detail::encode_query_param(config_.name) +
                           "&agent_id=" + state_.agent_id + "&job=" + std::to_string(r.job) +
                           "&generation=" + std::to_string(r.generation) + "&task=" + std::to_string(r.task) +
+                          (r.attempt > 0 ? "&attempt=" + std::to_string(r.attempt) : "") +
                           "&offset=" + std::to_string(r.log_sent);
     Reply rep = Post(q, chunk, "application/octet-stream");
     if (rep.status == 200 || rep.status == 409) {
@@ -489,6 +546,7 @@ void Agent::ReportExits() {
     UploadLogs(r, true);
     json body = {{"name", config_.name}, {"agent_id", state_.agent_id}, {"job", r.job},
                  {"generation", r.generation}, {"task", r.task}};
+    if (r.attempt > 0) body["attempt"] = r.attempt;
     if (r.state == TaskRecord::State::kExited) {
       body["state"] = "exited";
       body["exit_code"] = r.exit_code;

@@ -40,6 +40,7 @@ StatusOr<AgentState> LoadAgentState(const std::string& work_dir) {
       r.job = t.at("job").get<int64_t>();
       r.generation = t.at("generation").get<int32_t>();
       r.task = t.at("task").get<int32_t>();
+      r.attempt = t.value("attempt", 0);
       r.dir = t.at("dir").get<std::string>();
       const std::string st = t.at("state").get<std::string>();
       r.state = st == "running"  ? TaskRecord::State::kRunning
@@ -68,6 +69,7 @@ Status SaveAgentState(const std::string& work_dir, const AgentState& s) {
     tasks.push_back({{"job", r.job},
                      {"generation", r.generation},
                      {"task", r.task},
+                     {"attempt", r.attempt},
                      {"dir", r.dir},
                      {"state", TaskStateName(r.state)},
                      {"exit_code", r.exit_code},

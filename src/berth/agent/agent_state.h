@@ -3,7 +3,9 @@
 // what it knows of it. A task is recorded before its supervisor starts, so a
 // restarted agent never starts a task twice: a task it has a record of is
 // re-attached (its supervisor or process still runs), read (its exit status is
-// on disk), or reported lost, never started again.
+// on disk), or reported lost, never started again. A task is known by
+// (job, run, task, attempt): a new attempt of a task (the server restarts
+// that task alone, docs/agent.md "In-place repair") is another record.
 //
 //   AgentState s = LoadAgentState("/var/lib/berth-agent").value();
 //   s.tasks.push_back(TaskRecord{.job = 3, .generation = 1, .task = 0});
@@ -25,6 +27,7 @@ struct TaskRecord {
   int64_t job = -1;
   int32_t generation = 0;
   int32_t task = -1;
+  int32_t attempt = 0;  // 0, then one more per in-place restart of this task alone (its own directory)
   std::string dir;  // the task directory (supervisor.h)
   enum class State { kStarting, kRunning, kExited, kLost } state = State::kStarting;
   int32_t exit_code = 0;        // kExited
@@ -36,7 +39,7 @@ struct TaskRecord {
   bool killed = false;          // SIGKILL sent
   int64_t forgotten_at_ms = 0;  // no longer assigned (kept a while: never run again)
 
-  auto key() const { return std::tuple(job, generation, task); }
+  auto key() const { return std::tuple(job, generation, task, attempt); }
   bool ended() const { return state == State::kExited || state == State::kLost; }
 };
 

@@ -29,6 +29,7 @@ TEST(AgentStateTest, RoundTrips) {
   r.job = 7;
   r.generation = 2;
   r.task = 1;
+  r.attempt = 2;
   r.dir = dir + "/t";
   r.state = TaskRecord::State::kExited;
   r.exit_code = 3;
@@ -42,11 +43,22 @@ TEST(AgentStateTest, RoundTrips) {
   EXPECT_EQ(back->agent_id, s.agent_id);
   ASSERT_EQ(back->tasks.size(), 1u);
   EXPECT_EQ(back->tasks[0].key(), r.key());
+  EXPECT_EQ(back->tasks[0].attempt, 2);
   EXPECT_EQ(back->tasks[0].state, TaskRecord::State::kExited);
   EXPECT_EQ(back->tasks[0].exit_code, 3);
   EXPECT_EQ(back->tasks[0].log_sent, 99);
   EXPECT_TRUE(back->tasks[0].reported);
   EXPECT_NE(NewAgentId().value(), s.agent_id);
+}
+
+TEST(AgentStateTest, AFileWithoutAttemptsReadsAsFirstAttempts) {
+  const std::string dir = TempDir("old");
+  std::ofstream(dir + "/agent.json")
+      << R"({"agent_id":"x","tasks":[{"job":1,"generation":1,"task":0,"dir":"d","state":"running"}]})";
+  auto s = LoadAgentState(dir);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->tasks.size(), 1u);
+  EXPECT_EQ(s->tasks[0].attempt, 0);
 }
 
 TEST(AgentStateTest, MalformedFileIsAnError) {

@@ -76,3 +76,28 @@ TEST(AgentTest, ParsesTheGpuHealthFile) {
 
 }  // namespace
 }  // namespace berth::agent
+
+namespace berth::agent {
+namespace {
+
+TEST(AgentTest, ANewAttemptIsAnotherTaskWithItsOwnDirectory) {
+  auto run = ParseRunList(json::parse(
+      R"([{"job":3,"generation":2,"task":1,"attempt":2,"command":["true"],
+           "peers":[{"task":0,"rank":0,"node":"n1","address":"10.0.0.1","attempt":0}]},
+          {"job":3,"generation":2,"task":0,"command":["true"]}])"));
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ((*run)[0].attempt, 2);
+  EXPECT_NE((*run)[0].peers.find("10.0.0.1"), std::string::npos);
+  EXPECT_EQ((*run)[1].attempt, 0);  // absent: the first attempt
+  EXPECT_TRUE((*run)[1].peers.empty());
+  EXPECT_FALSE(ParseRunList(json::parse(R"([{"job":3,"generation":1,"task":0,"attempt":-1}])")).ok());
+  EXPECT_FALSE(ParseRunList(json::parse(R"([{"job":3,"generation":1,"task":0,"peers":{}}])")).ok());
+  EXPECT_EQ(TaskDir("/w", 3, 2, 1, 0), "/w/tasks/job-3/run-2/task-1");
+  EXPECT_EQ(TaskDir("/w", 3, 2, 1, 2), "/w/tasks/job-3/run-2/task-1.attempt-2");
+  auto env = BuildTaskEnv({}, (*run)[0], {}, "n2", "", "/w/peers.json");
+  EXPECT_NE(std::find(env.begin(), env.end(), "BERTH_TASK_ATTEMPT=2"), env.end());
+  EXPECT_NE(std::find(env.begin(), env.end(), "BERTH_PEERS_FILE=/w/peers.json"), env.end());
+}
+
+}  // namespace
+}  // namespace berth::agent

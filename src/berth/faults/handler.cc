@@ -151,10 +151,10 @@ bool FaultHandler::Excluded(const Fault& f, NodeId n) const {
   return n.value() >= b && n.value() < e;
 }
 
-std::optional<state::Allocation> FaultHandler::FitOn(const state::ClusterState& st, const state::Allocation& like,
-                                                     NodeId n, uint64_t forbidden) const {
-  const cluster::Node& node = cluster_.node(n);
-  if (node.gpu_type != cluster_.node(like.node).gpu_type) return std::nullopt;
+std::optional<state::Allocation> FitTaskOn(const cluster::Cluster& cluster, const state::ClusterState& st,
+                                           const state::Allocation& like, NodeId n, uint64_t forbidden) {
+  const cluster::Node& node = cluster.node(n);
+  if (node.gpu_type != cluster.node(like.node).gpu_type) return std::nullopt;
   if (st.free_cpu(n) < like.cpu_milli || st.free_memory(n) < like.memory_mib) return std::nullopt;
   const int need = like.gpu_count();
   state::Allocation a = like;
@@ -174,6 +174,11 @@ std::optional<state::Allocation> FaultHandler::FitOn(const state::ClusterState& 
   }
   if (got < need) return std::nullopt;
   return a;
+}
+
+std::optional<state::Allocation> FaultHandler::FitOn(const state::ClusterState& st, const state::Allocation& like,
+                                                     NodeId n, uint64_t forbidden) const {
+  return FitTaskOn(cluster_, st, like, n, forbidden);
 }
 
 std::optional<state::Allocation> FaultHandler::FindReplacement(const Scheduler& s, const scheduler::JobRecord& rec,
@@ -353,9 +358,7 @@ StatusOr<std::vector<std::pair<int32_t, JobId>>> FaultHandler::Lend(
   return started;
 }
 
-namespace {
-
-std::optional<cluster::Level> Spanned(const cluster::Cluster& c, std::span<const framework::TaskPlacement> ps) {
+std::optional<cluster::Level> SpannedLevel(const cluster::Cluster& c, std::span<const framework::TaskPlacement> ps) {
   if (ps.empty()) return std::nullopt;
   const NodeId first = ps.front().alloc.node;
   bool one = true;
@@ -368,6 +371,8 @@ std::optional<cluster::Level> Spanned(const cluster::Cluster& c, std::span<const
   if (one) return std::nullopt;
   return static_cast<cluster::Level>(level);
 }
+
+namespace {
 
 bool SpansNodes(std::span<const framework::TaskPlacement> ps) {
   for (const auto& p : ps)
@@ -412,7 +417,7 @@ Status FaultHandler::StopJobs(const Fault& f, bool checkpoint_now, std::span<Sch
     bool repaired = options_.repair == RepairMode::kInPlace && rec->placements.size() >= 2 &&
                     f.kind != FaultKind::kCluster;
     if (repaired) {
-      const std::optional<cluster::Level> spanned = Spanned(cluster_, rec->placements);
+      const std::optional<cluster::Level> spanned = SpannedLevel(cluster_, rec->placements);
       bool first = true;
       for (int32_t t : tasks) {
         auto p = std::find_if(rec->placements.begin(), rec->placements.end(),

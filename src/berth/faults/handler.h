@@ -77,6 +77,19 @@ struct SpareSetting {
 StatusOr<SpareSetting> ParseSpareSetting(std::string_view s);
 const char* SpareModeName(SpareMode m);
 
+// The allocation `like` (a task's placement) would take on node n, on GPUs
+// free in `st` outside `forbidden_gpus`: the same GPU type, its CPU, memory
+// and GPU count (whole GPUs, or its share of each GPU), the lowest free GPU
+// positions first; nullopt when it does not fit. The fault handler's
+// replacements and the service's in-place repairs both use it.
+std::optional<state::Allocation> FitTaskOn(const cluster::Cluster& cluster, const state::ClusterState& st,
+                                           const state::Allocation& like, NodeId n, uint64_t forbidden_gpus);
+
+// The narrowest topology level that holds every placement of a gang
+// (nullopt: all on one node).
+std::optional<cluster::Level> SpannedLevel(const cluster::Cluster& cluster,
+                                           std::span<const framework::TaskPlacement> placements);
+
 struct FaultOptions {
   RepairMode repair = RepairMode::kRequeue;
   SpareSetting spares;

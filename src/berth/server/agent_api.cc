@@ -65,6 +65,8 @@ Status ParseReport(const std::string& where, const json& v, bool status_doc, Age
     } else if (key == "task") {
       BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 0, kI32, r.task));
       has_task = true;
+    } else if (key == "attempt") {
+      BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 0, kI32, r.attempt));
     } else if (key == "state") {
       if (!val.is_string()) return InvalidArgument(k + ": expected running, exited or lost, found " + Shown(val));
       const std::string s = val.get<std::string>();

@@ -7,7 +7,7 @@
 //    "gpus":[{"index":0,"type":"H100","memory_mib":81920}],
 //    "labels":{"leaf":"leaf-1","spine":"spine-0"}}                 register
 //   {"name":"gpu-1","agent_id":"5f0c...",
-//    "tasks":[{"job":3,"generation":1,"task":0,"state":"running"}],
+//    "tasks":[{"job":3,"generation":1,"task":0,"attempt":1,"state":"running"}],
 //    "failed_gpus":[5]}                                               heartbeat
 //   {"name":"gpu-1","agent_id":"5f0c...","job":3,"generation":1,"task":0,
 //    "state":"exited","exit_code":0}                                  status
@@ -47,6 +47,9 @@ struct AgentTaskReport {
   int64_t job = -1;
   int32_t generation = 0;
   int32_t task = -1;
+  // The task's attempt within its run: 0 first, then one more each time the
+  // task alone restarts (an in-place repair). Absent in a report: 0.
+  int32_t attempt = 0;
   enum class State { kRunning, kExited, kLost } state = State::kRunning;
   int32_t exit_code = 0;  // kExited: the status (128 + signal when killed)
 };

@@ -300,10 +300,13 @@ void HttpServer::Routes() {
     };
     auto job = num("job", INT64_MAX), gen = num("generation", INT32_MAX), task = num("task", INT32_MAX),
          offset = num("offset", INT64_MAX);
-    if (!job || !gen || !task || !offset || !req.has_param("name") || !req.has_param("agent_id"))
-      return Send(res, ApiResult::Error(400, "expected ?name=&agent_id=&job=&generation=&task=&offset= (non-negative integers)"));
+    const auto attempt = req.has_param("attempt") ? num("attempt", INT32_MAX) : std::optional<int64_t>(0);
+    if (!job || !gen || !task || !offset || !attempt || !req.has_param("name") || !req.has_param("agent_id"))
+      return Send(res, ApiResult::Error(400, "expected ?name=&agent_id=&job=&generation=&task=&offset=[&attempt=] "
+                                             "(non-negative integers)"));
     Send(res, service_.AgentLogUpload(req.get_param_value("name"), req.get_param_value("agent_id"), *job,
-                                      static_cast<int32_t>(*gen), static_cast<int32_t>(*task), *offset, req.body));
+                                      static_cast<int32_t>(*gen), static_cast<int32_t>(*task), *offset, req.body,
+                                      static_cast<int32_t>(*attempt)));
   });
   s.Post(R"(/v1/services/([^/]+)/load)", [this, authorized, with_id](const httplib::Request& req, httplib::Response& res) {
     if (!authorized(req, res)) return;

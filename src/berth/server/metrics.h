@@ -65,6 +65,11 @@ struct Metrics {
   std::atomic<uint64_t> heartbeat_graces{0};   // checker runs that granted every node a fresh timeout
   std::atomic<uint64_t> node_failures{0};
   std::atomic<uint64_t> gpu_failures{0};  // GPUs node agents reported failed
+  std::atomic<uint64_t> gang_repairs{0};      // gangs repaired in place (agents)
+  std::atomic<uint64_t> tasks_repaired{0};    // tasks restarted as a new attempt by those repairs
+  std::atomic<uint64_t> repair_fallbacks{0};  // repairs wanted that found no place: requeued
+  std::atomic<uint64_t> spares_used{0};       // hot spares taken by repairs
+  std::atomic<uint64_t> failures_learned{0};  // node and GPU failures fed to failure-aware plugins
   std::atomic<uint64_t> store_commits{0};
   std::atomic<uint64_t> store_records{0};
   std::atomic<uint64_t> store_errors{0};

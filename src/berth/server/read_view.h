@@ -48,6 +48,11 @@ struct JobView {
   bool queued = false;      // in the service's pending or running set (counted per queue)
   TimeUs accepted_at = 0, started_at = -1, finished_at = -1;
   int32_t generation = 0, requeues = 0;
+  // Agents: in-place repairs so far, and for a repaired run the attempt of
+  // each restarted task and the run's rank order (empty otherwise).
+  int32_t repairs = 0;
+  std::map<int32_t, int32_t> task_attempts;
+  std::vector<int32_t> rank_order;
   std::shared_ptr<const std::vector<framework::TaskPlacement>> placements;  // never null
   std::string end_reason;
   std::string unfit;  // pending: the cluster changed and the job no longer fits
@@ -77,6 +82,7 @@ struct NodeView {
   int64_t failures = 0;
   bool up = true;
   bool quarantined = false;
+  bool spare = false;  // a hot spare kept for in-place repairs
   bool draining = false;
   TimeUs drain_deadline = -1;  // wall clock; -1: none
   uint64_t failed_gpus = 0;    // node-local GPU positions reported failed

@@ -128,6 +128,30 @@ StatusOr<std::vector<framework::TaskPlacement>> DecodePlacements(const cluster::
   return out;
 }
 
+std::string EncodeRepair(const cluster::Cluster& cluster, int32_t generation, int32_t attempt,
+                         const framework::TaskPlacement& placement) {
+  json one = json::parse(EncodePlacements(cluster, std::span<const framework::TaskPlacement>(&placement, 1)));
+  return json{{"generation", generation}, {"task", placement.task.index}, {"attempt", attempt}, {"placement", one[0]}}
+      .dump();
+}
+
+StatusOr<TaskRepair> DecodeRepair(const cluster::Cluster& cluster, JobId job, const std::string& body) {
+  TaskRepair out;
+  Status s = Guard("repair record", [&]() -> Status {
+    BERTH_ASSIGN_OR_RETURN(json doc, ParseRecord(body));
+    if (!doc.is_object()) return InvalidArgument("expected an object");
+    out.generation = doc.at("generation").get<int32_t>();
+    out.attempt = doc.at("attempt").get<int32_t>();
+    BERTH_ASSIGN_OR_RETURN(auto ps, DecodePlacements(cluster, job, json::array({doc.at("placement")}).dump()));
+    if (ps.size() != 1 || ps[0].task.index != doc.at("task").get<int32_t>())
+      return InvalidArgument("the placement is not of the task named");
+    out.placement = ps[0];
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
 std::string EncodeEnd(job::JobState state, const std::string& reason) {
   return json{{"state", job::JobStateName(state)}, {"reason", reason}}.dump();
 }

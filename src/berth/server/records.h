@@ -24,6 +24,18 @@ std::string EncodePlacements(const cluster::Cluster& cluster, std::span<const fr
 StatusOr<std::vector<framework::TaskPlacement>> DecodePlacements(const cluster::Cluster& cluster, JobId job,
                                                                   const std::string& body);
 
+// kTaskRepaired: {"generation":2,"task":1,"attempt":1,"placement":{"task":1,"node":"n4",...}}
+// (one task of run `generation` restarted in place as `attempt`, on the
+// placement given as in kJobStarted).
+struct TaskRepair {
+  int32_t generation = 0;
+  int32_t attempt = 0;
+  framework::TaskPlacement placement;
+};
+std::string EncodeRepair(const cluster::Cluster& cluster, int32_t generation, int32_t attempt,
+                         const framework::TaskPlacement& placement);
+StatusOr<TaskRepair> DecodeRepair(const cluster::Cluster& cluster, JobId job, const std::string& body);
+
 // kJobFinished / kJobRequeued: {"state":"succeeded","reason":"..."}.
 std::string EncodeEnd(job::JobState state, const std::string& reason);
 Status DecodeEnd(const std::string& body, job::JobState& state, std::string& reason);

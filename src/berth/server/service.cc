@@ -57,6 +57,10 @@ Status ServiceOptions::Validate() const {
   if (agent_nodes && !colocation.empty())
     return InvalidArgument("--reserved-nodes does not go with node agents (the cluster is the nodes that register)");
   if (kill_grace < 0) return InvalidArgument("--kill-grace must not be negative");
+  if (repair_cost < 0) return InvalidArgument("--repair-cost must not be negative");
+  if (!agent_nodes && (repair == faults::RepairMode::kInPlace || spares.mode != faults::SpareMode::kNone))
+    return InvalidArgument(
+        "--repair in-place and --spares need node agents (serve with --node-token-file and no --cluster)");
   if (max_log_bytes < 0) return InvalidArgument("the log size limit must not be negative");
   if (extender_limits.max_groups < 1 || extender_limits.max_pods < 1)
     return InvalidArgument("--extender-max-groups and --extender-max-pods must be at least 1");
@@ -119,6 +123,7 @@ Status Service::Start() {
   phase_ = Phase::kLoading;
   if (options_.agent_nodes) BERTH_RETURN_IF_ERROR(LoadAgents());
   BERTH_RETURN_IF_ERROR(Recover());
+  recovered_ = true;  // spares may be set aside now that running work is adopted
   for (auto& [id, e] : jobs_) MarkView(e);
   PublishViews();
   {
@@ -611,6 +616,9 @@ void Service::SchedulePass() {
     e.placements = rec->placements;
     e.started_at = rec->start_time;
     ++e.generation;
+    e.task_attempts.clear();
+    e.attempts_unlaunched.clear();
+    e.rank_order = workload::RankOrder(e.placements);
     if (e.generation == 1 && e.started_at >= e.accepted_at)
       metrics_.admission_wait.Observe(UsToSeconds(e.started_at - e.accepted_at));
     pending_.erase(e.id);
@@ -766,7 +774,8 @@ void Service::CheckHeartbeats() {
       if (now - std::max(beat, grace_from_) > options_.heartbeat_timeout) NodeDown(NodeId(n), "heartbeat timeout");
     } else if (!ne.quarantined && beat > ne.down_at) {
       // Healthy again; a draining node still takes no new work.
-      if (sched_->SetNodeUp(NodeId(n), !ne.draining).ok()) {
+      ne.spare = false;
+      if (sched_->SetNodeUp(NodeId(n), !ne.draining && !ne.quarantined).ok()) {
         ne.up = true;
         node_views_dirty_ = true;
         dirty_ = true;
@@ -774,6 +783,7 @@ void Service::CheckHeartbeats() {
       }
     }
   }
+  RefreshSpares();
 }
 
 void Service::NodeDown(NodeId node, const std::string& reason) {
@@ -781,9 +791,11 @@ void Service::NodeDown(NodeId node, const std::string& reason) {
   const TimeUs now = SteadyNowUs();
   const std::string& name = cluster_->node(node).name;
   ne.up = false;
+  ne.spare = false;
   ne.down_at = now;
   node_views_dirty_ = true;
   (void)sched_->SetNodeUp(node, false);
+  RecordFailure(node, 1.0);
   ++metrics_.node_failures;
   ++ne.total_failures;
   ne.failures.push_back(now);
@@ -798,13 +810,16 @@ void Service::NodeDown(NodeId node, const std::string& reason) {
 }
 
 void Service::StopJobsOn(NodeId node, const std::string& reason, bool checkpoint_now) {
-  // Every job with a task on the node goes back to the queue.
-  std::set<int64_t> hit;
-  for (const TaskKey& t : sched_->state().tasks_on(node)) hit.insert(t.job.value());
-  for (int64_t id : hit) {
+  // Every job with a task on the node goes back to the queue (or, with
+  // agents and --repair in-place, has those tasks restarted elsewhere).
+  std::map<int64_t, std::vector<int32_t>> hit;
+  for (const TaskKey& t : sched_->state().tasks_on(node)) hit[t.job.value()].push_back(t.index);
+  for (const auto& [id, tasks] : hit) {
     auto it = jobs_.find(id);
     if (it == jobs_.end() || it->second.state != JobState::kRunning) continue;
-    if (options_.agent_nodes || checkpoint_now) {
+    if (options_.agent_nodes && !checkpoint_now) {
+      FailJob(it->second, tasks, node, ~uint64_t{0}, reason);
+    } else if (checkpoint_now) {
       // A failure or a drain, not a preemption: the gang restarts from its
       // checkpoint (a drain takes one first).
       JobEntry& e = it->second;
@@ -845,6 +860,8 @@ void Service::Requeued(JobEntry& e, const std::string& reason) {
   e.placements.clear();
   e.launched = false;
   e.task_exits.clear();
+  e.task_attempts.clear();
+  e.attempts_unlaunched.clear();
   ++e.requeues;
   MarkView(e);
   ++metrics_.jobs_requeued;

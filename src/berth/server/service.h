@@ -48,11 +48,13 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "berth/cluster/cluster.h"
 #include "berth/common/clock.h"
+#include "berth/faults/handler.h"
 #include "berth/framework/registry.h"
 #include "berth/scheduler/scheduler.h"
 #include "berth/server/extender_verify.h"
@@ -165,6 +167,24 @@ struct ServiceOptions {
   // A task stopped by Berth (cancel, requeue, a failed rank's gang) gets
   // SIGTERM, then SIGKILL this long after (its agent's supervisor does it).
   TimeUs kill_grace = 10'000'000;
+  // In-place repair with node agents (docs/failures.md, "In-place repair in
+  // the service"): with kInPlace, a gang of two or more tasks whose node
+  // fails (heartbeat timeout, a failed GPU it holds, a quarantine, a task
+  // lost with its supervisor) keeps its other tasks' GPUs; each stopped task
+  // starts again as a new attempt of the same run (same rank) on the same
+  // node's other GPUs (a GPU failure), the same node (a lost task), a spare
+  // of its domain or a free node of its leaf, then spine, within the
+  // narrowest domain holding the gang. Without a place the gang is requeued.
+  faults::RepairMode repair = faults::RepairMode::kRequeue;
+  // Hot spares kept out of the scheduler per leaf or spine (per_domain N,
+  // at least 1), chosen among empty healthy nodes (the highest names of the
+  // domain first) and refilled as nodes come back.
+  faults::SpareSetting spares;
+  TimeUs repair_cost = 0;  // a repaired gang works again after this (SchedulerOptions)
+  // The other tasks of a repaired gang: keep running (they are told of the
+  // new peer: the run list's "peers" and the task's peers.json), or restart
+  // too as new attempts on their own GPUs.
+  enum class RepairPeers : uint8_t { kKeep, kRestart } repair_peers = RepairPeers::kKeep;
   // Where the task logs agents upload are kept ("" = no logs kept).
   std::string agent_log_dir;
   int64_t max_log_bytes = 64ll << 20;  // per task and run; later bytes are dropped
@@ -293,10 +313,10 @@ class Service final : private VirtualNodes::Sink {
   ApiResult AgentRegister(const std::string& body);
   ApiResult AgentHeartbeat(const std::string& body);
   ApiResult AgentTaskStatus(const std::string& body);
-  // Appends `data` at byte `offset` of the log of (job, generation, task),
-  // sent by node `name`.
+  // Appends `data` at byte `offset` of the log of (job, generation, task,
+  // attempt), sent by node `name`.
   ApiResult AgentLogUpload(const std::string& name, const std::string& agent_id, int64_t job, int32_t generation,
-                           int32_t task, int64_t offset, const std::string& data);
+                           int32_t task, int64_t offset, const std::string& data, int32_t attempt = 0);
   // The log of task `task` of job `id` (its latest run, or run `generation`
   // when >= 1): 200 with the text in body["text"], or an error.
   ApiResult JobLogs(int64_t id, int32_t task, int32_t generation);
@@ -332,6 +352,17 @@ class Service final : private VirtualNodes::Sink {
     std::shared_ptr<const job::JobSpec> shared_spec;  // the spec as views share it (made once)
     bool launched = false;    // agents: its start is durable, so agents may run it
     std::map<int32_t, int32_t> task_exits;  // agents: exit codes of this run's tasks, by task index
+    // Agents: the attempt of each task of this run restarted in place (absent:
+    // 0), and those whose repair record is not durable yet (not listed to
+    // agents until it is).
+    std::map<int32_t, int32_t> task_attempts;
+    std::set<int32_t> attempts_unlaunched;
+    std::vector<int32_t> rank_order;  // the task of each rank, from the run's first placement
+    int32_t repairs = 0;  // in-place repairs of this job, all runs
+    int32_t attempt(int32_t task) const {
+      auto it = task_attempts.find(task);
+      return it == task_attempts.end() ? 0 : it->second;
+    }
   };
   // A registered node agent (agents mode).
   struct AgentEntry {
@@ -368,8 +399,12 @@ class Service final : private VirtualNodes::Sink {
     // taken out of the scheduler's state (SetGpuUp) until reported healthy.
     uint64_t failed_gpus = 0;
     int64_t gpu_failures = 0;  // GPU failure reports so far
-    // The scheduler may place work here: healthy, not quarantined, not draining.
-    bool schedulable() const { return up && !quarantined && !draining; }
+    // A hot spare (ServiceOptions::spares): cordoned for the scheduler, kept
+    // for in-place repairs.
+    bool spare = false;
+    // The scheduler may place work here: healthy, not quarantined, not
+    // draining, not a spare.
+    bool schedulable() const { return up && !quarantined && !draining && !spare; }
   };
   // Extender bookkeeping: a pod group (or a lone pod) as one Berth job.
   struct ExtPod {
@@ -400,8 +435,28 @@ class Service final : private VirtualNodes::Sink {
   Status Feasible(const job::JobSpec& spec) const;
   Status LoadAgents();
   nlohmann::json AgentRunList(NodeId node) const;
-  // An exit of (job, generation, task) on `node`: 0 ok, else 404/409 with why.
-  ApiResult ApplyTaskExit(NodeId node, int64_t job, int32_t generation, int32_t task, bool lost, int32_t code);
+  // An exit of (job, generation, task, attempt) on `node`: 0 ok, else 404/409 with why.
+  ApiResult ApplyTaskExit(NodeId node, int64_t job, int32_t generation, int32_t task, bool lost, int32_t code,
+                          int32_t attempt = 0);
+  // In-place repair (service_repair.cc). Restarts `tasks` of the running
+  // gang e (stopped by a failure on `node`; `failed_gpus` its failed GPU
+  // positions there, all of them for a node failure, none for a lost task)
+  // as new attempts on replacements; true when every task found one. False
+  // (nothing changed, or a partial repair undone by the caller's requeue)
+  // when repair is off or does not apply.
+  bool TryRepair(JobEntry& e, const std::vector<int32_t>& tasks, NodeId node, uint64_t failed_gpus,
+                 const std::string& reason);
+  // Where task p of gang e goes (nullopt: nowhere); takes a spare it uses.
+  std::optional<state::Allocation> RepairTarget(const JobEntry& e, const framework::TaskPlacement& p, NodeId node,
+                                                uint64_t failed_gpus);
+  void OnRepairDurable(int64_t id, int32_t generation, int32_t task, int32_t attempt, const Status& s);
+  // Keeps ServiceOptions::spares spares per domain among empty healthy nodes.
+  void RefreshSpares();
+  // A node-level failure of `node` into the failure history of the policy's
+  // plugins that learn from failures (topology-reliable), kept by node name
+  // across rebuilds of the cluster model.
+  void RecordFailure(NodeId node, double weight);
+  void ReplayFailureHistory(scheduler::Scheduler& s, const cluster::Cluster& c) const;
   void CopyAgentBeats();
   // A heartbeat's failed GPUs (device indexes) of `node`: GPUs newly failed
   // stop the jobs holding them and leave the scheduler's state; GPUs no
@@ -464,6 +519,10 @@ class Service final : private VirtualNodes::Sink {
   void OnJobDone(int64_t id, int32_t generation);
   void CheckHeartbeats();
   void NodeDown(NodeId node, const std::string& reason);
+  // The running job of entry e goes back to the queue after a failure
+  // (restart cost counted), or is repaired in place when it can be.
+  void FailJob(JobEntry& e, const std::vector<int32_t>& tasks, NodeId node, uint64_t failed_gpus,
+               const std::string& reason);
   // Stops every running job with a task on `node` and sends it back to the
   // queue, from its last checkpoint or (checkpoint_now) from now.
   void StopJobsOn(NodeId node, const std::string& reason, bool checkpoint_now);
@@ -590,6 +649,11 @@ class Service final : private VirtualNodes::Sink {
 
   // Agents mode, loop-owned: the registrations by node name.
   std::map<std::string, AgentEntry> agents_;
+  // Node-level failures seen (node name, wall time, weight), replayed into
+  // each new scheduler's failure-aware plugins; the last kMaxFailureHistory.
+  static constexpr size_t kMaxFailureHistory = 100'000;
+  bool recovered_ = false;  // Recover ran (before the loop starts)
+  std::deque<std::tuple<std::string, TimeUs, double>> failure_history_;
   // Agents mode, shared with the HTTP threads under beat_mu_: each agent's
   // identity and last heartbeat (steady clock), by node name.
   mutable std::mutex beat_mu_;

@@ -29,9 +29,9 @@ ApiResult NotRegistered(const std::string& name) {
   return {404, {{"error", "node '" + Cut(name) + "' is not registered; register first"}, {"register", true}}};
 }
 
-std::string LogPath(const std::string& dir, int64_t job, int32_t task, int32_t generation) {
+std::string LogPath(const std::string& dir, int64_t job, int32_t task, int32_t generation, int32_t attempt = 0) {
   return dir + "/job-" + std::to_string(job) + "/task-" + std::to_string(task) + ".run-" +
-         std::to_string(generation) + ".log";
+         std::to_string(generation) + (attempt > 0 ? ".attempt-" + std::to_string(attempt) : "") + ".log";
 }
 
 // The device index of each GPU position, as the node registered them.
@@ -109,6 +109,7 @@ Status Service::RebuildAgentCluster(const std::string& why) {
   BERTH_ASSIGN_OR_RETURN(cluster::Cluster built, std::move(builder).Build());
   auto next = std::make_shared<const cluster::Cluster>(std::move(built));
   BERTH_ASSIGN_OR_RETURN(std::unique_ptr<scheduler::Scheduler> s, NewScheduler(*next));
+  ReplayFailureHistory(*s, *next);
 
   const TimeUs steady_now = SteadyNowUs();
   std::vector<NodeEntry> next_nodes(next->num_nodes());
@@ -167,6 +168,8 @@ Status Service::RebuildAgentCluster(const std::string& why) {
     e.placements.clear();
     e.launched = false;
     e.task_exits.clear();
+    e.task_attempts.clear();
+    e.attempts_unlaunched.clear();
     ++e.requeues;
     ++requeued;
     ++metrics_.jobs_requeued;
@@ -186,6 +189,7 @@ Status Service::RebuildAgentCluster(const std::string& why) {
   queue_views_.reset();
   views_state_version_ = ~uint64_t{0};
   dirty_ = true;
+  RefreshSpares();
   log_.Info("agent_cluster", {{"why", why}, {"summary", cluster_->Summary()}, {"adopted", adopted},
                               {"queued", queued}, {"waiting", waiting}, {"requeued", requeued}});
   return Status::Ok();
@@ -224,6 +228,7 @@ json Service::AgentRunList(NodeId node) const {
     if (it == jobs_.end()) continue;
     const JobEntry& e = it->second;
     if (e.state != JobState::kRunning || !e.launched || e.extender) continue;
+    if (e.attempts_unlaunched.count(t.index)) continue;  // its repair is not durable yet
     const framework::TaskPlacement* p = nullptr;
     for (const auto& q : e.placements)
       if (q.task.index == t.index) p = &q;
@@ -234,6 +239,7 @@ json Service::AgentRunList(NodeId node) const {
     json item = {{"job", e.id},
                  {"generation", e.generation},
                  {"task", t.index},
+                 {"attempt", e.attempt(t.index)},
                  {"tasks", e.spec.num_tasks()},
                  {"gpus", gpus},
                  {"cpu_milli", p->alloc.cpu_milli},
@@ -244,15 +250,22 @@ json Service::AgentRunList(NodeId node) const {
     if (fresh) {
       job::JobSpec spec = e.spec;
       spec.id = JobId(e.id);
-      auto computed = workload::ComputeLaunchSpec(*cluster_, spec, e.placements, lo);
+      workload::LaunchOptions job_lo = lo;
+      job_lo.rank_order = e.rank_order;  // ranks kept through in-place repairs
+      auto computed = workload::ComputeLaunchSpec(*cluster_, spec, e.placements, job_lo);
       if (computed.ok()) l->second = std::move(computed).value();
     }
     if (l->second) {
-      for (const auto& tl : l->second->tasks)
+      json peers = json::array();
+      for (const auto& tl : l->second->tasks) {
         if (tl.task == t.index) {
           item["launch_env"] = tl.env;
           item["rank"] = tl.rank;
         }
+        peers.push_back({{"task", tl.task}, {"rank", tl.rank}, {"node", tl.node}, {"address", tl.address},
+                         {"attempt", e.attempt(tl.task)}});
+      }
+      item["peers"] = std::move(peers);
       if (!l->second->mpi_hostfile.empty()) item["mpi_hostfile"] = l->second->mpi_hostfile;
     }
     if (auto x = e.task_exits.find(t.index); x != e.task_exits.end()) item["exit_recorded"] = true;
@@ -286,7 +299,7 @@ void Service::EndJob(JobEntry& e, JobState state, const std::string& reason) {
 }
 
 ApiResult Service::ApplyTaskExit(NodeId node, int64_t job, int32_t generation, int32_t task, bool lost,
-                                 int32_t code) {
+                                 int32_t code, int32_t attempt) {
   const std::string& name = cluster_->node(node).name;
   auto it = jobs_.find(job);
   if (it == jobs_.end()) return ApiResult::Error(404, "no job " + std::to_string(job));
@@ -300,16 +313,19 @@ ApiResult Service::ApplyTaskExit(NodeId node, int64_t job, int32_t generation, i
     if (q.task.index == task) p = &q;
   if (!p || p->alloc.node != node)
     return ApiResult::Error(409, "task " + std::to_string(task) + " of " + run + " does not run on node " + Cut(name));
+  if (attempt != e.attempt(task))
+    return ApiResult::Error(409, "attempt " + std::to_string(attempt) + " of task " + std::to_string(task) + " of " +
+                                     run + " is not its current attempt (" + std::to_string(e.attempt(task)) + ")");
   if (e.task_exits.count(task)) return ApiResult{200, {{"job", job}, {"task", task}, {"recorded", false}}};
   e.task_exits[task] = lost ? -1 : code;
-  log_.Info("task_exited", {{"job", job}, {"generation", generation}, {"task", task}, {"node", name},
-                            {"exit_code", lost ? json(nullptr) : json(code)}, {"lost", lost}});
+  log_.Info("task_exited", {{"job", job}, {"generation", generation}, {"task", task}, {"attempt", attempt},
+                            {"node", name}, {"exit_code", lost ? json(nullptr) : json(code)}, {"lost", lost}});
   if (lost) {
     // The process vanished with its supervisor (the machine restarted): a
-    // failure of the node, not of the program. The gang restarts.
-    const TimeUs cost = e.spec.restart_cost >= 0 ? e.spec.restart_cost : options_.restore_cost;
-    if (Status s = sched_->Interrupt(JobId(job), cost, false); s.ok())
-      Requeued(e, "task " + std::to_string(task) + " lost on node " + name);
+    // failure of the node, not of the program. The gang restarts, or this
+    // task alone as a new attempt (--repair in-place).
+    e.task_exits.erase(task);
+    FailJob(e, {task}, node, 0, "task " + std::to_string(task) + " lost on node " + name);
     dirty_ = true;
   } else if (code != 0) {
     EndJob(e, JobState::kFailed,
@@ -412,9 +428,9 @@ ApiResult Service::AgentHeartbeat(const std::string& body) {
     for (const auto& t : h->tasks) {
       if (t.state == AgentTaskReport::State::kRunning) continue;
       ApiResult r = ApplyTaskExit(*n, t.job, t.generation, t.task, t.state == AgentTaskReport::State::kLost,
-                                  t.exit_code);
+                                  t.exit_code, t.attempt);
       if (r.code != 200)
-        refused.push_back(json{{"job", t.job}, {"generation", t.generation}, {"task", t.task},
+        refused.push_back(json{{"job", t.job}, {"generation", t.generation}, {"task", t.task}, {"attempt", t.attempt},
                                {"error", r.body.value("error", std::string())}});
     }
     json reply = {{"run", AgentRunList(*n)}, {"kill_grace_s", UsToSeconds(options_.kill_grace)}};
@@ -442,14 +458,16 @@ ApiResult Service::AgentTaskStatus(const std::string& body) {
     auto n = cluster_->FindNode(s->name);
     if (!n) return NotRegistered(s->name);
     const auto& r = s->report;
-    return ApplyTaskExit(*n, r.job, r.generation, r.task, r.state == AgentTaskReport::State::kLost, r.exit_code);
+    return ApplyTaskExit(*n, r.job, r.generation, r.task, r.state == AgentTaskReport::State::kLost, r.exit_code,
+                         r.attempt);
   });
   if (!out) return ApiResult::Error(503, "the scheduling loop did not answer in time");
   return *out;
 }
 
 ApiResult Service::AgentLogUpload(const std::string& name, const std::string& agent_id, int64_t job,
-                                  int32_t generation, int32_t task, int64_t offset, const std::string& data) {
+                                  int32_t generation, int32_t task, int64_t offset, const std::string& data,
+                                  int32_t attempt) {
   if (!options_.agent_nodes) return ApiResult::Error(404, "this server runs no node agents");
   if (options_.agent_log_dir.empty()) return ApiResult::Error(404, "this server keeps no task logs");
   {
@@ -473,7 +491,7 @@ ApiResult Service::AgentLogUpload(const std::string& name, const std::string& ag
       return ApiResult::Error(409, "task " + std::to_string(task) + " of job " + std::to_string(job) +
                                        " does not run on node " + Cut(name));
   }
-  const std::string path = LogPath(options_.agent_log_dir, job, task, generation);
+  const std::string path = LogPath(options_.agent_log_dir, job, task, generation, attempt);
   std::lock_guard<std::mutex> lock(log_mu_);
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
@@ -506,11 +524,19 @@ ApiResult Service::JobLogs(int64_t id, int32_t task, int32_t generation) {
   int32_t to = generation >= 1 ? generation : 1;
   std::lock_guard<std::mutex> lock(log_mu_);
   for (int32_t g = from; g >= to; --g) {
-    const std::string path = LogPath(options_.agent_log_dir, id, task, g);
+    // The run's latest attempt of the task (in-place repairs restart a task
+    // as attempt 1, 2, ...; each keeps its own log).
+    int32_t attempt = 0;
+    std::error_code ec;
+    while (attempt < 1'000'000 &&
+           std::filesystem::exists(LogPath(options_.agent_log_dir, id, task, g, attempt + 1), ec))
+      ++attempt;
+    const std::string path = LogPath(options_.agent_log_dir, id, task, g, attempt);
     std::ifstream f(path, std::ios::binary);
     if (!f) continue;
     std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    return ApiResult{200, {{"job", id}, {"task", task}, {"generation", g}, {"text", std::move(text)}}};
+    return ApiResult{200,
+                     {{"job", id}, {"task", task}, {"generation", g}, {"attempt", attempt}, {"text", std::move(text)}}};
   }
   return ApiResult::Error(404, "no log yet for task " + std::to_string(task) + " of job " + std::to_string(id));
 }

@@ -2,10 +2,13 @@
 // heartbeat carries the device indexes of the node's failed GPUs. A GPU newly
 // listed stops the jobs holding it (each gang goes back to the queue from its
 // last checkpoint, restart_cost counted) and leaves the scheduler's state
-// (Scheduler::SetGpuUp), so the node keeps serving its other GPUs; a GPU no
+// (Scheduler::SetGpuUp), so the node keeps serving its other GPUs (with
+// --repair in-place the stopped tasks alone restart, on the node's other GPUs
+// or elsewhere: service_repair.cc); a GPU no
 // longer listed comes back. The set is stated whole in every heartbeat, so a
 // restarted server learns it again at the node's next heartbeat.
 #include <bit>
+#include <map>
 
 #include "berth/server/service.h"
 
@@ -41,23 +44,20 @@ void Service::ApplyGpuHealth(NodeId node, const std::vector<int32_t>& failed_dev
   for (uint64_t m = fresh; m; m &= m - 1) {
     ++ne.gpu_failures;
     ++metrics_.gpu_failures;
+    RecordFailure(node, 1.0);
     log_.Warn("gpu_failed", {{"node", cn.name}, {"gpu", std::countr_zero(m)}});
   }
   if (take_out) {
-    // The jobs holding a failed GPU stop (whole gangs, from their checkpoint).
-    std::set<int64_t> hit;
+    // The jobs holding a failed GPU stop (whole gangs, from their
+    // checkpoint), or have those tasks repaired in place (--repair in-place).
+    std::map<int64_t, std::vector<int32_t>> hit;
     for (const TaskKey& t : st.tasks_on(node))
-      if (const state::Allocation* a = st.Find(t); a && (a->gpu_mask & take_out)) hit.insert(t.job.value());
-    for (int64_t id : hit) {
+      if (const state::Allocation* a = st.Find(t); a && (a->gpu_mask & take_out)) hit[t.job.value()].push_back(t.index);
+    for (const auto& [id, tasks] : hit) {
       auto it = jobs_.find(id);
       if (it == jobs_.end() || it->second.state != JobState::kRunning) continue;
-      JobEntry& e = it->second;
-      const TimeUs cost = e.spec.restart_cost >= 0 ? e.spec.restart_cost : options_.restore_cost;
-      if (Status s = sched_->Interrupt(JobId(id), cost, false); !s.ok()) {
-        log_.Error("requeue_failed", {{"job", id}, {"error", s.message()}});
-        continue;
-      }
-      Requeued(e, "GPU " + std::to_string(std::countr_zero(take_out)) + " of node " + cn.name + " failed");
+      FailJob(it->second, tasks, node, mask,
+              "GPU " + std::to_string(std::countr_zero(take_out)) + " of node " + cn.name + " failed");
     }
     for (uint64_t m = take_out; m; m &= m - 1)
       if (Status s = sched_->SetGpuUp(node, std::countr_zero(m), false); !s.ok())

@@ -75,6 +75,7 @@ json JobJson(const cluster::Cluster& cluster, const JobView& e, bool detail) {
   j["spec"] = JobToJson(spec);
   j["requeues"] = e.requeues;
   j["starts"] = e.generation;
+  j["repairs"] = e.repairs;
   if (e.has_record) {
     j["preemptions"] = e.preemptions;
     // The current run's work begins this long after it started (the grace of
@@ -92,6 +93,8 @@ json JobJson(const cluster::Cluster& cluster, const JobView& e, bool detail) {
                           {"node", cluster.node(p.alloc.node).name},
                           {"gpus", gpus},
                           {"milli_per_gpu", p.alloc.milli_per_gpu}});
+    if (auto a = e.task_attempts.find(p.task.index); a != e.task_attempts.end())
+      placements.back()["attempt"] = a->second;  // restarted in place this run
     // Isolation limits for the runtime (docs/launch.md), when the task has any.
     const workload::IsolationLimits lim = workload::IsolationOf(p.alloc);
     if (lim.gpu_memory_mib > 0) placements.back()["gpu_memory_limit_mib"] = lim.gpu_memory_mib;
@@ -158,6 +161,7 @@ ApiResult Service::GetLaunch(int64_t id) {
   }
   job::JobSpec spec = *v->spec;
   spec.id = JobId(id);
+  o.rank_order = v->rank_order;  // ranks kept through in-place repairs
   auto launch = workload::ComputeLaunchSpec(*snap->cluster, spec, *v->placements, o);
   if (!launch.ok()) return ApiResult::Error(500, "launch spec of job " + std::to_string(id) + ": " + launch.status().message());
   return ApiResult{200, LaunchSpecJson(*launch)};
@@ -344,6 +348,7 @@ ApiResult Service::Nodes() {
               {"tasks", nv.tasks},
               {"up", nv.up},
               {"quarantined", nv.quarantined},
+              {"spare", nv.spare},
               {"draining", nv.draining},
               {"failed_gpus", GpuList(nv.failed_gpus)},
               {"failures", nv.failures},
@@ -385,6 +390,15 @@ std::string Service::MetricsText() {
           metrics_.pass_splits);
   counter("berth_node_failures_total", "Nodes declared down.", metrics_.node_failures);
   counter("berth_gpu_failures_total", "GPUs node agents reported failed.", metrics_.gpu_failures);
+  counter("berth_gang_repairs_total", "Gangs repaired in place after a failure (--repair in-place).",
+          metrics_.gang_repairs);
+  counter("berth_tasks_repaired_total", "Tasks restarted alone as a new attempt by in-place repairs.",
+          metrics_.tasks_repaired);
+  counter("berth_repair_fallbacks_total", "In-place repairs that found no replacement; the gang was requeued.",
+          metrics_.repair_fallbacks);
+  counter("berth_spares_used_total", "Hot spare nodes taken by in-place repairs.", metrics_.spares_used);
+  counter("berth_failures_learned_total",
+          "Node and GPU failures fed to the policy's failure history (topology-reliable).", metrics_.failures_learned);
   counter("berth_heartbeats_late_total", "Heartbeats that arrived longer than the timeout after the node's last.",
           metrics_.heartbeats_late);
   counter("berth_heartbeat_graces_total", "Times the heartbeat checker had not run for a timeout and gave every node a fresh one.",

@@ -65,6 +65,32 @@ Status Service::Recover() {
         e.state = JobState::kRunning;
         e.started_at = r.time;
         e.placements = std::move(placements).value();
+        e.task_attempts.clear();
+        e.rank_order = workload::RankOrder(e.placements);
+        break;
+      }
+      case store::RecordKind::kTaskRepaired: {
+        auto it = jobs_.find(r.job);
+        if (it == jobs_.end()) {
+          ++skipped;
+          continue;
+        }
+        JobEntry& e = it->second;
+        auto repair = DecodeRepair(*cluster_, JobId(r.job), r.body);
+        if (!repair.ok()) {
+          log_.Warn("recovery_repair_lost", {{"job", r.job}, {"error", repair.status().message()}});
+          e.state = JobState::kPending;  // its node is gone: the gang goes back to the queue
+          e.placements.clear();
+          continue;
+        }
+        if (e.state != JobState::kRunning || e.generation != repair->generation) {
+          ++skipped;
+          continue;
+        }
+        for (auto& p : e.placements)
+          if (p.task.index == repair->placement.task.index) p = repair->placement;
+        e.task_attempts[repair->placement.task.index] = repair->attempt;
+        ++e.repairs;
         break;
       }
       case store::RecordKind::kWorkflowAccepted:

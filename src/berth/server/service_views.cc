@@ -85,6 +85,11 @@ std::shared_ptr<const JobView> Service::BuildJobView(JobEntry& e) const {
   v->finished_at = e.finished_at;
   v->generation = e.generation;
   v->requeues = e.requeues;
+  v->repairs = e.repairs;
+  if (!e.task_attempts.empty()) {
+    v->task_attempts = e.task_attempts;
+    v->rank_order = e.rank_order;
+  }
   v->placements =
       e.placements.empty() ? no_placements_ : std::make_shared<const std::vector<framework::TaskPlacement>>(e.placements);
   v->end_reason = e.end_reason;
@@ -198,6 +203,7 @@ void Service::PublishViews() {
       v.tasks = static_cast<int64_t>(st.tasks_on(n).size());
       v.up = nodes_[i].up;
       v.quarantined = nodes_[i].quarantined;
+      v.spare = nodes_[i].spare;
       v.draining = nodes_[i].draining;
       v.drain_deadline = nodes_[i].drain_deadline;
       v.failed_gpus = nodes_[i].failed_gpus;

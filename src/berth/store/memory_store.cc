@@ -17,11 +17,12 @@ const char* RecordKindName(RecordKind kind) {
     case RecordKind::kJobAssigned: return "job_assigned";
     case RecordKind::kNodeRegistered: return "node_registered";
     case RecordKind::kWorkflowAccepted: return "workflow_accepted";
+    case RecordKind::kTaskRepaired: return "task_repaired";
   }
   return "unknown";
 }
 
-bool IsValidRecordKind(int value) { return value >= 1 && value <= 9; }
+bool IsValidRecordKind(int value) { return value >= 1 && value <= 10; }
 
 MemoryStore::MemoryStore(std::shared_ptr<Data> data, StoreOptions options)
     : GroupCommitStore(std::move(options)), data_(std::move(data)) {

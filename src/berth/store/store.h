@@ -45,6 +45,7 @@ enum class RecordKind : uint8_t {
   kJobAssigned = 7,  // a federation dispatcher sent a job to a member (key: member; body: attempt, outcome)
   kNodeRegistered = 8,  // a node agent registered (key: node name; body: its identity and resources)
   kWorkflowAccepted = 9,  // a workflow was accepted (job: its id; key: its idempotency key; body: its spec)
+  kTaskRepaired = 10,     // one task of a running job restarted in place (body: run, task, attempt, placement)
 };
 
 const char* RecordKindName(RecordKind kind);

@@ -106,22 +106,23 @@ TYPED_TEST(StoreTest, AppendThenLoadInOrder) {
 // back as itself; 0 and 10 are not kinds.
 TYPED_TEST(StoreTest, EveryRecordKindRoundTrips) {
   EXPECT_FALSE(IsValidRecordKind(0));
-  EXPECT_FALSE(IsValidRecordKind(10));
+  EXPECT_FALSE(IsValidRecordKind(11));
   auto s = this->factory.Open();
   Fence f = s->Acquire().value();
   std::vector<Record> batch;
-  for (int k = 1; k <= 9; ++k) {
+  for (int k = 1; k <= 10; ++k) {
     ASSERT_TRUE(IsValidRecordKind(k)) << k;
     batch.push_back(Rec(static_cast<RecordKind>(k), k, "body" + std::to_string(k)));
   }
   ASSERT_TRUE(AppendSync(*s, f, std::move(batch)).first.ok());
   Loaded l = s->Load().value();
-  ASSERT_EQ(l.records.size(), 9u);
-  for (int k = 1; k <= 9; ++k) {
+  ASSERT_EQ(l.records.size(), 10u);
+  for (int k = 1; k <= 10; ++k) {
     EXPECT_EQ(static_cast<int>(l.records[k - 1].kind), k);
     EXPECT_EQ(l.records[k - 1].body, "body" + std::to_string(k));
   }
   EXPECT_STREQ(RecordKindName(RecordKind::kWorkflowAccepted), "workflow_accepted");
+  EXPECT_STREQ(RecordKindName(RecordKind::kTaskRepaired), "task_repaired");
 }
 
 TYPED_TEST(StoreTest, NewerTermFencesOutTheOldWriter) {

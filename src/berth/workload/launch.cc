@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 namespace berth::workload {
@@ -116,6 +117,29 @@ std::map<std::string, std::string> IsolationEnv(const state::Allocation& a) {
   return env;
 }
 
+namespace {
+
+// The rank rule: node (topology order), lowest GPU held, task index.
+bool RankBefore(const framework::TaskPlacement* a, const framework::TaskPlacement* b) {
+  auto first_gpu = [](const framework::TaskPlacement* p) {
+    return p->alloc.gpu_mask ? __builtin_ctzll(p->alloc.gpu_mask) : 64;
+  };
+  if (a->alloc.node != b->alloc.node) return a->alloc.node < b->alloc.node;
+  if (first_gpu(a) != first_gpu(b)) return first_gpu(a) < first_gpu(b);
+  return a->task.index < b->task.index;
+}
+
+}  // namespace
+
+std::vector<int32_t> RankOrder(std::span<const framework::TaskPlacement> placements) {
+  std::vector<const framework::TaskPlacement*> order;
+  for (const auto& p : placements) order.push_back(&p);
+  std::sort(order.begin(), order.end(), RankBefore);
+  std::vector<int32_t> out;
+  for (const auto* p : order) out.push_back(p->task.index);
+  return out;
+}
+
 StatusOr<LaunchSpec> ComputeLaunchSpec(const cluster::Cluster& cluster, const job::JobSpec& job,
                                        std::span<const framework::TaskPlacement> placements,
                                        const LaunchOptions& options) {
@@ -133,15 +157,19 @@ StatusOr<LaunchSpec> ComputeLaunchSpec(const cluster::Cluster& cluster, const jo
       return InvalidArgument("task " + std::to_string(p.task.index) + ": no such node");
     order.push_back(&p);
   }
-  // The rank rule: node (topology order), lowest GPU held, task index.
-  auto first_gpu = [](const framework::TaskPlacement* p) {
-    return p->alloc.gpu_mask ? __builtin_ctzll(p->alloc.gpu_mask) : 64;
-  };
-  std::sort(order.begin(), order.end(), [&](const auto* a, const auto* b) {
-    if (a->alloc.node != b->alloc.node) return a->alloc.node < b->alloc.node;
-    if (first_gpu(a) != first_gpu(b)) return first_gpu(a) < first_gpu(b);
-    return a->task.index < b->task.index;
-  });
+  // The rank rule, or the run's kept order.
+  std::sort(order.begin(), order.end(), RankBefore);
+  if (options.rank_order.size() == order.size()) {
+    std::map<int32_t, const framework::TaskPlacement*> by_task;
+    for (const auto* p : order) by_task[p->task.index] = p;
+    std::vector<const framework::TaskPlacement*> kept;
+    for (int32_t t : options.rank_order)
+      if (auto it = by_task.find(t); it != by_task.end()) {
+        kept.push_back(it->second);
+        by_task.erase(it);
+      }
+    if (kept.size() == order.size()) order = std::move(kept);
+  }
 
   LaunchSpec s;
   s.job = job.id;
@@ -157,19 +185,23 @@ StatusOr<LaunchSpec> ComputeLaunchSpec(const cluster::Cluster& cluster, const jo
     return name;
   };
 
-  // Nodes in rank order, with their ranks.
+  // Nodes in the order of their lowest rank, with their ranks. (With the
+  // rank rule a node's ranks are consecutive; a kept order after a repair
+  // may give a node ranks apart.)
   std::vector<NodeId> node_ids;
   for (int32_t r = 0; r < s.world_size; ++r) {
     const NodeId n = order[r]->alloc.node;
-    if (node_ids.empty() || node_ids.back() != n) {
+    auto at = std::find(node_ids.begin(), node_ids.end(), n);
+    if (at == node_ids.end()) {
       node_ids.push_back(n);
       NodeLaunch nl;
       nl.node = cluster.node(n).name;
       nl.address = address_of(nl.node);
       nl.node_rank = static_cast<int32_t>(s.nodes.size());
       s.nodes.push_back(std::move(nl));
+      at = node_ids.end() - 1;
     }
-    s.nodes.back().ranks.push_back(r);
+    s.nodes[at - node_ids.begin()].ranks.push_back(r);
   }
   s.master_addr = s.nodes.front().address;
 
@@ -200,6 +232,7 @@ StatusOr<LaunchSpec> ComputeLaunchSpec(const cluster::Cluster& cluster, const jo
       s.tasks.push_back(std::move(t));
     }
   }
+  std::sort(s.tasks.begin(), s.tasks.end(), [](const TaskLaunch& a, const TaskLaunch& b) { return a.rank < b.rank; });
 
   for (auto& t : s.tasks) {
     t.env = job.env;

@@ -44,6 +44,10 @@ struct LaunchOptions {
   // The address peers reach a node at (an agent registers it). Unset, or
   // nullopt for a node: the node's name.
   std::function<std::optional<std::string>(const std::string& node)> node_address;
+  // The task index of each rank, kept from the run's first placement (an
+  // in-place repair moves a task and keeps its rank). Empty, or not a
+  // permutation of the placed tasks: the rank rule (RankOrder).
+  std::vector<int32_t> rank_order;
 
   // InvalidArgument naming the flag (--launch-ports) when the range is bad.
   Status Validate() const;
@@ -105,6 +109,10 @@ IsolationLimits IsolationOf(const state::Allocation& alloc);
 // BERTH_GPU_COMPUTE_PERCENT and CUDA_MPS_ACTIVE_THREAD_PERCENTAGE for a share.
 // Empty when the allocation has no limits.
 std::map<std::string, std::string> IsolationEnv(const state::Allocation& alloc);
+
+// The rank rule: the task indexes of `placements` in rank order (node in
+// topology order, lowest GPU held, task index).
+std::vector<int32_t> RankOrder(std::span<const framework::TaskPlacement> placements);
 
 // The launch spec of `job` placed as `placements` (one per task, any order).
 // Errors: FailedPrecondition when nothing is placed; InvalidArgument when a

@@ -170,3 +170,52 @@ TEST(LaunchSpec, IsolationLimitsOfSharesAndGpuMemory) {
 
 }  // namespace
 }  // namespace berth::workload
+
+namespace berth::workload {
+namespace {
+
+// After an in-place repair moves a task, the run's kept rank order gives it
+// the rank it had; the rule alone would renumber.
+TEST(LaunchSpec, AKeptRankOrderSurvivesAMovedTask) {
+  auto c = cluster::ParseClusterSpec("4x8:H100/leaf=2");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  job::JobSpec j;
+  j.id = JobId(7);
+  j.name = "g";
+  j.launcher = job::Launcher::kTorch;
+  j.groups.push_back({.name = "worker", .count = 3, .gpus = 8});
+  auto at = [](int32_t task, int32_t node) {
+    framework::TaskPlacement p;
+    p.task = TaskKey{JobId(7), task};
+    p.alloc.node = NodeId(node);
+    p.alloc.gpu_mask = 0xff;
+    p.alloc.milli_per_gpu = kMilliPerGpu;
+    return p;
+  };
+  std::vector<framework::TaskPlacement> first = {at(0, 0), at(1, 1), at(2, 2)};
+  const std::vector<int32_t> order = RankOrder(first);
+  EXPECT_EQ(order, (std::vector<int32_t>{0, 1, 2}));
+  // Task 0 (rank 0) moves to node 3, past the others in topology order.
+  std::vector<framework::TaskPlacement> moved = {at(0, 3), at(1, 1), at(2, 2)};
+  auto rule = ComputeLaunchSpec(*c, j, moved, {});
+  ASSERT_TRUE(rule.ok());
+  EXPECT_EQ(rule->tasks[0].task, 1);  // renumbered by the rule
+  LaunchOptions kept;
+  kept.rank_order = order;
+  auto s = ComputeLaunchSpec(*c, j, moved, kept);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->tasks.size(), 3u);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(s->tasks[r].rank, r);
+    EXPECT_EQ(s->tasks[r].task, r);
+    EXPECT_EQ(s->tasks[r].env.at("RANK"), std::to_string(r));
+  }
+  EXPECT_EQ(s->tasks[0].node, c->node(NodeId(3)).name);
+  EXPECT_EQ(s->master_addr, c->node(NodeId(3)).name);  // rank 0's host
+  // An order that does not match the placed tasks falls back to the rule.
+  kept.rank_order = {0, 1};
+  EXPECT_EQ(ComputeLaunchSpec(*c, j, moved, kept)->tasks[0].task, 1);
+}
+
+}  // namespace
+}  // namespace berth::workload

@@ -1,0 +1,218 @@
+// In-place gang repair with node agents (docs/failures.md, "In-place repair
+// in the service"; ServiceOptions::repair): a failure that stops some tasks
+// of a running gang restarts only those, each as a new attempt of the same
+// run with its rank kept, on a replacement found like the fault handler's
+// (faults/handler.h): the same node when only its process was lost or one of
+// its GPUs failed, then a hot spare of its domain, then the best-fitting free
+// node of its leaf, spine, ... up to the narrowest domain that holds the
+// gang. Hot spares (ServiceOptions::spares) are kept out of the scheduler.
+// The failure history of failure-aware plugins (topology-reliable) is fed
+// from the service's own failure reports here too.
+#include <algorithm>
+#include <bit>
+#include <climits>
+
+#include "berth/plugins/topology/failure_history.h"
+#include "berth/server/records.h"
+#include "berth/server/service.h"
+
+namespace berth::server {
+
+using job::JobState;
+using nlohmann::json;
+
+void Service::FailJob(JobEntry& e, const std::vector<int32_t>& tasks, NodeId node, uint64_t failed_gpus,
+                      const std::string& reason) {
+  if (TryRepair(e, tasks, node, failed_gpus, reason)) return;
+  const TimeUs cost = e.spec.restart_cost >= 0 ? e.spec.restart_cost : options_.restore_cost;
+  if (Status s = sched_->Interrupt(JobId(e.id), cost, false); !s.ok()) {
+    log_.Error("requeue_failed", {{"job", e.id}, {"error", s.message()}});
+    return;
+  }
+  Requeued(e, reason);
+}
+
+std::optional<state::Allocation> Service::RepairTarget(const JobEntry& e, const framework::TaskPlacement& p,
+                                                       NodeId node, uint64_t failed_gpus) {
+  const state::ClusterState& st = sched_->state();
+  const bool home_alive = nodes_[node.value()].up && nodes_[node.value()].schedulable() && st.up(node);
+  // A lost process restarts where it was; a failed GPU's task moves to the
+  // node's other GPUs.
+  if (failed_gpus == 0 && home_alive) return p.alloc;
+  if (failed_gpus != ~uint64_t{0} && home_alive)
+    if (auto a = faults::FitTaskOn(*cluster_, st, p.alloc, node, p.alloc.gpu_mask | failed_gpus)) return a;
+  const cluster::Node& home = cluster_->node(node);
+  const std::optional<cluster::Level> spanned = faults::SpannedLevel(*cluster_, e.placements);
+  const int widest = spanned ? static_cast<int>(*spanned) : cluster::kNumLevels - 1;
+  const cluster::Domain& nv = cluster_->domain(home.domain[cluster::kNumLevels - 1]);
+  const bool nvlink_bound = !cluster_->single_node_nvlink() && nv.end.value() - nv.begin.value() > 1;
+  const int first = nvlink_bound ? cluster::kNumLevels - 1 : static_cast<int>(cluster::Level::kLeaf);
+  const int last = nvlink_bound ? cluster::kNumLevels - 1 : widest;
+  for (int l = first; l >= last && l >= 0; --l) {
+    const cluster::Domain& dom = cluster_->domain(home.domain[l]);
+    // A spare of this domain first (the lowest id), then the best-fitting free node.
+    for (int32_t k = dom.begin.value(); k < dom.end.value(); ++k) {
+      NodeEntry& ne = nodes_[k];
+      if (!ne.spare || !ne.up || ne.quarantined || ne.draining || NodeId(k) == node) continue;
+      auto a = faults::FitTaskOn(*cluster_, st, p.alloc, NodeId(k), st.gpu_down_mask(NodeId(k)));
+      if (!a) continue;
+      ne.spare = false;
+      if (!sched_->SetNodeUp(NodeId(k), true).ok()) continue;
+      ++metrics_.spares_used;
+      node_views_dirty_ = true;
+      log_.Info("spare_taken", {{"node", cluster_->node(NodeId(k)).name}, {"job", e.id}, {"task", p.task.index}});
+      return a;
+    }
+    std::optional<state::Allocation> best;
+    int32_t best_left = INT32_MAX;
+    for (int32_t k = dom.begin.value(); k < dom.end.value(); ++k) {
+      const NodeId n(k);
+      if (n == node || !nodes_[k].schedulable() || !st.up(n)) continue;
+      auto a = faults::FitTaskOn(*cluster_, st, p.alloc, n, st.gpu_down_mask(n));
+      if (!a) continue;
+      const int32_t left = st.full_free_gpus(n) - a->gpu_count();
+      if (left < best_left) {
+        best_left = left;
+        best = a;
+      }
+    }
+    if (best) return best;
+  }
+  return std::nullopt;
+}
+
+bool Service::TryRepair(JobEntry& e, const std::vector<int32_t>& tasks, NodeId node, uint64_t failed_gpus,
+                        const std::string& reason) {
+  if (options_.repair != faults::RepairMode::kInPlace || !options_.agent_nodes) return false;
+  if (e.state != JobState::kRunning || e.extender || e.replica || !e.launched || e.placements.size() < 2) return false;
+  std::vector<int32_t> hit(tasks);
+  std::sort(hit.begin(), hit.end());
+  hit.erase(std::unique(hit.begin(), hit.end()), hit.end());
+  const JobId id(e.id);
+  std::vector<int32_t> restarted;
+  json moved = json::array();
+  bool first = true;
+  for (int32_t t : hit) {
+    if (auto x = e.task_exits.find(t); x != e.task_exits.end() && x->second >= 0) continue;  // done already
+    const scheduler::JobRecord* rec = sched_->Find(id);
+    if (!rec) return false;
+    auto p = std::find_if(rec->placements.begin(), rec->placements.end(),
+                          [&](const framework::TaskPlacement& q) { return q.task.index == t; });
+    if (p == rec->placements.end()) return false;
+    const framework::TaskPlacement was = *p;
+    auto a = RepairTarget(e, was, node, failed_gpus);
+    Status s = a ? sched_->RepairTask(id, t, *a, first ? options_.repair_cost : 0, false)
+                 : NotFound("no spare or free node of its domain holds it");
+    if (!s.ok()) {
+      ++metrics_.repair_fallbacks;
+      log_.Warn("repair_fallback", {{"job", e.id}, {"task", t}, {"reason", s.message()}});
+      return false;  // the caller requeues the whole gang (which undoes a partial repair)
+    }
+    first = false;
+    restarted.push_back(t);
+    json gpus = json::array();
+    for (uint64_t m = a->gpu_mask; m; m &= m - 1) gpus.push_back(std::countr_zero(m));
+    moved.push_back({{"task", t}, {"from", cluster_->node(was.alloc.node).name}, {"to", cluster_->node(a->node).name},
+                     {"gpus", gpus}});
+  }
+  if (restarted.empty()) return false;
+  const scheduler::JobRecord* rec = sched_->Find(id);
+  e.placements = rec->placements;
+  if (options_.repair_peers == ServiceOptions::RepairPeers::kRestart)
+    for (const auto& p : e.placements)
+      if (!std::count(restarted.begin(), restarted.end(), p.task.index) && !e.task_exits.count(p.task.index))
+        restarted.push_back(p.task.index);
+  std::sort(restarted.begin(), restarted.end());
+  for (int32_t t : restarted) {
+    const int32_t attempt = ++e.task_attempts[t];
+    e.attempts_unlaunched.insert(t);
+    e.task_exits.erase(t);
+    for (auto& m : moved)
+      if (m["task"] == t) m["attempt"] = attempt;
+    auto p = std::find_if(e.placements.begin(), e.placements.end(),
+                          [&](const framework::TaskPlacement& q) { return q.task.index == t; });
+    const int64_t job = e.id;
+    const int32_t gen = e.generation;
+    AppendRecord({store::RecordKind::kTaskRepaired, job, clock_.Now(), "", EncodeRepair(*cluster_, gen, attempt, *p)},
+                 [this, job, gen, t, attempt](const Status& s) {
+                   Post([this, job, gen, t, attempt, s] { OnRepairDurable(job, gen, t, attempt, s); });
+                 });
+  }
+  ++e.repairs;
+  ++metrics_.gang_repairs;
+  metrics_.tasks_repaired += restarted.size();
+  MarkView(e);
+  dirty_ = true;
+  log_.Warn("gang_repaired", {{"job", e.id}, {"generation", e.generation}, {"reason", reason}, {"moved", moved},
+                              {"tasks_restarted", restarted},
+                              {"peers", options_.repair_peers == ServiceOptions::RepairPeers::kKeep ? "keep" : "restart"}});
+  return true;
+}
+
+void Service::OnRepairDurable(int64_t id, int32_t generation, int32_t task, int32_t attempt, const Status& s) {
+  if (!s.ok()) return;  // fenced or failing: this process stops deciding
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return;
+  JobEntry& e = it->second;
+  if (e.state != JobState::kRunning || e.generation != generation || e.attempt(task) != attempt) return;
+  e.attempts_unlaunched.erase(task);  // its agent learns it at its next heartbeat
+}
+
+void Service::RefreshSpares() {
+  if (options_.spares.mode == faults::SpareMode::kNone || !recovered_ || !sched_ || cluster_->num_nodes() == 0) return;
+  const cluster::Level level =
+      options_.spares.mode == faults::SpareMode::kSpine ? cluster::Level::kSpine : cluster::Level::kLeaf;
+  const state::ClusterState& st = sched_->state();
+  for (DomainId d : cluster_->domains_at(level)) {
+    const cluster::Domain& dom = cluster_->domain(d);
+    const int32_t m = dom.end.value() - dom.begin.value();
+    const int32_t want = std::min(std::max(1, options_.spares.per_domain), m / 2);
+    int32_t have = 0;
+    for (int32_t k = dom.begin.value(); k < dom.end.value(); ++k) {
+      NodeEntry& ne = nodes_[k];
+      if (!ne.spare) continue;
+      if (!ne.up || ne.quarantined || ne.draining || ne.failed_gpus) {
+        ne.spare = false;  // a spare that failed is no spare; it may become one again once healthy
+        node_views_dirty_ = true;
+        continue;
+      }
+      ++have;
+    }
+    for (int32_t k = dom.end.value() - 1; k >= dom.begin.value() && have < want; --k) {
+      NodeEntry& ne = nodes_[k];
+      if (ne.spare || !ne.schedulable() || ne.failed_gpus || !st.tasks_on(NodeId(k)).empty()) continue;
+      if (!sched_->SetNodeUp(NodeId(k), false).ok()) continue;
+      ne.spare = true;
+      ++have;
+      node_views_dirty_ = true;
+      dirty_ = true;
+      log_.Info("spare_set", {{"node", cluster_->node(NodeId(k)).name}, {"domain", dom.name}});
+    }
+  }
+}
+
+void Service::RecordFailure(NodeId node, double weight) {
+  const TimeUs now = clock_.Now();
+  failure_history_.emplace_back(cluster_->node(node).name, now, weight);
+  if (failure_history_.size() > kMaxFailureHistory) failure_history_.pop_front();
+  if (!sched_) return;
+  bool learned = false;
+  for (framework::PlanPlugin* p : sched_->framework().plan())
+    if (auto* l = dynamic_cast<plugins::FailureAware*>(p)) {
+      l->failure_history().Record(node, now, weight);
+      learned = true;
+    }
+  if (learned) ++metrics_.failures_learned;
+}
+
+void Service::ReplayFailureHistory(scheduler::Scheduler& s, const cluster::Cluster& c) const {
+  std::vector<plugins::FailureAware*> learners;
+  for (framework::PlanPlugin* p : s.framework().plan())
+    if (auto* l = dynamic_cast<plugins::FailureAware*>(p)) learners.push_back(l);
+  if (learners.empty()) return;
+  for (const auto& [name, at, weight] : failure_history_)
+    if (auto n = c.FindNode(name))
+      for (auto* l : learners) l->failure_history().Record(*n, at, weight);
+}
+
+}  // namespace berth::server
