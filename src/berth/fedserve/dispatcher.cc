@@ -440,6 +440,7 @@ void Dispatcher::ApplyDigestLocked(size_t m, const MemberReply& r, TimeUs after,
   StatusOr<federation::Digest> d = InvalidArgument("no digest");
   if (r.status == 200) d = federation::DigestFromJson(r.body, static_cast<int32_t>(m), *fed_.members[m].cluster);
   MemberState& ms = members_[m];
+  ms.last_poll_failed = !d.ok();
   if (!d.ok()) {
     ms.last_error = r.reached() ? "HTTP " + std::to_string(r.status) + ": " +
                                       (r.status == 200 ? d.status().message() : r.error)
@@ -474,7 +475,12 @@ void Dispatcher::HandleDownMembers(TimeUs now) {
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t m = 0; m < members_.size(); ++m) {
     MemberState& ms = members_[m];
-    if (ms.up && now - ms.last_ok > options_.member_timeout) {
+    // Silent: nothing answered for the timeout, and a poll since says so
+    // (it failed, or has waited for half the timeout). A last answer that is
+    // old only because this loop was busy (a long turn of forwards) is not
+    // silence: the member has not been asked again yet.
+    const bool asked = ms.last_poll_failed || (ms.polling && now - ms.poll_started > options_.member_timeout / 2);
+    if (ms.up && now - ms.last_ok > options_.member_timeout && asked) {
       ms.up = false;
       ms.down_since = now;
       ++ms.down_events;

@@ -195,6 +195,7 @@ class Dispatcher {
     std::future<std::pair<MemberReply, TimeUs>> poll;
     bool polling = false;
     TimeUs poll_started = 0;
+    bool last_poll_failed = false;  // the last digest poll taken got no digest (refused, error, timeout)
     // The member's lease (wall clock): the latest end granted, and whether the
     // poll in flight grants one. Never past last_ok + 3/4 member_timeout, so
     // every lease has lapsed when the member is marked down.
