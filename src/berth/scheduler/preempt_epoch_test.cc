@@ -140,8 +140,9 @@ TEST(PreemptEpochLockstep, PriorityPreemptSameDecisionsAsFullPreempt) {
 
 // The early stop (PostFilterPlugin::NoPlanForAny) against full passes: with
 // guarantees (reclaim possible, so the promise is often refused), with
-// priorities alone, and with one priority and no tree (a replay without
-// --queues: no job can ever evict, so every full pass may stop).
+// priorities alone, and with one priority and no tree (unconstrained
+// leaves: no job can ever evict, so every pass that finds nothing free may
+// stop).
 TEST(PassStopLockstep, FairshareSameDecisionsAsFullPass) {
   Counts counts;
   for (uint64_t seed = 1; seed <= 8; ++seed)
