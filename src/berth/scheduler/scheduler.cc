@@ -711,6 +711,20 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
     const framework::SchedulerView view = View(now);
     for (auto* a : admits) a->OnBlocked(rec.spec, rec.last_verdict, view);
   };
+  // The same promise for one blocked job (a summary of it alone), when the
+  // promise for all of them is refused: its preemption try is skipped.
+  std::vector<int32_t> one_queue;
+  auto no_plan_for = [&](int32_t index) {
+    const JobRecord& r = jobs_[index];
+    if (options_.full_pass || options_.full_scan || r.queue < 0) return false;
+    one_queue.assign(static_cast<size_t>(r.queue) + 1, 0);
+    one_queue[r.queue] = 1;
+    const framework::PendingSummary one{one_queue, r.spec.priority, demand_[index].counted_replica ? 1 : 0};
+    const framework::SchedulerView view = View(now);
+    for (auto* pf : framework_->post_filter())
+      if (!pf->NoPlanForAny(view, one)) return false;
+    return true;
+  };
   std::vector<int32_t> done;
   // pending_ does not change during the pass: placed and failed jobs leave it
   // at the end, and jobs evicted for others rejoin it then.
@@ -768,7 +782,7 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
       v = Verdict::Unresolvable("capacity", "needs " + std::to_string(demand_[index].whole_gpus) +
                                                 " GPUs; the cluster has " + std::to_string(cluster_.total_gpus()));
     } else if (fast && CapacityShort(index)) {
-      if (!preempting || idle_only || NoPlanForAny(now)) {
+      if (!preempting || idle_only || NoPlanForAny(now) || no_plan_for(index)) {
         if (idle_only)
           rec.last_verdict = Verdict::Unschedulable(
               "budget", ledger_.BudgetWhy(spent, now) + ", and " + std::to_string(demand_[index].whole_gpus) +
@@ -783,7 +797,7 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
       v = TryPlace(rec);
       demand_[index].full_verdict = true;
       if (!v.ok() && preempting && !idle_only && v.code == framework::VerdictCode::kUnschedulable &&
-          !NoPlanForAny(now))
+          !NoPlanForAny(now) && !no_plan_for(index))
         v = TryPreempt(index, std::move(v), now);
       if (!v.ok() && idle_only) v.reason = ledger_.BudgetWhy(spent, now) + "; " + v.reason;
     }
