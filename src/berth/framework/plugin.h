@@ -78,6 +78,10 @@ class AdmitPlugin : public virtual Plugin {
   virtual void BeginPass(const SchedulerView& view) {}
   // A job of the pass could not start (after any preemption was tried).
   virtual void OnBlocked(const job::JobSpec& job, const Verdict& verdict, const SchedulerView& view) {}
+  // Whether OnBlocked may still change what the plugin keeps in this pass
+  // (a reservation for the next blocked job): a preempting profile's pass
+  // then does not stop early, so that every blocked job is still reported.
+  virtual bool ObservesBlocked() const { return false; }
   // A run ended at `end` (finished, failed, cancelled or preempted: `completed`
   // is true only for success), having started at `start`.
   virtual void OnRunEnded(const job::JobSpec& job, TimeUs start, TimeUs end, bool completed) {}
@@ -217,6 +221,16 @@ struct PreemptContext {
   bool confined = false;
 };
 
+// The pending queue in brief, for PostFilterPlugin::NoPlanForAny: how many
+// jobs wait in each leaf queue (by queue id; ids past the end hold none), the
+// highest priority among them, and how many of them are service replicas
+// (JobSpec::service or replica_of set).
+struct PendingSummary {
+  std::span<const int32_t> per_queue;
+  int32_t max_priority = 0;
+  int64_t replicas = 0;
+};
+
 class PostFilterPlugin : public virtual Plugin {
  public:
   // Victims whose eviction lets the job fit at once, or nullopt. Pure.
@@ -228,7 +242,16 @@ class PostFilterPlugin : public virtual Plugin {
   virtual TimeUs NextGuardExpiry(const SchedulerView& view) const { return -1; }
   // When PostFilter proposed nothing: why not, for the job's "why" ("" when
   // there is nothing to add). Called only after a PostFilter without a plan.
-  virtual std::string WhyNoPlan(const PreemptContext& ctx) const { return ""; }
+  // The text stays valid until the plugin's next call (it may be one kept
+  // for many jobs: no copy per blocked job).
+  virtual std::string_view WhyNoPlan(const PreemptContext& ctx) const { return {}; }
+  // A promise about every pending job of `pending` in this view: true only
+  // when PostFilter would return nullopt for each of them and WhyNoPlan ""
+  // (so trying them changes no verdict). The scheduler then skips their
+  // preemption tries, and a pass stops once nothing fits the free GPUs
+  // either. False makes no promise (the default). Pure, but may keep what
+  // it computed for the view's epoch.
+  virtual bool NoPlanForAny(const SchedulerView& view, const PendingSummary& pending) { return false; }
 };
 
 class BindPlugin : public virtual Plugin {

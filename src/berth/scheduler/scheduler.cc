@@ -102,6 +102,24 @@ bool Scheduler::WithinQueueLess(int32_t a, int32_t b) const {
   return qa.seq < qb.seq;
 }
 
+bool Scheduler::AdmitsObserveBlocked() const {
+  for (const auto* a : framework_->admit())
+    if (a->ObservesBlocked()) return true;
+  return false;
+}
+
+bool Scheduler::NoPlanForAny(TimeUs now) {
+  if (no_plan_epoch_ == epoch_) return no_plan_;
+  no_plan_epoch_ = epoch_;
+  no_plan_ = false;
+  if (options_.full_pass || options_.full_scan || pending_priority_.empty()) return false;
+  const framework::PendingSummary summary{pending_per_queue_, pending_priority_.rbegin()->first, pending_replicas_};
+  const framework::SchedulerView view = View(now);
+  no_plan_ = true;
+  for (auto* pf : framework_->post_filter()) no_plan_ = no_plan_ && pf->NoPlanForAny(view, summary);
+  return no_plan_;
+}
+
 framework::SchedulerView Scheduler::View(TimeUs now) const {
   const bool oracle = options_.full_preempt || options_.full_scan;
   return {state_, ledger_, running_jobs_, now, options_.node_rank, oracle ? 0 : epoch_};
@@ -238,11 +256,26 @@ void Scheduler::Enqueue(int32_t index) {
   d.full_verdict = false;
   fresh_.push_back(index);
   if (d.gpu_bound) ++pending_need_[d.whole_gpus]; else ++pending_other_;
+  const JobRecord& rec = jobs_[index];
+  d.counted_queue = rec.queue;
+  d.counted_priority = rec.spec.priority;
+  d.counted_replica = rec.spec.service.has_value() || rec.spec.replica_of.valid();
+  if (rec.queue >= 0) {
+    if (static_cast<size_t>(rec.queue) >= pending_per_queue_.size()) pending_per_queue_.resize(rec.queue + 1, 0);
+    ++pending_per_queue_[rec.queue];
+  }
+  ++pending_priority_[d.counted_priority];
+  pending_replicas_ += d.counted_replica;
 }
 
 void Scheduler::Dequeued(int32_t index) {
   if (jobs_[index].spec.replica_of.valid()) --pending_replicas_;
   const Demand& d = demand_[index];
+  if (d.counted_queue >= 0) --pending_per_queue_[d.counted_queue];
+  auto p = pending_priority_.find(d.counted_priority);
+  assert(p != pending_priority_.end());
+  if (--p->second == 0) pending_priority_.erase(p);
+  pending_replicas_ -= d.counted_replica;
   if (!d.gpu_bound) {
     --pending_other_;
     return;
@@ -671,6 +704,12 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
   // free GPUs may still start by evicting others.
   const bool fast = !options_.drop_unschedulable;
   const bool stop_when_full = fast && !preempting;
+  // With preemption, a pass stops the same way when the post-filters promise
+  // no plan for any pending job (NoPlanForAny; asked only once nothing fits,
+  // and again only after a change). Without budgets: a stopped pass does not
+  // note the queues whose spent budget stopped a job.
+  const bool stop_when_hopeless = fast && preempting && !ledger_.has_budgets();
+  no_plan_epoch_ = 0;
   bucket_count_valid_ = false;
   ++pass_;
   if (resume < 0) budget_blocked_.clear();
@@ -684,6 +723,20 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
     if (admits.empty()) return;
     const framework::SchedulerView view = View(now);
     for (auto* a : admits) a->OnBlocked(rec.spec, rec.last_verdict, view);
+  };
+  // The same promise for one blocked job (a summary of it alone), when the
+  // promise for all of them is refused: its preemption try is skipped.
+  std::vector<int32_t> one_queue;
+  auto no_plan_for = [&](int32_t index) {
+    const JobRecord& r = jobs_[index];
+    if (options_.full_pass || options_.full_scan || r.queue < 0) return false;
+    one_queue.assign(static_cast<size_t>(r.queue) + 1, 0);
+    one_queue[r.queue] = 1;
+    const framework::PendingSummary one{one_queue, r.spec.priority, demand_[index].counted_replica ? 1 : 0};
+    const framework::SchedulerView view = View(now);
+    for (auto* pf : framework_->post_filter())
+      if (!pf->NoPlanForAny(view, one)) return false;
+    return true;
   };
   std::vector<int32_t> done;
   // pending_ does not change during the pass: placed and failed jobs leave it
@@ -704,8 +757,9 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
     // The jobs a full pass would reach first get their capacity verdicts (the
     // head under strict FIFO, else those queued since the last pass); the
     // others keep theirs.
-    if (stop_when_full && pending_other_ == 0 && !pending_need_.empty() &&
-        pending_need_.begin()->first > state_.free_full_gpus_total()) {
+    if ((stop_when_full || stop_when_hopeless) && pending_other_ == 0 && !pending_need_.empty() &&
+        pending_need_.begin()->first > state_.free_full_gpus_total() &&
+        (stop_when_full || (!AdmitsObserveBlocked() && NoPlanForAny(now)))) {
       if (hol) {
         CapacityShort(index);
         visited_.push_back(jobs_[index].spec.id);
@@ -716,8 +770,14 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
             visited_.push_back(jobs_[f].spec.id);
           }
       }
+      if (!stop_when_full) hopeless_stop_pass_ = pass_;
       break;
     }
+    // A pass of a preempting profile that stopped early since this job was
+    // last reached would have given it a capacity verdict (every pending job
+    // needed more GPUs than were free): its verdict is no longer one of a
+    // full attempt, as if that pass had reached it.
+    if (demand_[index].seen_pass < hopeless_stop_pass_) demand_[index].full_verdict = false;
     demand_[index].seen_pass = pass_;
     JobRecord& rec = jobs_[index];
     visited_.push_back(rec.spec.id);
@@ -735,7 +795,7 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
       v = Verdict::Unresolvable("capacity", "needs " + std::to_string(demand_[index].whole_gpus) +
                                                 " GPUs; the cluster has " + std::to_string(cluster_.total_gpus()));
     } else if (fast && CapacityShort(index)) {
-      if (!preempting || idle_only) {
+      if (!preempting || idle_only || NoPlanForAny(now) || no_plan_for(index)) {
         if (idle_only)
           rec.last_verdict = Verdict::Unschedulable(
               "budget", ledger_.BudgetWhy(spent, now) + ", and " + std::to_string(demand_[index].whole_gpus) +
@@ -744,12 +804,14 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
         if (hol) break;
         continue;
       }
-      v = TryPreempt(index, rec.last_verdict, now);
+      // The job keeps this verdict if no plan is found (TryPreempt amends it).
+      v = TryPreempt(index, std::move(rec.last_verdict), now);
     } else {
       v = TryPlace(rec);
       demand_[index].full_verdict = true;
-      if (!v.ok() && preempting && !idle_only && v.code == framework::VerdictCode::kUnschedulable)
-        v = TryPreempt(index, v, now);
+      if (!v.ok() && preempting && !idle_only && v.code == framework::VerdictCode::kUnschedulable &&
+          !NoPlanForAny(now) && !no_plan_for(index))
+        v = TryPreempt(index, std::move(v), now);
       if (!v.ok() && idle_only) v.reason = ledger_.BudgetWhy(spent, now) + "; " + v.reason;
     }
     if (v.ok()) {

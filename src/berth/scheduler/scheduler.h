@@ -56,6 +56,12 @@ struct SchedulerOptions {
   // of keeping it while nothing changes. The same decisions; the oracle the
   // cached path is compared with. full_scan implies it.
   bool full_preempt = false;
+  // Try preemption for every blocked job of a preempting profile, and never
+  // stop its pass early, even when the post-filters promise that no pending
+  // job can get a plan (PostFilterPlugin::NoPlanForAny). The same decisions
+  // and the same verdicts for the jobs a pass reaches; the oracle the early
+  // stop is compared with. full_scan implies it.
+  bool full_pass = false;
   // Verify every index against a recomputation after each change (tests).
   bool check_indexes = false;
   // The queue tree jobs are charged to (null: every tenant gets its own
@@ -341,7 +347,9 @@ class Scheduler {
 
   Status Evict(int32_t index, JobId preemptor, bool defer_requeue, const YieldPoint* yield = nullptr);
   // Asks the post-filter plugins for victims; evicts them and places the job.
-  framework::Verdict TryPreempt(int32_t index, framework::Verdict verdict, TimeUs now);
+  // `verdict` (why it was not placed) is moved from, and returned amended
+  // when no plan is found.
+  framework::Verdict TryPreempt(int32_t index, framework::Verdict&& verdict, TimeUs now);
   framework::SchedulerView View(TimeUs now) const;
 
   const cluster::Cluster& cluster_;
@@ -376,6 +384,10 @@ class Scheduler {
     bool gpu_bound = false;  // checkable, whole_only, not too_big, whole_gpus >= 1
     bool full_verdict = false;  // last_verdict comes from a full placement attempt
     int64_t seen_pass = -1;     // the last pass that reached the job
+    // As counted in the pending summary when the job was queued.
+    int32_t counted_queue = -1;
+    int32_t counted_priority = 0;
+    bool counted_replica = false;
   };
   std::vector<Demand> demand_;  // per job index
   // Pending gpu_bound jobs by whole_gpus (-> count), and the number of other
@@ -383,6 +395,18 @@ class Scheduler {
   // than the smallest need, nothing pending can start and a pass stops.
   std::map<int64_t, int32_t> pending_need_;
   int64_t pending_other_ = 0;
+  // The pending jobs in brief for the post-filters (framework::PendingSummary):
+  // per leaf queue, by priority (-> count), and the service replicas.
+  std::vector<int32_t> pending_per_queue_;
+  std::map<int32_t, int32_t> pending_priority_;
+  int64_t pending_replicas_ = 0;
+  // Whether every post-filter promises no plan for any pending job
+  // (NoPlanForAny), asked at most once per epoch within a pass.
+  bool NoPlanForAny(TimeUs now);
+  bool AdmitsObserveBlocked() const;  // some admit plugin's OnBlocked may still matter in this pass
+  uint64_t no_plan_epoch_ = 0;
+  bool no_plan_ = false;
+  int64_t hopeless_stop_pass_ = -1;  // the last pass that stopped so (preempting profiles)
   // Per pass: up nodes of type t with exactly k fully free GPUs (counts), valid
   // until the next placement.
   std::vector<std::vector<int32_t>> bucket_count_;

@@ -12,7 +12,7 @@ using framework::TaskRequest;
 using framework::Verdict;
 using job::JobState;
 
-framework::Verdict Scheduler::TryPreempt(int32_t index, Verdict verdict, TimeUs now) {
+framework::Verdict Scheduler::TryPreempt(int32_t index, Verdict&& verdict, TimeUs now) {
   JobRecord& rec = jobs_[index];
   const framework::SchedulerView view = View(now);
   // The filters' node rules (FilterPlugin::RulesOut): the nodes a
@@ -111,17 +111,17 @@ framework::Verdict Scheduler::TryPreempt(int32_t index, Verdict verdict, TimeUs 
   if (!framework_->post_filter().empty()) {
     framework::PreemptContext ctx{rec.spec, rec.queue, verdict, view, rec.preempted_by, Queued(index)};
     for (auto* pf : framework_->post_filter()) {
-      std::string why = pf->WhyNoPlan(ctx);
+      const std::string_view why = pf->WhyNoPlan(ctx);
       if (!why.empty()) {
         // A verdict kept from an earlier pass carries the note already: replace it.
-        if (const size_t at = verdict.reason.find("; reclaim for queue '"); at != std::string::npos)
-          verdict.reason.erase(at);
-        verdict.reason += "; " + why;
+        std::string& reason = verdict.reason;
+        if (const size_t at = reason.find("; reclaim for queue '"); at != std::string::npos) reason.erase(at);
+        reason.append("; ").append(why);
         break;
       }
     }
   }
-  return verdict;
+  return std::move(verdict);
 }
 
 Scheduler::YieldPoint Scheduler::YieldOf(int32_t index, TimeUs now) const {

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -87,6 +88,35 @@ inline int64_t PassAndCompare(Scheduler& fast, Scheduler& full, std::vector<JobI
   EXPECT_EQ(fast.visited_in_last_pass(), full.visited_in_last_pass()) << what;
   for (JobId id : fast.visited_in_last_pass())
     EXPECT_EQ(fast.Find(id)->last_verdict.reason, full.Find(id)->last_verdict.reason) << what;
+  EXPECT_EQ(fast.preempted_in_last_pass(), full.preempted_in_last_pass()) << what;
+  EXPECT_EQ(fast.pending_count(), full.pending_count()) << what;
+  EXPECT_EQ(fast.log().hash(), full.log().hash()) << what;
+  for (JobId id : a) running.push_back(id);
+  for (JobId id : fast.preempted_in_last_pass()) {
+    std::erase(running, id);
+    pending.push_back(id);
+  }
+  return static_cast<int64_t>(fast.preempted_in_last_pass().size());
+}
+
+// As PassAndCompare, against an oracle whose passes may reach more jobs
+// (SchedulerOptions::full_pass: the fast pass may stop early): the same
+// starts, evictions, pending count and hash, and every job the fast pass
+// reached was reached by the oracle's too and has the same verdict. Returns
+// how many were evicted; `stopped` counts the passes that reached fewer jobs.
+inline int64_t PassAndCompareReached(Scheduler& fast, Scheduler& full, std::vector<JobId>& running,
+                                     std::vector<JobId>& pending, const std::string& what, int64_t* stopped) {
+  const std::vector<JobId> a = fast.Schedule();
+  const std::vector<JobId> b = full.Schedule();
+  EXPECT_EQ(a, b) << what;
+  std::vector<JobId> reached = fast.visited_in_last_pass();
+  std::vector<JobId> oracle = full.visited_in_last_pass();
+  std::sort(reached.begin(), reached.end());
+  std::sort(oracle.begin(), oracle.end());
+  EXPECT_TRUE(std::includes(oracle.begin(), oracle.end(), reached.begin(), reached.end())) << what;
+  if (reached.size() < oracle.size()) ++*stopped;
+  for (JobId id : reached)
+    EXPECT_EQ(fast.Find(id)->last_verdict.reason, full.Find(id)->last_verdict.reason) << what << " job " << id.value();
   EXPECT_EQ(fast.preempted_in_last_pass(), full.preempted_in_last_pass()) << what;
   EXPECT_EQ(fast.pending_count(), full.pending_count()) << what;
   EXPECT_EQ(fast.log().hash(), full.log().hash()) << what;

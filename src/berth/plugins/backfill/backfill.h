@@ -86,6 +86,7 @@ class BackfillPlugin final : public framework::AdmitPlugin, public framework::Fi
   void BeginPass(const framework::SchedulerView& view) override;
   void OnBlocked(const job::JobSpec& job, const framework::Verdict& verdict,
                  const framework::SchedulerView& view) override;
+  bool ObservesBlocked() const override { return static_cast<int32_t>(reservations_.size()) < options_.reservations; }
   void OnRunEnded(const job::JobSpec& job, TimeUs start, TimeUs end, bool completed) override;
 
   // Filter: a job admitted on spare GPUs stays off the reserved nodes.

@@ -26,13 +26,18 @@ bool PreemptCache::Sync(const framework::SchedulerView& view, TimeUs min_runtime
   next_slot_ = 0;
   no_plan_.clear();
   why_.clear();
+  min_evictable_priority_ = MinEvictablePriority(view, min_runtime);
+  return true;
+}
+
+int32_t PreemptCache::MinEvictablePriority(const framework::SchedulerView& view, TimeUs min_runtime) {
   // The same guard as Eligibility::Build's.
-  min_evictable_priority_ = std::numeric_limits<int32_t>::max();
+  int32_t lowest = std::numeric_limits<int32_t>::max();
   for (const framework::RunningJob& v : view.running) {
     if (view.now - v.start_time < min_runtime && !v.spec->best_effort) continue;
-    min_evictable_priority_ = std::min(min_evictable_priority_, v.priority);
+    lowest = std::min(lowest, v.priority);
   }
-  return true;
+  return lowest;
 }
 
 Eligibility* PreemptCache::Find(const PreemptorClass& c, bool& found) {

@@ -53,6 +53,9 @@ class PreemptCache {
   // True when no running job can be a candidate for a job of priority `pj`
   // that has no reclaim right, in a tree without budgets.
   bool NoneBelow(int32_t pj) const { return pj <= min_evictable_priority_; }
+  // The guard summary itself: the lowest priority among the view's running
+  // jobs past `min_runtime` in their run or best effort (INT32_MAX: none).
+  static int32_t MinEvictablePriority(const framework::SchedulerView& view, TimeUs min_runtime);
 
   // The class's eligibility built in this epoch, or nullptr; `found` is
   // Build's result for it.

@@ -15,6 +15,7 @@
 // limits, spread.h) only narrow the search (PreemptContext::ruled_out); the
 // guard stays. NextGuardExpiry: when the next running job passes
 // min_runtime_s (best-effort work is never shielded).
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <memory>
@@ -108,12 +109,13 @@ class PreemptBase : public framework::PostFilterPlugin {
     elig_ = &own_elig_;
     cached_ = false;
     if (ctx.verdict.code == framework::VerdictCode::kUnresolvable) return false;
-    need_ = preempt::GangNeed::From(ctx.job);
-    if (!need_) return false;
     // Without candidates by priority, only reclaim could help: check it
-    // before looking at the running jobs (most pending jobs stop here).
+    // before looking at the job's shapes or the running jobs (most pending
+    // jobs stop here).
     const bool reclaim = MayReclaim(ctx);
     if (ctx.job.priority <= options_.floor_priority && !reclaim) return false;
+    need_ = preempt::GangNeed::From(ctx.job);
+    if (!need_) return false;
     if (!cache_.Sync(ctx.view, options_.min_runtime)) return own_elig_.Build(ctx, guard);
     // The same eligibility and searches while the scheduler does not change (preempt_cache.h).
     cached_ = true;
@@ -136,6 +138,35 @@ class PreemptBase : public framework::PostFilterPlugin {
     const int32_t level = ctx.job.required_level ? static_cast<int32_t>(*ctx.job.required_level) : -1;
     return !cache_.KnownNoPlan(cls, *need_, level, ctx.ruled_out);
   }
+  // Prepare is false for every pending job J (so PostFilter gives nothing,
+  // and WhyNoPlan "" since J has no reclaim right) when, for all of them:
+  //   - J is no service replica: its guard is min_runtime_s and no spread
+  //     rule narrows its search (replicas are left to the per-job path);
+  //   - J has no reclaim right: MayReclaim needs a quota in J's dimension d
+  //     and usage(qJ, d) + amount <= guarantee(qJ, d), with amount >= 0; no
+  //     queue holding pending jobs has, in any dimension, a quota with
+  //     usage <= guarantee;
+  //   - and either every pending priority is at or below the workload's
+  //     floor (Prepare's first stop), or, without budgets, no running job
+  //     past its guard (best effort: any) ranks below the highest pending
+  //     priority (the guard summary's stop; computed here when the view has
+  //     no epoch, the same value).
+  bool NoPlanForAny(const framework::SchedulerView& view, const framework::PendingSummary& pending) override {
+    if (pending.replicas > 0) return false;
+    const tenancy::Ledger& l = view.ledger;
+    const tenancy::QueueTree& tree = l.tree();
+    const int32_t queues = std::min<int32_t>(tree.size(), static_cast<int32_t>(pending.per_queue.size()));
+    for (int32_t q = 0; q < queues; ++q) {
+      if (pending.per_queue[q] <= 0) continue;
+      const tenancy::QueueNode& node = tree.node(q);
+      for (int32_t d = 0; d < l.num_dims(); ++d)
+        if (node.has_quota[d] && l.usage(q, d) <= l.guarantee(q, d)) return false;
+    }
+    if (pending.max_priority <= options_.floor_priority) return true;
+    if (l.has_budgets()) return false;
+    if (cache_.Sync(view, options_.min_runtime)) return cache_.NoneBelow(pending.max_priority);
+    return pending.max_priority <= preempt::PreemptCache::MinEvictablePriority(view, options_.min_runtime);
+  }
   // After a search of a prepared job found no plan.
   void NoPlan() {
     if (cached_) cache_.AddNoPlan();
@@ -150,14 +181,16 @@ class PreemptBase : public framework::PostFilterPlugin {
   // A job with the reclaim right that found no victims: the queue, who
   // borrows in its dimension (and how much) and when the first borrowing
   // job's min-runtime guard expires.
-  std::string WhyNoPlan(const PreemptContext& ctx) const override {
-    if (!MayReclaim(ctx)) return "";
-    if (!cache_.Sync(ctx.view, options_.min_runtime)) return Why(ctx);
+  std::string_view WhyNoPlan(const PreemptContext& ctx) const override {
+    if (!MayReclaim(ctx)) return {};
+    if (!cache_.Sync(ctx.view, options_.min_runtime)) {
+      why_ = Why(ctx);
+      return why_;
+    }
     const int32_t dim = preempt::JobDimension(ctx.job, ctx.queue, ctx.view.ledger);
     if (const std::string* why = cache_.Why(ctx.queue, dim)) return *why;
-    std::string why = Why(ctx);
-    cache_.SetWhy(ctx.queue, dim, why);
-    return why;
+    cache_.SetWhy(ctx.queue, dim, Why(ctx));
+    return *cache_.Why(ctx.queue, dim);
   }
   std::string Why(const PreemptContext& ctx) const {
     const tenancy::Ledger& l = ctx.view.ledger;
@@ -223,6 +256,7 @@ class PreemptBase : public framework::PostFilterPlugin {
   preempt::Eligibility* elig_ = &own_elig_;  // own_elig_, or the cache's for the job's class
   preempt::Eligibility own_elig_;            // without an epoch (SchedulerView::epoch 0)
   mutable preempt::PreemptCache cache_;  // WhyNoPlan keeps its texts there too
+  mutable std::string why_;              // WhyNoPlan's text without an epoch
   bool cached_ = false;
 };
 
