@@ -2,6 +2,7 @@
 #include "berth/tenancy/entitlement.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 namespace berth::tenancy {
@@ -106,6 +107,75 @@ std::vector<double> WaterFill(const FillProblem& p) {
   return e;
 }
 
+std::vector<std::vector<double>> SplitByClass(const FillProblem& p, const std::vector<double>& e) {
+  const int32_t n = static_cast<int32_t>(p.queues.size());
+  const int32_t num_classes = static_cast<int32_t>(p.capacity.size());
+  std::vector<std::vector<double>> x(n, std::vector<double>(num_classes, 0.0));
+  // Flow network: source -> queue (e) -> (queue, mask) (demand) -> class (unbounded) -> sink (capacity).
+  struct Arc {
+    int32_t to;
+    double cap;
+  };
+  std::vector<Arc> arcs;
+  std::vector<std::vector<int32_t>> out;
+  auto node = [&]() {
+    out.emplace_back();
+    return static_cast<int32_t>(out.size()) - 1;
+  };
+  auto arc = [&](int32_t a, int32_t b, double cap) {
+    out[a].push_back(static_cast<int32_t>(arcs.size()));
+    arcs.push_back({b, cap});
+    out[b].push_back(static_cast<int32_t>(arcs.size()));
+    arcs.push_back({a, 0.0});
+    return static_cast<int32_t>(arcs.size()) - 2;
+  };
+  const int32_t source = node(), sink = node();
+  std::vector<int32_t> class_node(num_classes);
+  for (int32_t c = 0; c < num_classes; ++c) {
+    class_node[c] = node();
+    arc(class_node[c], sink, std::max(0.0, p.capacity[c]));
+  }
+  // (queue, class, arc index) of every mask -> class arc, to read the flow back.
+  std::vector<std::array<int32_t, 3>> reads;
+  for (int32_t q = 0; q < n && q < static_cast<int32_t>(e.size()); ++q) {
+    if (e[q] <= 0) continue;
+    const int32_t qn = node();
+    arc(source, qn, e[q]);
+    for (const auto& [mask, amount] : p.queues[q].demand) {
+      if (amount <= 0) continue;
+      const int32_t mn = node();
+      arc(qn, mn, amount);
+      for (int32_t c = 0; c < num_classes; ++c)
+        if (mask >> c & 1) reads.push_back({q, c, arc(mn, class_node[c], std::numeric_limits<double>::infinity())});
+    }
+  }
+  double fleet = 0;
+  for (double c : p.capacity) fleet += std::max(0.0, c);
+  const double eps = 1e-9 * std::max(1.0, fleet);
+  // Edmonds-Karp: shortest augmenting paths, arcs in the order added.
+  std::vector<int32_t> via(out.size());
+  for (;;) {
+    std::fill(via.begin(), via.end(), -1);
+    std::vector<int32_t> frontier = {source};
+    via[source] = -2;
+    for (size_t i = 0; i < frontier.size() && via[sink] == -1; ++i)
+      for (int32_t a : out[frontier[i]])
+        if (arcs[a].cap > eps && via[arcs[a].to] == -1) {
+          via[arcs[a].to] = a;
+          frontier.push_back(arcs[a].to);
+        }
+    if (via[sink] == -1) break;
+    double push = std::numeric_limits<double>::infinity();
+    for (int32_t v = sink; v != source; v = arcs[via[v] ^ 1].to) push = std::min(push, arcs[via[v]].cap);
+    for (int32_t v = sink; v != source; v = arcs[via[v] ^ 1].to) {
+      arcs[via[v]].cap -= push;
+      arcs[via[v] ^ 1].cap += push;
+    }
+  }
+  for (const auto& [q, c, a] : reads) x[q][c] += arcs[a ^ 1].cap;
+  return x;
+}
+
 Entitlement::Entitlement(const cluster::Cluster& cluster, const SpeedModel* speeds) : usable_(true) {
   for (const auto& node : cluster.nodes()) {
     if (node.gpu_count == 0 || !node.gpu_type.valid()) continue;
@@ -180,6 +250,10 @@ double Entitlement::DemandIn(int32_t queue) const {
 }
 
 std::vector<double> Entitlement::Solve(const std::vector<double>& leaf_weights) const {
+  return WaterFill(Problem(leaf_weights));
+}
+
+FillProblem Entitlement::Problem(const std::vector<double>& leaf_weights) const {
   FillProblem p;
   for (const auto& c : classes_) p.capacity.push_back(static_cast<double>(c.capacity));
   p.queues.resize(leaf_weights.size());
@@ -189,7 +263,7 @@ std::vector<double> Entitlement::Solve(const std::vector<double>& leaf_weights) 
     for (const auto& [mask, milli] : demand_[q])
       if (milli > 0) p.queues[q].demand[mask] = static_cast<double>(milli) * SpeedOf(mask);
   }
-  return WaterFill(p);
+  return p;
 }
 
 }  // namespace berth::tenancy

@@ -61,6 +61,12 @@ struct FillProblem {
 };
 // The weighted max-min fair entitlement of each queue (see above).
 std::vector<double> WaterFill(const FillProblem& problem);
+// A split of entitlements `e` (WaterFill's) over the classes that the demand
+// admits: x[q][c], with sum over c of x[q][c] = e[q] and sum over q of
+// x[q][c] <= capacity[c]. A maximum flow source -> queue (e) -> mask
+// (demand) -> class -> sink (capacity), by shortest augmenting paths in a
+// fixed arc order (one of the possible splits, always the same).
+std::vector<std::vector<double>> SplitByClass(const FillProblem& problem, const std::vector<double>& e);
 
 // What a job added to the demand (to take back the same when it leaves).
 struct DemandToken {
@@ -100,6 +106,8 @@ class Entitlement {
   // Entitlements of `num_queues` leaves with these weights (0 for a queue
   // without demand; sized num_queues).
   std::vector<double> Solve(const std::vector<double>& leaf_weights) const;
+  // The water-filling problem of the current demand (Solve = WaterFill of it).
+  FillProblem Problem(const std::vector<double>& leaf_weights) const;
 
  private:
   double SpeedOf(uint32_t mask) const;  // unit per GPU over the mask's classes

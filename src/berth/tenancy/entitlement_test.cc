@@ -85,6 +85,17 @@ TEST(WaterFill, MixedMasksOfOneQueueAndWeights) {
   EXPECT_NEAR(e[1], 9, 1e-9);
 }
 
+TEST(SplitByClass, PutsEachQueueOnTheClassesItFits) {
+  FillProblem p = TwoClasses(1);  // A 6 (only class 1), B 6 (anywhere)
+  const std::vector<double> e = WaterFill(p);
+  const auto x = SplitByClass(p, e);
+  EXPECT_NEAR(x[0][0], 0, 1e-9);
+  EXPECT_NEAR(x[0][1], 6, 1e-9);
+  EXPECT_NEAR(x[1][0], 4, 1e-9);  // B takes all of the small class
+  EXPECT_NEAR(x[1][1], 2, 1e-9);
+  EXPECT_EQ(SplitByClass(p, e), x);  // the same every time
+}
+
 cluster::Cluster MakeCluster(const std::string& spec) {
   auto c = cluster::ParseClusterSpec(spec);
   EXPECT_TRUE(c.ok()) << c.status().ToString();
@@ -134,6 +145,11 @@ TEST(Entitlement, TheLedgerRefreshesFromDemandAndIntegrates) {
   // a fits only the 8-GPU node: 6 of it; b the other 6 (4 small + 2 big).
   EXPECT_NEAR(ledger.entitled(qa), 6 * G, 1e-6);
   EXPECT_NEAR(ledger.entitled(qb), 6 * G, 1e-6);
+  // Split by type: a's 6 all on V100, b's on the 4 T4 and 2 of V100.
+  const GpuTypeId v100 = *c.FindGpuType("V100"), t4 = *c.FindGpuType("T4");
+  EXPECT_NEAR(ledger.entitled_on(qa, v100), 6 * G, 1e-6);
+  EXPECT_NEAR(ledger.entitled_on(qb, t4), 4 * G, 1e-6);
+  EXPECT_NEAR(ledger.entitled_on(qb, v100), 2 * G, 1e-6);
   ledger.Advance(10 * kUsPerSecond);
   EXPECT_NEAR(ledger.entitled_seconds(qa), 60.0 * G, 1e-3);
   // a leaves: b is entitled to all it fits (its 20 GPUs of demand > 12).

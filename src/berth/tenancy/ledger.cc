@@ -210,11 +210,21 @@ void Ledger::RefreshEntitlement() {
     }
     weights[q] = w;
   }
-  const std::vector<double> e = entitle_.Solve(weights);
+  const FillProblem problem = entitle_.Problem(weights);
+  const std::vector<double> e = WaterFill(problem);
+  const std::vector<std::vector<double>> split = SplitByClass(problem, e);
+  const int32_t types = tree_.num_types();
   entitled_.assign(n, 0.0);
+  entitled_type_.assign(static_cast<size_t>(n) * types, 0.0);
   for (int32_t q = 0; q < n && q < static_cast<int32_t>(e.size()); ++q) {
     if (!tree_.node(q).is_leaf()) continue;
-    for (int32_t a = q; a >= 0; a = tree_.node(a).parent) entitled_[a] += e[q];
+    for (int32_t a = q; a >= 0; a = tree_.node(a).parent) {
+      entitled_[a] += e[q];
+      for (int32_t c = 0; c < entitle_.num_classes(); ++c) {
+        const GpuTypeId t = entitle_.node_class(c).type;
+        if (t.value() < types) entitled_type_[static_cast<size_t>(a) * types + t.value()] += split[q][c];
+      }
+    }
   }
 }
 

@@ -145,6 +145,13 @@ class Ledger {
   double entitled(int32_t queue) const {
     return queue >= 0 && static_cast<size_t>(queue) < entitled_.size() ? entitled_[queue] : 0.0;
   }
+  // The part of entitled(queue) on GPU type `type` (the water-filling's
+  // result split over the node classes its demand fits: SplitByClass).
+  double entitled_on(int32_t queue, GpuTypeId type) const {
+    if (!type.valid() || type.value() >= tree_.num_types() || queue < 0) return 0.0;
+    const size_t i = static_cast<size_t>(queue) * tree_.num_types() + type.value();
+    return i < entitled_type_.size() ? entitled_type_[i] : 0.0;
+  }
   // The integral of entitled() over time (unit x seconds), as of the last Advance.
   double entitled_seconds(int32_t queue) const {
     return queue >= 0 && static_cast<size_t>(queue) < entitled_seconds_.size() ? entitled_seconds_[queue] : 0.0;
@@ -204,6 +211,7 @@ class Ledger {
   Entitlement entitle_;
   bool reachable_ = false;
   std::vector<double> entitled_;          // per queue (milli-unit)
+  std::vector<double> entitled_type_;     // queue x GPU type (milli-unit)
   std::vector<double> entitled_seconds_;  // per queue
   uint64_t solved_version_ = ~uint64_t{0};
   TimeUs last_refresh_ = 0;
