@@ -9,6 +9,9 @@
 //   fairshare           fair-share order over the queue tree; quota admission,
 //                       reclaim by preemption; topology-aware gangs, best fit
 //   fairshare-backfill  fairshare plus reservation and backfill
+//   fairshare-entitled  fairshare that keeps each queue to the GPU types of
+//                       its reachable entitlement (the `entitle` filter and
+//                       score, plugins/entitle/entitle.h)
 //
 // All are greedy passes (a job that cannot start does not block the next).
 // Registered here too, from their folders: `priority-preempt` and
@@ -64,6 +67,13 @@ Profile FairShare(bool backfill) {
   return p;
 }
 
+Profile FairShareEntitled() {
+  Profile p = FairShare(false);
+  p.filter.push_back(PluginRef{"entitle"});
+  p.score.insert(p.score.begin(), PluginRef{"entitle", {}, 100});
+  return p;
+}
+
 }  // namespace
 
 Status RegisterTenancyPolicies(framework::PolicyRegistry& r) {
@@ -81,6 +91,9 @@ Status RegisterTenancyPolicies(framework::PolicyRegistry& r) {
       "weighted fair share with decayed usage over the queue tree, quotas with borrowing, reclaim by preemption"));
   BERTH_RETURN_IF_ERROR(r.Register("fairshare-backfill", FairShare(true),
                                    "fairshare plus a reservation for the blocked head job and backfill behind it"));
+  BERTH_RETURN_IF_ERROR(r.Register(
+      "fairshare-entitled", FairShareEntitled(),
+      "fairshare that keeps each queue to the GPU types of its reachable entitlement (queue file entitlement: reachable)"));
   BERTH_RETURN_IF_ERROR(RegisterPreemptionPolicies(r));
   BERTH_RETURN_IF_ERROR(RegisterBackfillPolicies(r));
   BERTH_RETURN_IF_ERROR(RegisterServicePolicies(r));

@@ -310,6 +310,7 @@ Status Scheduler::Submit(job::JobSpec spec) {
   rec.seq = next_seq_++;
   rec.enqueue_time = clock_.Now();
   rec.queue = queue;
+  rec.demand = ledger_.AddDemand(queue, rec.spec);
   if (rec.spec.elastic()) rec.requested_tasks = rec.spec.groups.front().count;
   ++submitted_;
   int32_t index;
@@ -833,6 +834,8 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
     if (options_.drop_unschedulable || rec.last_verdict.code == framework::VerdictCode::kUnresolvable) {
       rec.state = JobState::kFailed;
       rec.finish_time = now;
+      ledger_.RemoveDemand(rec.queue, rec.demand);
+      rec.demand = {};
       log_.Failed(now, rec.spec.id, rec.last_verdict);
       done.push_back(index);
       continue;
@@ -873,6 +876,8 @@ Status Scheduler::Finish(JobId id, JobState final_state) {
   }
   rec.state = final_state;
   rec.finish_time = now;
+  ledger_.RemoveDemand(rec.queue, rec.demand);
+  rec.demand = {};
   log_.Finished(rec.finish_time, id, job::JobStateName(final_state));
   return Status::Ok();
 }

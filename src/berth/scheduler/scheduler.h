@@ -108,6 +108,9 @@ struct JobRecord {
   // The latest verdict. A pass that stops early (no pending job can fit the
   // free GPUs) leaves the verdicts of the jobs it did not reach as they were.
   framework::Verdict last_verdict;
+  // What the job adds to its queue's demand (reachable entitlement), from
+  // submission until it ends.
+  tenancy::DemandToken demand;
   int32_t attempts = 0;  // full placement attempts (fast capacity rejections not counted)
   double attained_gpu_seconds = 0;  // GPU-seconds held over all runs that ended
   int32_t queue = -1;               // leaf queue in the ledger

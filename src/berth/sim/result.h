@@ -59,6 +59,12 @@ struct TenantResult {
   // (Themis' rho on shares: 1 = received its entitlement). -1: no reference.
   double normalized_share = -1;
   double normalized_entitlement_ratio = -1;
+  // With a reachable entitlement (queue file `entitlement: reachable`): the
+  // time-mean of its leaf queue's entitled amount / the ledger's capacity
+  // (both in the tree's unit), and the share received in that unit
+  // (normalized_share with `unit: normalized`, else gpu_share) over it. -1: flat.
+  double entitled_share = -1;
+  double entitled_ratio = -1;
   Distribution rho;
   int64_t preemptions = 0;
   double gpu_hours_lost = 0;

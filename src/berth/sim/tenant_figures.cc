@@ -19,6 +19,9 @@ struct Acc {
   std::string queue;
   bool has_queue = false;
   double guarantee_share = 0;
+  double entitled_unit_seconds = -1;  // the leaf's integral of its entitlement (-1: flat)
+  double ledger_capacity = 0;         // in the tree's unit
+  bool normalized = false;
   double ref_seconds = 0;  // reference GPU-seconds received
   int64_t jobs = 0;
   std::vector<double> jct, delay;
@@ -104,6 +107,11 @@ void FillTenantFigures(const ReplayRecords& in, PolicyResult& r) {
       acc.has_queue = true;
       acc.queue = sched.ledger().tree().node(rec->queue).name;
       acc.guarantee_share = GuaranteeShare(sched.ledger(), rec->queue);
+      if (sched.ledger().reachable_entitlement()) {
+        acc.entitled_unit_seconds = sched.ledger().entitled_seconds(rec->queue);
+        acc.ledger_capacity = static_cast<double>(sched.ledger().capacity(sched.ledger().all_types_dim()));
+        acc.normalized = sched.ledger().normalized();
+      }
     }
     if (rec->first_start_time >= 0) acc.delay.push_back(UsToSeconds(rec->first_start_time - spec.submit_time));
     if (rec->state == job::JobState::kSucceeded) {
@@ -148,6 +156,11 @@ void FillTenantFigures(const ReplayRecords& in, PolicyResult& r) {
     if (in.speeds && cluster_ref > 0 && span_s > 0) {
       t.normalized_share = acc.ref_seconds / (cluster_ref * span_s);
       t.normalized_entitlement_ratio = t.guarantee_share > 0 ? t.normalized_share / t.guarantee_share : -1;
+    }
+    if (acc.entitled_unit_seconds >= 0 && acc.ledger_capacity > 0 && span_s > 0) {
+      t.entitled_share = acc.entitled_unit_seconds / (acc.ledger_capacity * span_s);
+      const double received = acc.normalized ? t.normalized_share : t.gpu_share;
+      t.entitled_ratio = t.entitled_share > 0 && received >= 0 ? received / t.entitled_share : -1;
     }
     std::vector<double> rho;
     rho.reserve(acc.finished.size());

@@ -31,6 +31,10 @@ Ledger::Ledger(QueueTree tree, const cluster::Cluster& cluster, TimeUs half_life
     budgets.push_back(tree_.node(q).budget);
   }
   budgets_ = Budgets(std::move(parents), std::move(budgets));
+  if (tree_.entitlement() == EntitlementMode::kReachable) {
+    entitle_ = Entitlement(cluster, speeds_.get());
+    reachable_ = entitle_.usable();
+  }
   Grow();
   Recompute(own_, held_, top_taken_);  // guarantees kept back from lending are held from the start
 }
@@ -43,6 +47,8 @@ void Ledger::Grow() {
   held_.resize(want, 0);
   top_taken_.resize(num_dims(), 0);
   decayed_.resize(tree_.size(), 0.0);
+  entitled_.resize(tree_.size(), 0.0);
+  entitled_seconds_.resize(tree_.size(), 0.0);
   while (budgets_.size() < tree_.size()) budgets_.AddQueue(tree_.node(budgets_.size()).parent);
 }
 
@@ -141,6 +147,16 @@ void Ledger::Uncharge(int32_t queue, GpuTypeId type, int64_t milli, TimeUs now, 
 }
 
 void Ledger::Advance(TimeUs now) {
+  AdvanceUsage(now);
+  if (reachable_ && entitle_.version() != solved_version_ &&
+      (!refreshed_ || now - last_refresh_ >= tree_.entitlement_refresh())) {
+    last_refresh_ = now;
+    refreshed_ = true;
+    RefreshEntitlement();
+  }
+}
+
+void Ledger::AdvanceUsage(TimeUs now) {
   if (!advanced_) {
     advanced_ = true;
     last_advance_ = now;
@@ -149,6 +165,8 @@ void Ledger::Advance(TimeUs now) {
   if (now <= last_advance_) return;
   const double dt = UsToSeconds(now - last_advance_);
   last_advance_ = now;
+  if (reachable_)
+    for (int32_t q = 0; q < tree_.size(); ++q) entitled_seconds_[q] += entitled_[q] * dt;
   const int32_t all = all_types_dim();
   if (half_life_ <= 0) {
     for (int32_t q = 0; q < tree_.size(); ++q) decayed_[q] += static_cast<double>(usage(q, all)) * dt;
@@ -159,6 +177,55 @@ void Ledger::Advance(TimeUs now) {
   const double gain = (1.0 - keep) / lambda;
   for (int32_t q = 0; q < tree_.size(); ++q)
     decayed_[q] = decayed_[q] * keep + static_cast<double>(usage(q, all)) * gain;
+}
+
+DemandToken Ledger::AddDemand(int32_t queue, const job::JobSpec& job) {
+  if (!reachable_ || queue < 0) return {};
+  DemandToken t = entitle_.DemandOf(job);
+  entitle_.Add(queue, t, +1);
+  return t;
+}
+
+void Ledger::RemoveDemand(int32_t queue, const DemandToken& token) {
+  if (reachable_) entitle_.Add(queue, token, -1);
+}
+
+void Ledger::RefreshEntitlement() {
+  if (!reachable_) return;
+  solved_version_ = entitle_.version();
+  const int32_t n = tree_.size();
+  // A leaf's weight: the product over its path of weight / sum of siblings'.
+  std::vector<double> sibling_sum(n + 1, 0.0);  // by parent (n: the root)
+  for (int32_t q = 0; q < n; ++q) {
+    const int32_t parent = tree_.node(q).parent;
+    sibling_sum[parent < 0 ? n : parent] += tree_.node(q).weight;
+  }
+  std::vector<double> weights(n, 0.0);
+  for (int32_t q = 0; q < n; ++q) {
+    if (!tree_.node(q).is_leaf()) continue;
+    double w = 1;
+    for (int32_t a = q; a >= 0; a = tree_.node(a).parent) {
+      const double sum = sibling_sum[tree_.node(a).parent < 0 ? n : tree_.node(a).parent];
+      w *= sum > 0 ? tree_.node(a).weight / sum : 0.0;
+    }
+    weights[q] = w;
+  }
+  const FillProblem problem = entitle_.Problem(weights);
+  const std::vector<double> e = WaterFill(problem);
+  const std::vector<std::vector<double>> split = SplitByClass(problem, e);
+  const int32_t types = tree_.num_types();
+  entitled_.assign(n, 0.0);
+  entitled_type_.assign(static_cast<size_t>(n) * types, 0.0);
+  for (int32_t q = 0; q < n && q < static_cast<int32_t>(e.size()); ++q) {
+    if (!tree_.node(q).is_leaf()) continue;
+    for (int32_t a = q; a >= 0; a = tree_.node(a).parent) {
+      entitled_[a] += e[q];
+      for (int32_t c = 0; c < entitle_.num_classes(); ++c) {
+        const GpuTypeId t = entitle_.node_class(c).type;
+        if (t.value() < types) entitled_type_[static_cast<size_t>(a) * types + t.value()] += split[q][c];
+      }
+    }
+  }
 }
 
 double Ledger::DominantShare(int32_t queue) const {

@@ -47,6 +47,12 @@
 // type it lands on. A type's capacity counts its GPUs at the speed of a job
 // of no known class (SpeedModel::CapacityPerMillion).
 //
+// Entitlement (entitlement.h): with a tree whose `entitlement` is reachable,
+// the scheduler reports every job it holds (AddDemand when submitted,
+// RemoveDemand when it ends) and Advance recomputes each queue's entitled
+// amount (in the unit) when the demand changed and the refresh interval has
+// passed; entitled() is 0 for every queue otherwise (flat).
+//
 // Usage counts everything charged (in the unit), summed up the tree. Decayed
 // usage integrates usage over time with an exponential half-life (fair share
 // with history); it is advanced lazily by Charge/Uncharge/Advance.
@@ -61,6 +67,7 @@
 #include "berth/common/quantity.h"
 #include "berth/common/status.h"
 #include "berth/tenancy/budget.h"
+#include "berth/tenancy/entitlement.h"
 #include "berth/tenancy/queue_tree.h"
 #include "berth/tenancy/units.h"
 
@@ -124,8 +131,34 @@ class Ledger {
   int64_t price(GpuTypeId type) const {
     return type.valid() && type.value() < static_cast<int32_t>(price_.size()) ? price_[type.value()] : 0;
   }
-  // Brings the decayed usage up to `now`.
+  // Brings the decayed usage (and the integral of the entitlements) up to
+  // `now`; recomputes a reachable entitlement when due.
   void Advance(TimeUs now);
+
+  // Reachable entitlement (see above). The token is what to give back to
+  // RemoveDemand (empty when the entitlement is flat).
+  bool reachable_entitlement() const { return reachable_; }
+  DemandToken AddDemand(int32_t queue, const job::JobSpec& job);
+  void RemoveDemand(int32_t queue, const DemandToken& token);
+  // A queue's entitled amount in the unit (milli) as of the last refresh: a
+  // leaf's from the water-filling, a parent's the sum of its leaves'.
+  double entitled(int32_t queue) const {
+    return queue >= 0 && static_cast<size_t>(queue) < entitled_.size() ? entitled_[queue] : 0.0;
+  }
+  // The part of entitled(queue) on GPU type `type` (the water-filling's
+  // result split over the node classes its demand fits: SplitByClass).
+  double entitled_on(int32_t queue, GpuTypeId type) const {
+    if (!type.valid() || type.value() >= tree_.num_types() || queue < 0) return 0.0;
+    const size_t i = static_cast<size_t>(queue) * tree_.num_types() + type.value();
+    return i < entitled_type_.size() ? entitled_type_[i] : 0.0;
+  }
+  // The integral of entitled() over time (unit x seconds), as of the last Advance.
+  double entitled_seconds(int32_t queue) const {
+    return queue >= 0 && static_cast<size_t>(queue) < entitled_seconds_.size() ? entitled_seconds_[queue] : 0.0;
+  }
+  const Entitlement& entitlement() const { return entitle_; }
+  // Recomputes the entitlements now (Advance does it when due).
+  void RefreshEntitlement();
 
   int64_t usage(int32_t queue, int32_t dim) const { return usage_[Index(queue, dim)]; }
   // The queue's guarantee in a dimension (0 when it has no quota there).
@@ -154,6 +187,7 @@ class Ledger {
  private:
   size_t Index(int32_t queue, int32_t dim) const { return static_cast<size_t>(queue) * num_dims() + dim; }
   void Grow();  // after an auto leaf was added
+  void AdvanceUsage(TimeUs now);
   void Add(int32_t queue, int32_t dim, int64_t delta);
   Status CheckDim(int32_t queue, int32_t dim, int64_t x) const;
   // taken() of a queue whose subtree holds `held` (see above).
@@ -174,6 +208,14 @@ class Ledger {
   std::vector<double> decayed_;    // per queue
   std::vector<int64_t> price_;     // per GPU type: milli-money per GPU-hour (0: unknown)
   Budgets budgets_;
+  Entitlement entitle_;
+  bool reachable_ = false;
+  std::vector<double> entitled_;          // per queue (milli-unit)
+  std::vector<double> entitled_type_;     // queue x GPU type (milli-unit)
+  std::vector<double> entitled_seconds_;  // per queue
+  uint64_t solved_version_ = ~uint64_t{0};
+  TimeUs last_refresh_ = 0;
+  bool refreshed_ = false;
   TimeUs half_life_ = 0;           // 0: no decay (plain integral)
   TimeUs last_advance_ = 0;
   bool advanced_ = false;

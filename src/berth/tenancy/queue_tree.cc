@@ -5,6 +5,15 @@
 #include <cctype>
 
 namespace berth::tenancy {
+
+const char* EntitlementModeName(EntitlementMode m) { return m == EntitlementMode::kReachable ? "reachable" : "flat"; }
+
+StatusOr<EntitlementMode> ParseEntitlementMode(std::string_view text) {
+  if (text == "flat") return EntitlementMode::kFlat;
+  if (text == "reachable") return EntitlementMode::kReachable;
+  return InvalidArgument("expected flat or reachable, got '" + std::string(text) + "'");
+}
+
 namespace {
 
 std::string GpusText(int64_t milli) {

@@ -40,6 +40,15 @@ namespace berth::tenancy {
 
 inline constexpr int64_t kUnlimited = -1;
 
+// How a queue's entitled amount is computed (fair-share keys, reports): a
+// flat weighted share of the cluster, or the weighted max-min share of the
+// capacity its jobs fit (entitlement.h). Queue file `entitlement:`.
+enum class EntitlementMode { kFlat, kReachable };
+// "flat" / "reachable".
+const char* EntitlementModeName(EntitlementMode m);
+StatusOr<EntitlementMode> ParseEntitlementMode(std::string_view text);
+inline constexpr TimeUs kDefaultEntitlementRefresh = 60 * kUsPerSecond;
+
 struct Quota {
   int64_t guarantee = 0;               // milli-GPU
   int64_t limit = kUnlimited;          // milli-GPU
@@ -145,6 +154,14 @@ class QueueTree {
       if (n.budget && n.budget->money) return true;
     return false;
   }
+  // The entitlement mode, and how often (simulated or wall time) a reachable
+  // entitlement is recomputed when the demand changed.
+  EntitlementMode entitlement() const { return entitlement_; }
+  TimeUs entitlement_refresh() const { return entitlement_refresh_; }
+  void set_entitlement(EntitlementMode mode, TimeUs refresh = kDefaultEntitlementRefresh) {
+    entitlement_ = mode;
+    entitlement_refresh_ = refresh;
+  }
   void set_unit(Unit unit, std::string reference) {
     unit_ = unit;
     reference_ = std::move(reference);
@@ -157,6 +174,8 @@ class QueueTree {
   bool auto_leaves_ = true;
   Unit unit_ = Unit::kGpus;
   std::string reference_;
+  EntitlementMode entitlement_ = EntitlementMode::kFlat;
+  TimeUs entitlement_refresh_ = kDefaultEntitlementRefresh;
   std::vector<QueueNode> nodes_;
   std::map<std::string, int64_t> prices_;
   std::unordered_map<std::string, int32_t> by_name_;    // looked up, never iterated

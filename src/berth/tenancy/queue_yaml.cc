@@ -199,7 +199,8 @@ Status Parser::Queue(const YAML::Node& e, const std::string& p, QueueFile& out) 
 
 StatusOr<QueueFile> Parser::Top(const YAML::Node& root) {
   if (!root.IsDefined() || root.IsNull()) return InvalidArgument(file_ + ":1: empty queue file (expected queues:)");
-  BERTH_RETURN_IF_ERROR(CheckKeys(root, "", {"half_life", "unit", "reference", "queues", "prices"}));
+  BERTH_RETURN_IF_ERROR(CheckKeys(root, "", {"half_life", "unit", "reference", "queues", "prices", "entitlement",
+                                             "entitlement_refresh"}));
   QueueFile out;
   if (const YAML::Node pr = root["prices"]; pr && !pr.IsNull()) {
     if (!pr.IsMap()) return Error(pr, "prices", "expected a map of GPU type -> price per GPU-hour");
@@ -223,6 +224,18 @@ StatusOr<QueueFile> Parser::Top(const YAML::Node& root) {
     out.reference_line = r.Mark().line + 1;
   }
   if (out.unit == Unit::kNormalized && out.reference.empty()) out.reference = "H100";
+  if (const YAML::Node en = root["entitlement"]; en && !en.IsNull()) {
+    BERTH_ASSIGN_OR_RETURN(std::string text, Scalar(en, "entitlement"));
+    StatusOr<EntitlementMode> mode = ParseEntitlementMode(text);
+    if (!mode.ok()) return Error(en, "entitlement", mode.status().message());
+    out.entitlement = *mode;
+  }
+  if (const YAML::Node er = root["entitlement_refresh"]; er && !er.IsNull()) {
+    BERTH_ASSIGN_OR_RETURN(std::string text, Scalar(er, "entitlement_refresh"));
+    StatusOr<TimeUs> t = ParseQueueDuration(text);
+    if (!t.ok()) return Error(er, "entitlement_refresh", t.status().message());
+    out.entitlement_refresh = *t;
+  }
   if (const YAML::Node h = root["half_life"]; h && !h.IsNull()) {
     BERTH_ASSIGN_OR_RETURN(std::string text, Scalar(h, "half_life"));
     StatusOr<TimeUs> t = ParseQueueDuration(text);
@@ -336,6 +349,7 @@ StatusOr<QueueTree> BuildQueueTree(const QueueFile& given, std::string_view sour
   StatusOr<QueueTree> tree = QueueTree::Create(file.queues, cluster);
   if (tree.ok()) {
     tree->set_unit(file.unit, file.reference);
+    tree->set_entitlement(file.entitlement, file.entitlement_refresh);
     std::map<std::string, int64_t> prices;
     for (const auto& [type, price] : file.prices) {
       const std::string resolved = cluster.FindGpuType(type) ? type : GpuTypeOfProductName(type, cluster);

@@ -6,6 +6,7 @@
 //   unit: normalized       # or gpus (the default)
 //   reference: H100
 //   half_life: 6h
+//   entitlement: reachable  # or flat (the default); entitlement_refresh: 1m
 //   queues:
 //     - name: research
 //       weight: 2
@@ -43,6 +44,8 @@ struct QueueFile {
   TimeUs half_life = 0;  // 0 when the file gives none
   bool has_half_life = false;
   Unit unit = Unit::kGpus;
+  EntitlementMode entitlement = EntitlementMode::kFlat;
+  TimeUs entitlement_refresh = kDefaultEntitlementRefresh;
   // "H100" by default with kNormalized. With kGpus, optional: quotas stay in
   // GPUs and reports add reference-GPU figures against it.
   std::string reference;

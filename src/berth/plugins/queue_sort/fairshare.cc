@@ -29,11 +29,23 @@
 // boosted, as if its queue had no usage; boosted jobs among themselves by
 // priority, then seq (the oldest first).
 //
+// Reachable entitlement (queue file `entitlement: reachable`, tenancy/
+// entitlement.h): the weight is replaced by the queue's entitled fraction of
+// the cluster, computed over the capacity its jobs fit:
+//
+//   key(q) = (share(q) + history(q)) x capacity / entitled(q)
+//
+// with share(q) = DominantShare(q) x weight(q). With equal weights and every
+// queue able to use every node, entitled(q) = capacity / n and the order is
+// the flat one. A queue without entitlement (no demand) uses its flat
+// fraction: the product over its path of weight / sum of siblings' weights.
+//
 // The order is bucketed (framework::BucketedOrder): the scheduler keeps each
 // leaf's jobs sorted and per pass orders only the leaves.
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include "berth/framework/bucketed_order.h"
@@ -76,6 +88,20 @@ class FairShare final : public framework::QueueSortPlugin, public framework::Buc
       depth_[q] = d;
       const double history = cap > 0 && window_s > 0 ? ledger.decayed_usage(q) / (cap * window_s) : 0.0;
       key_[q] = ledger.DominantShare(q) + history / node.weight;
+    }
+    if (!ledger.reachable_entitlement() || cap <= 0) return;
+    std::vector<double> sibling_sum(n + 1, 0.0);  // by parent (n: the root)
+    for (int32_t q = 0; q < n; ++q) sibling_sum[parent_[q] < 0 ? n : parent_[q]] += tree.node(q).weight;
+    for (int32_t q = 0; q < n; ++q) {
+      double fraction = ledger.entitled(q) / cap;
+      if (fraction <= 0) {
+        fraction = 1;
+        for (int32_t a = q; a >= 0; a = parent_[a]) {
+          const double sum = sibling_sum[parent_[a] < 0 ? n : parent_[a]];
+          fraction *= sum > 0 ? tree.node(a).weight / sum : 0.0;
+        }
+      }
+      key_[q] = fraction > 0 ? key_[q] * tree.node(q).weight / fraction : std::numeric_limits<double>::max();
     }
   }
 

@@ -311,6 +311,39 @@ TEST_F(QueueSortTest, FairShareHistoryAndAgeBoost) {
   EXPECT_TRUE(s.Less(Q(jb, 5, 0, 29 * kHour, 0, b), Q(ja, 1, 0, 30 * kHour, 0, a)));
 }
 
+TEST_F(QueueSortTest, FairShareDividesByTheReachableEntitlement) {
+  // 8 GPUs on one 8-GPU node and 12 on 2-GPU nodes. a's jobs are 8-GPU
+  // gangs (they fit only the big node), b's are 1-GPU jobs.
+  auto c = cluster::ParseClusterSpec("1x8:H100+6x2:H100");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const cluster::Cluster cluster = std::move(c).value();
+  for (bool reachable : {false, true}) {
+    std::vector<tenancy::QueueSpec> specs = {{.name = "a", .tenants = {"a"}}, {.name = "b", .tenants = {"b"}}};
+    auto tree = tenancy::QueueTree::Create(specs, cluster);
+    ASSERT_TRUE(tree.ok());
+    if (reachable) tree->set_entitlement(tenancy::EntitlementMode::kReachable, 0);
+    tenancy::Ledger ledger(std::move(tree).value(), cluster);
+    const int32_t a = ledger.tree().Find("a"), b = ledger.tree().Find("b");
+    ledger.AddDemand(a, Job(16));
+    for (int i = 0; i < 20; ++i) ledger.AddDemand(b, Job(1));
+    // a holds 4 GPUs, b 5.
+    ledger.Charge(a, GpuTypeId(0), 4000, 0);
+    ledger.Charge(b, GpuTypeId(0), 5000, 0);
+    ledger.Advance(0);
+    if (reachable) {
+      EXPECT_NEAR(ledger.entitled(a), 8000, 1e-6);  // all of the big node
+      EXPECT_NEAR(ledger.entitled(b), 12000, 1e-6);
+    }
+    auto p = Make("fairshare", {{"age_boost_after_s", "0"}});
+    auto& s = Sort(p);
+    s.Prepare(ledger, 0);
+    const auto& ja = Job(8);
+    const auto& jb = Job(1);
+    // Flat: a 4/20 before b 5/20. Reachable: b 5/12 before a 4/8.
+    EXPECT_EQ(s.Less(Q(ja, 1, 0, 0, 0, a), Q(jb, 2, 0, 0, 0, b)), !reachable);
+  }
+}
+
 TEST_F(QueueSortTest, ArgsAreChecked) {
   EXPECT_FALSE(registry_.Create("tiresias", {{"thresholds_gpu_h", "10,1"}}).ok());
   EXPECT_FALSE(registry_.Create("tiresias", {{"thresholds_gpu_h", "x"}}).ok());

@@ -60,6 +60,10 @@ nlohmann::json Tenants(const std::vector<TenantResult>& tenants) {
       item["normalized_share"] = t.normalized_share;
       item["normalized_entitlement_ratio"] = t.normalized_entitlement_ratio;
     }
+    if (t.entitled_share >= 0) {
+      item["entitled_share"] = t.entitled_share;
+      item["entitled_ratio"] = t.entitled_ratio;
+    }
   }
   return arr;
 }

@@ -53,7 +53,7 @@ constexpr size_t kMaxTenantRows = 20;  // per policy; the JSON has them all
 std::string TenantSection(const std::vector<PolicyResult>& rs) {
   std::vector<TextColumn> cols = {{"policy", true},  {"tenant", true}, {"jobs"},       {"done"},
                                   {"jct_mean_s"},    {"jct_p99_s"},    {"queue_mean_s"}, {"queue_p99_s"},
-                                  {"share%"},        {"guarantee%"},   {"norm_share%"}, {"rho_mean"},   {"rho_max"},
+                                  {"share%"},        {"guarantee%"},   {"norm_share%"}, {"entitled%"},  {"rho_mean"}, {"rho_max"},
                                   {"preempted"},     {"gpu_h_lost"}};
   size_t hidden = 0;
   for (const auto& r : rs) {
@@ -76,6 +76,7 @@ std::string TenantSection(const std::vector<PolicyResult>& rs) {
       cols[i++].cells.push_back(Fmt("%.2f", 100.0 * t.gpu_share));
       cols[i++].cells.push_back(Fmt("%.2f", 100.0 * t.guarantee_share));
       cols[i++].cells.push_back(t.normalized_share >= 0 ? Fmt("%.2f", 100.0 * t.normalized_share) : "-");
+      cols[i++].cells.push_back(t.entitled_share >= 0 ? Fmt("%.2f", 100.0 * t.entitled_share) : "-");
       cols[i++].cells.push_back(t.rho.count > 0 ? Fmt("%.2f", t.rho.mean) : "-");
       cols[i++].cells.push_back(t.rho.count > 0 ? Fmt("%.1f", t.rho.max) : "-");
       cols[i++].cells.push_back(std::to_string(t.preemptions));
@@ -83,6 +84,10 @@ std::string TenantSection(const std::vector<PolicyResult>& rs) {
     }
   }
   if (cols[0].cells.empty()) return "";
+  // entitled% only with a reachable entitlement (queue file `entitlement: reachable`).
+  const auto entitled = std::find_if(cols.begin(), cols.end(), [](const TextColumn& c) { return c.header == "entitled%"; });
+  if (std::all_of(entitled->cells.begin(), entitled->cells.end(), [](const std::string& c) { return c == "-"; }))
+    cols.erase(entitled);
   std::string s = "\nper tenant\n" + Render(cols);
   if (hidden > 0) s += "(" + std::to_string(hidden) + " more tenant rows in the JSON report)\n";
   return s;
