@@ -169,7 +169,7 @@ TimeUs Scheduler::NextBudgetRenewal(TimeUs now) const {
 }
 
 TimeUs Scheduler::NextGuardExpiry(TimeUs now) const {
-  if (pending_replicas_ == 0) return -1;
+  if (pending_replica_jobs_ == 0) return -1;
   const framework::SchedulerView view = View(now);
   TimeUs next = -1;
   for (const framework::PostFilterPlugin* pf : framework_->post_filter()) {
@@ -251,7 +251,7 @@ void Scheduler::Enqueue(int32_t index) {
                                [this](int32_t a, int32_t b) { return QueueLess(a, b); });
     pending_.insert(it, index);
   }
-  if (jobs_[index].spec.replica_of.valid()) ++pending_replicas_;
+  if (jobs_[index].spec.replica_of.valid()) ++pending_replica_jobs_;
   Demand& d = demand_[index];
   d.full_verdict = false;
   fresh_.push_back(index);
@@ -269,7 +269,7 @@ void Scheduler::Enqueue(int32_t index) {
 }
 
 void Scheduler::Dequeued(int32_t index) {
-  if (jobs_[index].spec.replica_of.valid()) --pending_replicas_;
+  if (jobs_[index].spec.replica_of.valid()) --pending_replica_jobs_;
   const Demand& d = demand_[index];
   if (d.counted_queue >= 0) --pending_per_queue_[d.counted_queue];
   auto p = pending_priority_.find(d.counted_priority);

@@ -316,7 +316,7 @@ class Scheduler {
   // Returns the amount charged (in the ledger's unit, unsigned).
   int64_t ChargeLedger(const JobRecord& rec, int64_t sign, TimeUs now);
   std::vector<int32_t> budget_blocked_;  // queues whose spent budget stopped a job in the last pass
-  int64_t pending_replicas_ = 0;          // jobs in pending_ with replica_of set (Enqueue, Dequeued)
+  int64_t pending_replica_jobs_ = 0;         // jobs in pending_ with replica_of set (Enqueue, Dequeued)
   // milli-GPU of `rec` on `type` in reference GPUs (milli itself without a speed model).
   int64_t RefAmount(const JobRecord& rec, GpuTypeId type, int64_t milli) const {
     return options_.speeds && type.valid() ? tenancy::ScaleMilli(milli, options_.speeds->PerMillion(rec.spec, type))
