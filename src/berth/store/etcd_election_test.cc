@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "berth/store/etcd_election.h"
+#include "berth/store/etcd_proxy_test_util.h"
 #include "berth/store/etcd_test_server.h"
 
 namespace berth::store {
@@ -25,39 +26,21 @@ using std::chrono::milliseconds;
 // request is forwarded to the real etcd.
 class DeposedLeader {
  public:
-  explicit DeposedLeader(const std::string& etcd) : upstream_(etcd) {
-    server_.Post(R"(/v3/.*)", [this](const httplib::Request& req, httplib::Response& res) {
-      if (req.path == "/v3/lease/keepalive") {
-        ++renewals_;
-        const auto id = nlohmann::json::parse(req.body, nullptr, false);
-        const std::string lease = id.is_object() && id.contains("ID") ? id["ID"].get<std::string>() : "0";
-        res.set_content(R"({"result":{"header":{"raft_term":"1"},"ID":")" + lease + R"(","TTL":"2"}})",
-                        "application/json");
-        return;
-      }
-      auto up = upstream_.Post(req.path, req.body, "application/json");
-      if (!up) {
-        res.status = 502;
-        return;
-      }
-      res.status = up->status;
-      res.set_content(up->body, "application/json");
-    });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-  }
-  ~DeposedLeader() {
-    server_.stop();
-    thread_.join();
-  }
-  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  explicit DeposedLeader(const std::string& etcd)
+      : proxy_(etcd, [this](const httplib::Request& req, httplib::Response& res) {
+          if (req.path != "/v3/lease/keepalive") return false;
+          ++renewals_;
+          const auto id = nlohmann::json::parse(req.body, nullptr, false);
+          const std::string lease = id.is_object() && id.contains("ID") ? id["ID"].get<std::string>() : "0";
+          res.set_content(R"({"result":{"header":{"raft_term":"1"},"ID":")" + lease + R"(","TTL":"2"}})",
+                          "application/json");
+          return true;
+        }) {}
+  std::string endpoint() const { return proxy_.endpoint(); }
   std::atomic<int> renewals_{0};
 
  private:
-  httplib::Client upstream_;
-  httplib::Server server_;
-  std::thread thread_;
-  int port_ = 0;
+  EtcdProxy proxy_;  // last: its handler uses renewals_
 };
 
 class EtcdElectionTest : public ::testing::Test {

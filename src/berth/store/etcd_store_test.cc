@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "berth/store/etcd_proxy_test_util.h"
 #include "berth/store/etcd_store.h"
 #include "berth/store/etcd_test_server.h"
 #include "berth/store/store_test_util.h"
@@ -304,49 +305,34 @@ TEST_F(EtcdStoreTest, BatchesBeyondEtcdLimitsAreSplitInOrder) {
 // request timeout); everything else it forwards.
 class HoldingMember {
  public:
-  explicit HoldingMember(const std::string& etcd) : upstream_(etcd) {
-    server_.Post(R"(/v3/.*)", [this](const httplib::Request& req, httplib::Response& res) {
-      const bool log_write = req.path == "/v3/kv/txn" && req.body.find("request_put") != std::string::npos &&
-                             req.body.find("\"lease\"") == std::string::npos;
-      if (log_write) {
-        ++held_;
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait_for(lock, std::chrono::seconds(30), [this] { return stopping_; });
-        res.status = 503;
-        res.set_content(R"({"code":14,"message":"injected: request timed out"})", "application/json");
-        return;
-      }
-      auto up = upstream_.Post(req.path, req.body, "application/json");
-      if (!up) {
-        res.status = 502;
-        return;
-      }
-      res.status = up->status;
-      res.set_content(up->body, "application/json");
-    });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-  }
+  explicit HoldingMember(const std::string& etcd)
+      : proxy_(etcd, [this](const httplib::Request& req, httplib::Response& res) {
+          const bool log_write = req.path == "/v3/kv/txn" && req.body.find("request_put") != std::string::npos &&
+                                 req.body.find("\"lease\"") == std::string::npos;
+          if (!log_write) return false;
+          ++held_;
+          std::unique_lock<std::mutex> lock(mu_);
+          cv_.wait_for(lock, std::chrono::seconds(30), [this] { return stopping_; });
+          res.status = 503;
+          res.set_content(R"({"code":14,"message":"injected: request timed out"})", "application/json");
+          return true;
+        }) {}
   ~HoldingMember() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stopping_ = true;
     }
     cv_.notify_all();
-    server_.stop();
-    thread_.join();
+    proxy_.Stop();
   }
-  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string endpoint() const { return proxy_.endpoint(); }
   std::atomic<int> held_{0};
 
  private:
-  httplib::Client upstream_;
-  httplib::Server server_;
-  std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
-  int port_ = 0;
+  EtcdProxy proxy_;  // last: its handlers use the members above
 };
 
 // A member that holds writes costs one attempt's timeout: the attempt moves
