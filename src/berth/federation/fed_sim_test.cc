@@ -6,6 +6,7 @@
 #include "berth/cluster/loaders.h"
 #include "berth/federation/fed_report.h"
 #include "berth/federation/fed_sim.h"
+#include "berth/federation/fed_test_util.h"
 #include "berth/plugins/builtin.h"
 
 namespace berth::federation {
@@ -29,26 +30,9 @@ datasets:
   - {name: small, size_gib: 1, regions: [west], read: streamed}
 )";
 
-struct Env {
-  Federation fed;
-  SpeedTable speed;
-  framework::PluginRegistry plugins;
-  framework::Profile profile;
-};
+using testenv::Env;
 
-Env MakeEnv(const std::string& text) {
-  Env e;
-  StatusOr<Federation> f =
-      ParseFederationYaml(text, "t.yaml", [](const std::string& s) { return cluster::LoadCluster(s); });
-  EXPECT_TRUE(f.ok()) << f.status().message();
-  e.fed = std::move(f).value();
-  for (const auto& m : e.fed.members) e.speed.push_back(std::vector<double>(m.cluster->gpu_types().size(), 1.0));
-  EXPECT_TRUE(plugins::RegisterBuiltinPlugins(e.plugins).ok());
-  framework::PolicyRegistry policies;
-  EXPECT_TRUE(plugins::RegisterBuiltinPolicies(policies).ok());
-  e.profile = *policies.Find("bestfit");
-  return e;
-}
+Env MakeEnv(const std::string& text) { return testenv::MakeEnvFromText(text); }
 
 job::JobSpec Job(int64_t i, TimeUs submit, int32_t tasks, int32_t gpus, double dur_s, std::string dataset = "") {
   job::JobSpec j;
@@ -65,11 +49,7 @@ job::JobSpec Job(int64_t i, TimeUs submit, int32_t tasks, int32_t gpus, double d
   return j;
 }
 
-FedResult Simulate(const Env& e, const sim::Trace& t, Policy p) {
-  StatusOr<FedResult> r = RunFederation(e.fed, e.speed, t, e.profile, e.plugins, p, {});
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return r.ok() ? *r : FedResult{};
-}
+using testenv::Simulate;
 
 // A burst of 8-GPU jobs, more than one cluster holds, then a steady stream.
 sim::Trace Burst() {

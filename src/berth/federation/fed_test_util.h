@@ -45,9 +45,10 @@ inline ClusterLoader Loader() {
   return [](const std::string& s) { return cluster::LoadCluster(s); };
 }
 
-inline Env MakeEnv(const std::string& failures) {
+// A federation from a whole file's text, best fit in every member.
+inline Env MakeEnvFromText(const std::string& text) {
   Env e;
-  StatusOr<Federation> f = ParseFederationYaml(std::string(kFed) + failures, "t.yaml", Loader());
+  StatusOr<Federation> f = ParseFederationYaml(text, "t.yaml", Loader());
   EXPECT_TRUE(f.ok()) << f.status().message();
   e.fed = std::move(f).value();
   for (const auto& m : e.fed.members) e.speed.push_back(std::vector<double>(m.cluster->gpu_types().size(), 1.0));
@@ -57,6 +58,9 @@ inline Env MakeEnv(const std::string& failures) {
   e.profile = *policies.Find("bestfit");
   return e;
 }
+
+// kFed with `failures` appended.
+inline Env MakeEnv(const std::string& failures) { return MakeEnvFromText(std::string(kFed) + failures); }
 
 inline job::JobSpec Job(int64_t i, TimeUs submit, int32_t gpus, double dur_s, std::string dataset, double ckpt_s) {
   job::JobSpec j;
