@@ -1,7 +1,9 @@
 // `berth serve --kubeconfig FILE`: Berth as a Kubernetes scheduler of its own
 // (src/berth/kubesched/kube_scheduler.h). The cluster comes from the API server's
 // Nodes; pods whose spec.schedulerName is --scheduler-name are placed and
-// bound. HTTP serves /healthz, /readyz, /metrics, /v1/nodes and /v1/pods.
+// bound. HTTP serves /healthz, /readyz, /metrics, /v1/nodes, /v1/pods and the
+// autoscaled Deployments: /v1/services, /v1/services/NS/NAME and POST
+// /v1/services/NS/NAME/load (docs/services.md, "On Kubernetes").
 
 #include <csignal>
 #include <ctime>
@@ -134,6 +136,24 @@ int ServeKube(const KubeServeFlags& f) {
   });
   http.Get("/v1/pods", [&](const http::Request&, http::Response& res) {
     res.set_content(nlohmann::json({{"pods", sched.PodsJson()}}).dump(), "application/json");
+  });
+  // Services (autoscaled Deployments, src/berth/kubesched/kube_autoscale.h).
+  auto answer = [](http::Response& res, const kube::KubeScheduler::Answer& a) {
+    res.status = a.status;
+    res.set_content(a.body.dump(), "application/json");
+  };
+  http.Get("/v1/services", [&](const http::Request&, http::Response& res) {
+    res.set_content(nlohmann::json({{"services", sched.ServicesJson()}}).dump(), "application/json");
+  });
+  http.Get(R"(/v1/services/([^/]+)/([^/]+))", [&](const http::Request& req, http::Response& res) {
+    answer(res, sched.GetService(req.matches[1], req.matches[2]));
+  });
+  http.Post(R"(/v1/services/([^/]+)/([^/]+)/load)", [&](const http::Request& req, http::Response& res) {
+    if (!leading.load()) {
+      answer(res, {503, {{"error", "standby: leader " + elector.holder()}}});
+      return;
+    }
+    answer(res, sched.ReportServiceLoad(req.matches[1], req.matches[2], req.body));
   });
   if (Status bound = http.Bind(); !bound.ok()) return fail("listen", bound);
   const int port = http.port();

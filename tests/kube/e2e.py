@@ -10,7 +10,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -22,108 +21,9 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kubeapi import Api, gpus_used_by_node, pod_gpus, wait_until  # noqa: E402
-
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-CONTROL_PLANE = os.path.join(ROOT, "scripts", "kube-control-plane.sh")
-
-results = []
-
-
-def check(name, ok, detail=""):
-    results.append((name, bool(ok)))
-    print("%s: %s%s" % ("PASS" if ok else "FAIL", name, (" (" + detail + ")") if detail else ""), flush=True)
-    return ok
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Berth:
-    """One `berth serve --kubeconfig` process, started and stopped by PID."""
-
-    def __init__(self, binary, api, workdir, extra=(), name="berth"):
-        self.binary, self.api, self.workdir, self.extra, self.name = binary, api, workdir, list(extra), name
-        self.proc = None
-        self.port = None
-        self.runs = 0
-
-    def start(self):
-        self.port = free_port()
-        self.runs += 1
-        log = open(os.path.join(self.workdir, "%s-%d.log" % (self.name, self.runs)), "w")
-        self.proc = subprocess.Popen(
-            [self.binary, "serve", "--kubeconfig", self.api.kubeconfig, "--listen", "127.0.0.1:%d" % self.port,
-             "--catalog", os.path.join(ROOT, "data", "accelerators.yaml")] + self.extra,
-            stdout=log, stderr=log, cwd=ROOT)
-        ok = wait_until(lambda: self.get("/readyz") is not None, 30)
-        if not ok:
-            raise RuntimeError("berth did not become ready; see " + log.name)
-
-    def get(self, path):
-        try:
-            with urllib.request.urlopen("http://127.0.0.1:%d%s" % (self.port, path), timeout=5) as r:
-                text = r.read().decode()
-                return json.loads(text) if path.startswith("/v1/") else text
-        except Exception:
-            return None
-
-    def kill(self, sig=signal.SIGKILL):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            self.proc.wait(timeout=30)
-
-    def gpus_by_node(self):
-        nodes = self.get("/v1/nodes")
-        if nodes is None:
-            return None
-        return {n["name"]: n["gpus_used_milli"] // 1000 for n in nodes["nodes"] if n["gpus_used_milli"]}
-
-
-class Kubelets(threading.Thread):
-    """Stands in for kubelets: a pod being deleted on a node is gone at once
-    (a real kubelet would stop its containers first)."""
-
-    def __init__(self, api):
-        super().__init__(daemon=True)
-        self.api, self.stop = api, False
-
-    def run(self):
-        while not self.stop:
-            try:
-                for p in self.api.pods():
-                    md = p["metadata"]
-                    if md.get("deletionTimestamp") and p["spec"].get("nodeName"):
-                        self.api.delete_pod(md["namespace"], md["name"], grace=0)
-            except Exception:
-                pass
-            time.sleep(0.5)
-
-
-def leaf_of(api, node, cache={}):
-    if node not in cache:
-        n = api.get("/api/v1/nodes/" + node)
-        cache[node] = n["metadata"]["labels"].get("fabric.topograph.run/tier-0")
-    return cache[node]
-
-
-def bound(api, ns, names):
-    out = {}
-    for n in names:
-        p = api.pod(ns, n)
-        if p and p["spec"].get("nodeName"):
-            out[n] = p["spec"]["nodeName"]
-    return out if len(out) == len(names) else None
-
-
-def counts_agree(api, berth):
-    k = gpus_used_by_node(api.pods())
-    b = berth.gpus_by_node()
-    return (k == b), k, b
+from e2e_util import (CONTROL_PLANE, ROOT, Berth, Kubelets, bound, check, counts_agree,  # noqa: E402
+                      free_port, leaf_of, results)
+from e2e_services import scenario_services, scenario_services_autoscale  # noqa: E402
 
 
 def make_gang(api, ns, prefix, n, gpus, style, extra_annotations=None):
@@ -635,122 +535,6 @@ def scenario_preemption(api, binary, work, ns):
             api.delete_pod(ns, p["metadata"]["name"])
 
 
-def make_deployment(api, ns, name, replicas, gpus, annotations=None):
-    """A Deployment and what its controllers would make of it (there is no
-    kube-controller-manager here): its ReplicaSet NAME-HASH, owned by the
-    Deployment, and the ReplicaSet's pods NAME-HASH-i, owned by it, with the
-    pod-template-hash label. Returns the pod names."""
-    tmpl_hash = "5d8f7c"
-    labels = {"app": name}
-    template = {"metadata": {"labels": labels, "annotations": annotations or {}},
-                "spec": {"schedulerName": "berth", "containers": [{"name": "main", "image": "busybox"}]}}
-    dep = api.post("/apis/apps/v1/namespaces/%s/deployments" % ns,
-                   {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": ns},
-                    "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": template}})
-    rs_name = "%s-%s" % (name, tmpl_hash)
-    rs_labels = dict(labels, **{"pod-template-hash": tmpl_hash})
-    rs_template = {"metadata": {"labels": rs_labels}, "spec": template["spec"]}
-    rs = api.post("/apis/apps/v1/namespaces/%s/replicasets" % ns,
-                  {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                   "metadata": {"name": rs_name, "namespace": ns, "labels": rs_labels,
-                                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": name,
-                                                     "uid": dep["metadata"]["uid"], "controller": True}]},
-                   "spec": {"replicas": replicas, "selector": {"matchLabels": rs_labels}, "template": rs_template}})
-    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs_name, "uid": rs["metadata"]["uid"],
-             "controller": True, "blockOwnerDeletion": True}
-    names = ["%s-%d" % (rs_name, i) for i in range(replicas)]
-    for n in names:
-        api.make_pod(ns, n, gpus=gpus, labels=rs_labels, annotations=annotations, owner=owner)
-    return names
-
-
-def delete_deployment(api, ns, name):
-    api.delete("/apis/apps/v1/namespaces/%s/deployments/%s" % (ns, name))
-    api.delete("/apis/apps/v1/namespaces/%s/replicasets/%s-5d8f7c" % (ns, name))
-
-
-def scenario_services(api, binary, work, ns):
-    """A Deployment's pods are service replicas: on a full cluster they evict
-    batch pods of the same pod priority (a plain pod does not) and are bound;
-    with --reserved-nodes they go to the reserved Nodes and take them back from
-    the batch pods that borrowed them, inside the default min-runtime guard."""
-    nodes = len(api.get("/api/v1/nodes")["items"])
-    fill = ["batch-%02d" % i for i in range(nodes)]
-
-    def fill_cluster():
-        for n in fill:
-            api.make_pod(ns, n, gpus=8)
-        return wait_until(lambda: bound(api, ns, fill), 60)
-
-    def cleanup():
-        for p in api.pods(ns):
-            api.delete_pod(ns, p["metadata"]["name"])
-        delete_deployment(api, ns, "web")
-        wait_until(lambda: not api.pods(ns), 30)
-
-    # Without a reservation (the guard at 0 s, as batch preemption needs it).
-    berth = Berth(binary, api, work, ["--policy", "priority-preempt", "--min-runtime", "0s"], name="berth-svc")
-    berth.start()
-    try:
-        b = fill_cluster()
-        check("services: %d batch 8-GPU pods fill the cluster" % nodes, b)
-        api.make_pod(ns, "plain", gpus=8)
-        web = make_deployment(api, ns, "web", 1, 8)
-        got = wait_until(lambda: bound(api, ns, web), 60)
-        time.sleep(2)
-        evicted = [n for n in fill if api.pod(ns, n) is None]
-        check("services: a Deployment's pod (same pod priority as batch) evicts exactly one batch pod and is bound",
-              got and len(evicted) == 1, "bound=%s evicted=%s" % (got, evicted))
-        plain = api.pod(ns, "plain")
-        check("services: a plain pod of the same shape and priority still waits",
-              plain is not None and not plain["spec"].get("nodeName"))
-        pods = {p["name"]: p for p in (berth.get("/v1/pods") or {}).get("pods", [])}
-        check("services: /v1/pods names the pod's service", pods.get(web[0], {}).get("service") == ns + "/web",
-              str(pods.get(web[0])))
-        ok = wait_until(lambda: counts_agree(api, berth)[0], 10)
-        check("services: Berth's GPU count equals Kubernetes'", ok, str(counts_agree(api, berth)[1:]))
-    finally:
-        berth.kill(signal.SIGTERM)
-        cleanup()
-
-    # Reserved nodes with --kube; the guard at its default (600 s).
-    reserved = ["gpu-00", "gpu-01"]
-    berth = Berth(binary, api, work, ["--policy", "priority-preempt", "--reserved-nodes", ",".join(reserved)],
-                  name="berth-svc-reserved")
-    berth.start()
-    try:
-        b = fill_cluster()
-        check("services: batch pods borrow the idle reserved nodes too", b and all(
-            n in b.values() for n in reserved), "reserved=%s" % [k for k, v in (b or {}).items() if v in reserved])
-        t0 = time.time()
-        web = make_deployment(api, ns, "web", 2, 8)
-        got = wait_until(lambda: bound(api, ns, web), 60)
-        took = time.time() - t0
-        time.sleep(2)
-        evicted = sorted(n for n in fill if api.pod(ns, n) is None)
-        on_reserved = sorted(k for k, v in (b or {}).items() if v in reserved)
-        check("services: the Deployment's 2 pods are bound on the reserved nodes",
-              got and sorted(got.values()) == reserved, "bound=%s" % got)
-        check("services: they evicted exactly the batch pods on the reserved nodes, seconds into their run",
-              evicted == on_reserved, "evicted=%s on_reserved=%s in %.1f s" % (evicted, on_reserved, took))
-        ok = wait_until(lambda: counts_agree(api, berth)[0], 10)
-        check("services: Berth's GPU count equals Kubernetes' with reserved nodes", ok,
-              str(counts_agree(api, berth)[1:]))
-        # After a restart the bound pods are adopted as replicas of their service, where they run.
-        berth.kill(signal.SIGTERM)
-        berth.start()
-
-        def adopted():
-            pods = {p["name"]: p for p in (berth.get("/v1/pods") or {}).get("pods", [])}
-            return all(pods.get(n, {}).get("service") == ns + "/web" and pods[n]["job"] >= 0 for n in web)
-        ok = wait_until(adopted, 30)
-        check("services: after a restart the Deployment's pods are adopted as replicas and keep their nodes",
-              ok and bound(api, ns, web) == got, "adopted=%s bound=%s" % (ok, bound(api, ns, web)))
-    finally:
-        berth.kill(signal.SIGTERM)
-        cleanup()
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--berth", required=True)
@@ -822,6 +606,7 @@ def main():
             scenario_preemption(api, args.berth, work, "prio")
         if wanted("services"):
             scenario_services(api, args.berth, work, "svc")
+            scenario_services_autoscale(api, args.berth, work, "svc")
     except Exception as e:  # a broken step fails the run, with what broke
         check("no unexpected error", False, repr(e))
     finally:

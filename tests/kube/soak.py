@@ -24,7 +24,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kubeapi import Api, gpus_used_by_node, pod_gpus, wait_until  # noqa: E402
-from e2e import Berth  # noqa: E402
+from e2e_util import Berth  # noqa: E402
 from throughput import GPUS_PER_NODE, delete_all, make_nodes  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))

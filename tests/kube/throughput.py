@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kubeapi import Api, pod_gpus, wait_until  # noqa: E402
-from e2e import Berth, free_port  # noqa: E402
+from e2e_util import Berth, free_port  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CONTROL_PLANE = os.path.join(ROOT, "scripts", "kube-control-plane.sh")

@@ -405,6 +405,10 @@ void KubeScheduler::Pass() {
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<JobId> started = sched_->Schedule();
   ++metrics_.scheduling_passes;
+  // A replica waiting for a victim's min-runtime guard, or a job for its
+  // queue's budget, is tried again then (the loop wakes for it).
+  budget_renew_at_ = sched_->NextBudgetRenewal(clock_.Now());
+  guard_expires_at_ = sched_->NextGuardExpiry(clock_.Now());
   for (JobId victim : sched_->preempted_in_last_pass()) {
     // Kubernetes owns the victim's pods: they are evicted (their grace period
     // is the checkpoint signal) and their owners make new ones; Berth keeps

@@ -47,6 +47,16 @@ void KubeScheduler::OnRelisted(const std::string& kind, const std::vector<json>&
       PodGone(it->second, JobState::kCancelled);
       pods_.erase(it);
     }
+  } else if (kind == "deployment") {
+    std::set<std::string> seen;
+    for (const auto& item : items) {
+      const json& md = Sub(item, "metadata");
+      seen.insert(Str(md, "namespace") + "/" + Str(md, "name"));
+      OnDeployment("ADDED", item);
+    }
+    for (auto it = deployments_.begin(); it != deployments_.end();)
+      it = seen.count(it->first) ? std::next(it) : deployments_.erase(it);
+    return;  // no pass needed: the autoscaler acts at its evaluations
   } else if (kind == "berth-queue") {
     queue_crds_.clear();
     for (const auto& item : items) OnQueue("ADDED", item);

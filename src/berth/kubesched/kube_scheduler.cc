@@ -7,6 +7,7 @@
 #include <future>
 
 #include "berth/kubesched/informer.h"
+#include "berth/kubesched/kube_autoscale.h"
 #include "berth/kubesched/kube_util.h"
 #include "berth/plugins/builtin.h"
 #include "berth/server/extender.h"
@@ -57,6 +58,8 @@ void KubeScheduler::WatchLoop(const std::string& kind, const std::string& collec
       Post([this, type, obj] { OnPod(type, *obj); });
     } else if (kind == "berth-queue") {
       Post([this, type, obj] { OnQueue(type, *obj); });
+    } else if (kind == "deployment") {
+      Post([this, type, obj] { OnDeployment(type, *obj); });
     } else {
       Post([this, kind, type, obj] { OnPodGroup(kind, type, *obj); });
     }
@@ -96,13 +99,25 @@ Status KubeScheduler::Start() {
       crd_rv.push_back({c.kind, ""});  // not installed: the watch thread keeps looking
     }
   }
+  // Deployments: those with berth.dev/autoscale are sized by Berth's
+  // autoscaler (kube_autoscale.h). Unreadable (RBAC): the watch keeps trying.
+  std::vector<json> deployments;
+  std::string deployment_rv;
+  if (auto rv = ListAll(client_, "/apis/apps/v1/deployments", deployments); rv.ok()) {
+    deployment_rv = *rv;
+  } else {
+    log_.Warn("kube_deployments_unreadable", {{"error", rv.status().message()},
+                                              {"hint", "autoscaled Deployments are not scaled until they can be read"}});
+  }
   OnRelisted("node", nodes);
   OnRelisted("pod", pods);
+  OnRelisted("deployment", deployments);
   stopping_ = false;
   loop_ = std::thread([this] { Loop(); });
   for (int i = 0; i < std::max(1, options_.writers); ++i) writers_.emplace_back([this] { WriterLoop(); });
   watchers_.emplace_back([this, node_rv] { WatchLoop("node", "/api/v1/nodes", node_rv); });
   watchers_.emplace_back([this, pod_rv] { WatchLoop("pod", "/api/v1/pods", pod_rv); });
+  watchers_.emplace_back([this, deployment_rv] { WatchLoop("deployment", "/apis/apps/v1/deployments", deployment_rv); });
   for (size_t i = 0; i < crds.size(); ++i) {
     const std::string kind = crds[i].kind, path = crds[i].path, rv = crd_rv[i].second;
     watchers_.emplace_back([this, kind, path, rv] { WatchLoop(kind, path, rv); });
@@ -133,13 +148,23 @@ void KubeScheduler::Loop() {
     std::deque<std::function<void()>> batch;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::microseconds(options_.tick), [this] { return stopping_ || !queue_.empty(); });
+      // The tick, or less when a spent budget renews or a pending replica's
+      // guard expires sooner: the loop wakes then for the pass.
+      TimeUs sleep = options_.tick;
+      const TimeUs now = clock_.Now();
+      for (const TimeUs at : {budget_renew_at_, guard_expires_at_})
+        if (at > now) sleep = std::min(sleep, at - now);
+      cv_.wait_for(lock, std::chrono::microseconds(sleep), [this] { return stopping_ || !queue_.empty(); });
       if (stopping_) break;
       batch.swap(queue_);
     }
     for (auto& fn : batch) fn();
     if (topology_dirty_) Rebuild();
     if (!untracked_.empty()) AdoptUntracked();
+    if (!deployments_.empty()) AutoscaleTick();
+    const TimeUs now = clock_.Now();
+    if (budget_renew_at_ >= 0 && now >= budget_renew_at_) dirty_ = true;
+    if (guard_expires_at_ >= 0 && now >= guard_expires_at_) dirty_ = true;
     if (dirty_ && sched_) {
       dirty_ = false;
       FormJobs();
@@ -245,6 +270,17 @@ void KubeScheduler::WriterLoop() {
         Status s = client_.Delete(PodPath(op.ns, op.name), json{{"preconditions", {{"uid", op.uid}}}}).status();
         if (!s.ok() && s.code() != StatusCode::kNotFound)
           log_.Warn("kube_delete_failed", {{"pod", op.ns + "/" + op.name}, {"error", s.message()}});
+        break;
+      }
+      case WriteOp::Kind::kScale: {
+        // The scale subresource (autoscaling/v1 Scale): only spec.replicas changes.
+        const json patch = {{"spec", {{"replicas", op.replicas}}}};
+        Status s = client_.Patch(DeploymentScalePath(op.ns, op.name), patch).status();
+        for (int attempt = 1; !s.ok() && s.code() == StatusCode::kUnavailable && attempt < 5 && !stopping_; ++attempt) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
+          s = client_.Patch(DeploymentScalePath(op.ns, op.name), patch).status();
+        }
+        Post([this, op, s] { OnScaleDone(op, s); });
         break;
       }
       case WriteOp::Kind::kScheduledEvent:
@@ -386,6 +422,13 @@ std::string KubeScheduler::MetricsText() {
     out += "# HELP berth_kube_api_requests_total Requests sent to the API server.\n";
     out += "# TYPE berth_kube_api_requests_total counter\nberth_kube_api_requests_total " +
            std::to_string(client_.requests() + event_client_.requests()) + "\n";
+    out += "# HELP berth_kube_scale_writes_total Deployment scale writes of Berth's autoscaler, by result.\n";
+    out += "# TYPE berth_kube_scale_writes_total counter\nberth_kube_scale_writes_total{result=\"ok\"} " +
+           std::to_string(scale_writes_) + "\nberth_kube_scale_writes_total{result=\"failed\"} " +
+           std::to_string(scale_failures_) + "\n";
+    out += "# HELP berth_kube_autoscaled_deployments Deployments sized by Berth's autoscaler.\n";
+    out += "# TYPE berth_kube_autoscaled_deployments gauge\nberth_kube_autoscaled_deployments " +
+           std::to_string(deployments_.size()) + "\n";
     out += "# HELP berth_gpus Whole GPUs in the cluster model.\n# TYPE berth_gpus gauge\nberth_gpus " +
            std::to_string(total) + "\n";
     out += "# HELP berth_gpus_allocated GPUs held by pods (fractional in thousandths).\n";

@@ -51,6 +51,7 @@
 #include "berth/server/pod_service.h"
 #include "berth/tenancy/queue_tree.h"
 #include "berth/tenancy/queue_yaml.h"
+#include "berth/workload/autoscaler.h"
 
 namespace berth::kube {
 
@@ -79,6 +80,9 @@ struct KubeSchedulerOptions {
   // The services' reserved nodes (--reserved-nodes: Node names; docs/services.md,
   // "On Kubernetes"), resolved against each cluster model built from the Nodes.
   server::ServeColocation colocation;
+  // The autoscaler of the Deployments that opt in (kube_autoscale.h): HPA's
+  // defaults, as in `berth serve`.
+  workload::AutoscalerOptions autoscaler;
   TimeUs tick = 20'000;          // the loop's longest sleep
   int writers = 32;              // parallel bind/evict/status requests
   bool pod_conditions = true;    // PodScheduled=False with the reason on waiting pods
@@ -139,6 +143,16 @@ class KubeScheduler {
   nlohmann::json NodesJson();
   nlohmann::json PodsJson();
   std::string MetricsText();
+  // Services on Kubernetes (kube_autoscale.h): the autoscaled Deployments
+  // (/v1/services), one of them (/v1/services/NS/NAME), and a load report
+  // for one (POST /v1/services/NS/NAME/load: {"requests_per_s": R}).
+  struct Answer {
+    int status = 200;
+    nlohmann::json body;
+  };
+  nlohmann::json ServicesJson();
+  Answer GetService(const std::string& ns, const std::string& name);
+  Answer ReportServiceLoad(const std::string& ns, const std::string& name, const std::string& body);
   // Runs `fn` on the loop thread after everything queued before it.
   bool Sync(std::function<void()> fn = [] {});
 
@@ -164,14 +178,29 @@ class KubeScheduler {
     std::string topology_error;  // why they could not be read ("" when they could)
     int64_t gpu_memory_mib = 0;  // spec.gpuMemoryMiB: every member's GPU memory per GPU (0: not set)
   };
+  // A Deployment with berth.dev/autoscale: "true" (kube_autoscale.h).
+  struct ScaledDeployment {
+    std::string ns, name;
+    int32_t replicas = 1;            // spec.replicas, as last seen or written
+    job::ServiceSpec spec;           // min, max and target from the annotations
+    std::string error;               // why the annotations do not read ("" when they do)
+    std::unique_ptr<workload::Autoscaler> autoscaler;  // null while `error` is set
+    int64_t load_milli_rps = -1;     // the latest load (-1: none yet)
+    int64_t annotation_load = -1;    // berth.dev/load-requests-per-s as last read
+    std::string load_source;         // "report" or "annotation"
+    bool scaling = false;            // a scale write is in flight
+    int64_t scale_writes = 0;
+  };
   struct WriteOp {
     enum class Kind {
       kBind, kEvict, kCondition, kDelete, kGroupStatus, kScheduledEvent,
       kConfigMap,        // create or replace `object` (a ConfigMap), then queue `then`
       kDeleteConfigMap,  // delete ConfigMap `name` if its uid is still `uid`
+      kScale,            // Deployment `name`'s scale subresource to `replicas`
     } kind = Kind::kBind;
     std::string ns, name, uid, node, gpus, message;
     int64_t job = -1;
+    int32_t replicas = 0;  // kScale
     // kBind: more annotations for the pod, from the gang's launch spec
     // (berth.dev/rank, berth.dev/world-size, berth.dev/master, ...).
     std::vector<std::pair<std::string, std::string>> annotations;
@@ -230,6 +259,12 @@ class KubeScheduler {
   // The queue tree from the Queue objects (null when there are none).
   StatusOr<std::shared_ptr<const tenancy::QueueTree>> QueuesFromCrds(const cluster::Cluster& c) const;
   void OnQueue(const std::string& type, const nlohmann::json& obj);
+  // Autoscaled Deployments (kube_autoscale.cc): the watch, the evaluations
+  // due (a scale write when the count changes), and the write's answer.
+  void OnDeployment(const std::string& type, const nlohmann::json& obj);
+  void AutoscaleTick();
+  void OnScaleDone(const WriteOp& op, const Status& s);
+  nlohmann::json ServiceView(const ScaledDeployment& d, int32_t bound, int32_t waiting) const;
   std::optional<NodeId> NodeIdOf(const std::string& name) const;
   // Makes `job` a replica of its pod's service (or a best-effort batch job),
   // counting the replicas of that service Berth holds already.
@@ -266,6 +301,12 @@ class KubeScheduler {
   std::unique_ptr<scheduler::Scheduler> sched_;
   bool topology_dirty_ = true;
   bool dirty_ = true;
+  // When a pass is due although nothing changed (-1: none): a spent budget
+  // renews, or a pending replica's victim leaves its min-runtime guard
+  // (Scheduler::NextBudgetRenewal, NextGuardExpiry); the loop sleeps no
+  // longer than until then.
+  TimeUs budget_renew_at_ = -1;
+  TimeUs guard_expires_at_ = -1;
   std::unordered_map<std::string, PodEntry> pods_;  // by uid
   std::map<std::string, std::string> group_status_shown_;  // "ns/name" -> last status written
   std::map<std::string, GroupInfo> pod_groups_;     // "kind:ns/name" -> PodGroup
@@ -278,6 +319,8 @@ class KubeScheduler {
   int64_t binds_ok_ = 0, binds_failed_ = 0, evictions_ = 0;
   std::set<std::string> untracked_;  // uids of bound pods not yet in a job
   std::map<std::string, int64_t> service_ids_;  // "ns/NAME" -> the id its replicas' replica_of names
+  std::map<std::string, ScaledDeployment> deployments_;  // "ns/NAME" -> an autoscaled Deployment
+  int64_t scale_writes_ = 0, scale_failures_ = 0;
 };
 
 }  // namespace berth::kube

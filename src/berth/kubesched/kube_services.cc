@@ -1,7 +1,8 @@
 // KubeScheduler: service replicas on Kubernetes (docs/services.md, "On
 // Kubernetes"): a Deployment's pods, or pods labelled berth.dev/service,
 // become replica jobs (server/pod_service.h), and --reserved-nodes names the
-// Nodes the colocation filter keeps for them.
+// Nodes the colocation filter keeps for them. Autoscaled Deployments:
+// kube_autoscale.cc.
 #include <algorithm>
 #include <cctype>
 
@@ -20,7 +21,13 @@ void KubeScheduler::MarkReplica(const PodEntry& pod, JobEntry& job) {
   for (const auto& [id, other] : jobs_)
     if (id != job.id && other.service == pod.service.name) ++active;
   job.service = pod.service.name;
-  server::k8s::MakeReplica(pod.service, JobId(it->second), active, job.spec);
+  // Without berth.dev/min-replicas on the pod, an autoscaled Deployment's
+  // floor is the service's guaranteed count (as min_replicas is in a service document).
+  server::k8s::PodService service = pod.service;
+  if (service.min_replicas < 0)
+    if (auto d = deployments_.find(pod.service.name); d != deployments_.end() && d->second.autoscaler)
+      service.min_replicas = d->second.spec.min_replicas;
+  server::k8s::MakeReplica(service, JobId(it->second), active, job.spec);
 }
 
 StatusOr<framework::PluginArgs> KubeScheduler::ColocationFor(const cluster::Cluster& c) const {
