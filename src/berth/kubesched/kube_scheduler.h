@@ -17,6 +17,11 @@
 // the Scheduler and every table; a pool of writer threads binds, evicts and
 // writes conditions and events, reporting back through the queue.
 //
+// A Deployment's pods are service replicas (kube_services.cc); Deployments
+// annotated berth.dev/autoscale are sized by the core's autoscaler through
+// their scale subresource (kube_autoscale.h). A pending replica waiting for a
+// victim's min-runtime guard gets a pass when it expires.
+//
 // Node set changes (a node added or deleted, or its GPUs, type or topology
 // labels changed) rebuild the cluster model and re-adopt every placement
 // (ADR 0001: the node order is fixed per model); cordon and readiness only
