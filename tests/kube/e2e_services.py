@@ -71,11 +71,16 @@ def post_json(port, path, body):
     """POST to Berth's HTTP API; returns (status, answer)."""
     req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), data=json.dumps(body).encode(),
                                  method="POST", headers={"Content-Type": "application/json"})
+    def answer(text):
+        try:
+            return json.loads(text or b"null")
+        except ValueError:
+            return {"text": text.decode(errors="replace")}
     try:
         with urllib.request.urlopen(req, timeout=10) as r:
-            return r.status, json.loads(r.read() or b"null")
+            return r.status, answer(r.read())
     except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"null")
+        return e.code, answer(e.read())
 
 
 def scenario_services_autoscale(api, binary, work, ns):
