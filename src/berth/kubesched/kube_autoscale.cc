@@ -8,9 +8,9 @@
 #include <charconv>
 #include <cmath>
 
-#include "berth/json/json_parse.h"
 #include "berth/kubesched/kube_scheduler.h"
 #include "berth/kubesched/kube_util.h"
+#include "berth/server/job_json.h"
 
 namespace berth::kube {
 
@@ -66,6 +66,10 @@ struct Annotations {
   }
 };
 
+KubeScheduler::Answer NoAutoscaledDeployment(const std::string& key) {
+  return {404, {{"error", "no autoscaled Deployment " + key + " (annotation berth.dev/autoscale: \"true\")"}}};
+}
+
 }  // namespace
 
 std::string DeploymentScalePath(const std::string& ns, const std::string& name) {
@@ -116,17 +120,6 @@ StatusOr<DeploymentScaling> ParseDeploymentScaling(const json& deployment) {
   s.replicas = std::clamp(out.replicas, s.min_replicas, s.max_replicas);
   BERTH_RETURN_IF_ERROR(job::ValidateService(s, a.who));
   return out;
-}
-
-StatusOr<int64_t> ParseLoadReport(const std::string& body) {
-  StatusOr<json> v = berth::json::ParseUntrusted(body);
-  if (!v.ok()) return v.status();
-  if (!v->is_object() || !v->contains("requests_per_s") || v->size() != 1)
-    return InvalidArgument("expected {\"requests_per_s\": R} (R >= 0)");
-  const json& r = (*v)["requests_per_s"];
-  if (!r.is_number() || !std::isfinite(r.get<double>()) || r.get<double>() < 0 || r.get<double>() > 1e9)
-    return InvalidArgument("requests_per_s: expected a number in 0..1e9");
-  return std::llround(r.get<double>() * 1000);
 }
 
 // ---------------------------------------------------------------- the loop's side
@@ -261,7 +254,7 @@ KubeScheduler::Answer KubeScheduler::GetService(const std::string& ns, const std
     const std::string key = ns + "/" + name;
     auto it = deployments_.find(key);
     if (it == deployments_.end()) {
-      a = {404, {{"error", "no autoscaled Deployment " + key + " (annotation berth.dev/autoscale: \"true\")"}}};
+      a = NoAutoscaledDeployment(key);
       return;
     }
     int32_t bound = 0, waiting = 0;
@@ -274,14 +267,14 @@ KubeScheduler::Answer KubeScheduler::GetService(const std::string& ns, const std
 
 KubeScheduler::Answer KubeScheduler::ReportServiceLoad(const std::string& ns, const std::string& name,
                                                        const std::string& body) {
-  StatusOr<int64_t> milli = ParseLoadReport(body);
+  StatusOr<int64_t> milli = server::ParseLoadReport(body);
   if (!milli.ok()) return {400, {{"error", milli.status().message()}}};
   Answer a{503, {{"error", "the scheduling loop did not answer in time"}}};
   Sync([&] {
     const std::string key = ns + "/" + name;
     auto it = deployments_.find(key);
     if (it == deployments_.end()) {
-      a = {404, {{"error", "no autoscaled Deployment " + key + " (annotation berth.dev/autoscale: \"true\")"}}};
+      a = NoAutoscaledDeployment(key);
       return;
     }
     ScaledDeployment& d = it->second;

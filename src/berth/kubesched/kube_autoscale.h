@@ -1,7 +1,7 @@
 // Deployments that Berth's autoscaler sizes (docs/services.md, "On
 // Kubernetes", "Autoscaling a Deployment"): the annotations that opt a
 // Deployment in and give its floor, ceiling and per-replica target, the load
-// it reports, and the body of a load report. The kube loop keeps one
+// it reports (its body: server::ParseLoadReport). The kube loop keeps one
 // workload::Autoscaler per such Deployment (kube_autoscale.cc) and writes the
 // count it wants through the Deployment's scale subresource; the ReplicaSet
 // controller then makes or deletes the pods, which Berth places as replicas.
@@ -41,10 +41,6 @@ struct DeploymentScaling {
 // annotation: a value that is no number, a missing berth.dev/max-replicas or
 // target, min above max, both targets.
 StatusOr<DeploymentScaling> ParseDeploymentScaling(const nlohmann::json& deployment);
-
-// The body of POST /v1/services/NS/NAME/load: {"requests_per_s": R}, R in
-// 0..1e9, as milli-requests/s (the same body as `berth serve`'s endpoint).
-StatusOr<int64_t> ParseLoadReport(const std::string& body);
 
 // The scale subresource of a Deployment: apis/apps/v1/namespaces/NS/deployments/NAME/scale.
 std::string DeploymentScalePath(const std::string& ns, const std::string& name);

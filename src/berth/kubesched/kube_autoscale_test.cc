@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "berth/server/job_json.h"
 #include "berth/workload/autoscaler.h"
 
 namespace berth::kube {
@@ -115,12 +116,12 @@ TEST(DeploymentScalingTest, TheAutoscalerScalesTheDeploymentsCount) {
 }
 
 TEST(LoadReportTest, ReadsRequestsPerSecond) {
-  auto r = ParseLoadReport(R"({"requests_per_s": 45.5})");
+  auto r = server::ParseLoadReport(R"({"requests_per_s": 45.5})");
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(*r, 45'500);
-  EXPECT_FALSE(ParseLoadReport(R"({"requests_per_s": -1})").ok());
-  EXPECT_FALSE(ParseLoadReport(R"({"rps": 3})").ok());
-  EXPECT_FALSE(ParseLoadReport("not json").ok());
+  EXPECT_FALSE(server::ParseLoadReport(R"({"requests_per_s": -1})").ok());
+  EXPECT_FALSE(server::ParseLoadReport(R"({"rps": 3})").ok());
+  EXPECT_FALSE(server::ParseLoadReport("not json").ok());
 }
 
 TEST(DeploymentScalePathTest, NamesTheScaleSubresource) {

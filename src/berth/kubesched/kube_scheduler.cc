@@ -235,11 +235,7 @@ void KubeScheduler::WriterLoop() {
                          {{"name", op.name}, {"namespace", op.ns}, {"uid", op.uid},
                           {"annotations", std::move(annotations)}}},
                         {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", op.node}}}};
-        Status s = client_.Post(PodPath(op.ns, op.name) + "/binding", binding).status();
-        for (int attempt = 1; !s.ok() && s.code() == StatusCode::kUnavailable && attempt < 5 && !stopping_; ++attempt) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
-          s = client_.Post(PodPath(op.ns, op.name) + "/binding", binding).status();
-        }
+        Status s = Retried([&] { return client_.Post(PodPath(op.ns, op.name) + "/binding", binding); }).status();
         if (s.code() == StatusCode::kAlreadyExists || s.code() == StatusCode::kFailedPrecondition) {
           // Bound already (a retry whose first try landed, or someone else):
           // the pod's own nodeName says which.
@@ -275,11 +271,7 @@ void KubeScheduler::WriterLoop() {
       case WriteOp::Kind::kScale: {
         // The scale subresource (autoscaling/v1 Scale): only spec.replicas changes.
         const json patch = {{"spec", {{"replicas", op.replicas}}}};
-        Status s = client_.Patch(DeploymentScalePath(op.ns, op.name), patch).status();
-        for (int attempt = 1; !s.ok() && s.code() == StatusCode::kUnavailable && attempt < 5 && !stopping_; ++attempt) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
-          s = client_.Patch(DeploymentScalePath(op.ns, op.name), patch).status();
-        }
+        const Status s = Retried([&] { return client_.Patch(DeploymentScalePath(op.ns, op.name), patch); }).status();
         Post([this, op, s] { OnScaleDone(op, s); });
         break;
       }
@@ -342,14 +334,19 @@ void KubeScheduler::WriterLoop() {
   }
 }
 
-StatusOr<json> KubeScheduler::WriteConfigMap(const WriteOp& op) {
-  const std::string collection = "/api/v1/namespaces/" + op.ns + "/configmaps";
-  StatusOr<json> r = client_.Post(collection, op.object);
+StatusOr<json> KubeScheduler::Retried(const std::function<StatusOr<json>()>& call) {
+  StatusOr<json> r = call();
   for (int attempt = 1; !r.ok() && r.status().code() == StatusCode::kUnavailable && attempt < 5 && !stopping_;
        ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
-    r = client_.Post(collection, op.object);
+    r = call();
   }
+  return r;
+}
+
+StatusOr<json> KubeScheduler::WriteConfigMap(const WriteOp& op) {
+  const std::string collection = "/api/v1/namespaces/" + op.ns + "/configmaps";
+  StatusOr<json> r = Retried([&] { return client_.Post(collection, op.object); });
   if (r.ok() || r.status().code() != StatusCode::kAlreadyExists) return r;
   // There already (an earlier placement of the same group, or a retry whose
   // first try landed): replaced with this placement's spec.

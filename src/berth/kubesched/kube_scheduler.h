@@ -257,6 +257,9 @@ class KubeScheduler {
   void ForgetLaunchConfig(const JobEntry& job);
   // The writer's side of kConfigMap: create, or replace what is there.
   StatusOr<nlohmann::json> WriteConfigMap(const WriteOp& op);
+  // A write tried again while the API server answers Unavailable (5 tries,
+  // 100 ms more back-off each), until the scheduler stops.
+  StatusOr<nlohmann::json> Retried(const std::function<StatusOr<nlohmann::json>()>& call);
   void CancelPendingJob(int64_t id);
   std::string GroupKey(const PodEntry& p) const;
   int32_t MinMember(const PodEntry& p) const;

@@ -491,4 +491,15 @@ std::string SpecFingerprint(const job::JobSpec& spec) {
   return buf;
 }
 
+StatusOr<int64_t> ParseLoadReport(const std::string& body) {
+  StatusOr<nlohmann::json> v = berth::json::ParseUntrusted(body);
+  if (!v.ok()) return v.status();
+  if (!v->is_object() || !v->contains("requests_per_s") || v->size() != 1)
+    return InvalidArgument("expected {\"requests_per_s\": R} (R >= 0)");
+  const nlohmann::json& r = (*v)["requests_per_s"];
+  if (!r.is_number() || !std::isfinite(r.get<double>()) || r.get<double>() < 0 || r.get<double>() > 1e9)
+    return InvalidArgument("requests_per_s: expected a number in 0..1e9");
+  return std::llround(r.get<double>() * 1000);
+}
+
 }  // namespace berth::server

@@ -71,6 +71,11 @@ Status CheckAdmissionLimits(const job::JobSpec& spec, const std::string& idempot
 // gives back an equal spec.
 nlohmann::json JobToJson(const job::JobSpec& spec);
 
+// The body of a service's load report (POST /v1/services/{id}/load, in
+// `berth serve` and in kube mode): {"requests_per_s": R}, R in 0..1e9, as
+// milli-requests/s.
+StatusOr<int64_t> ParseLoadReport(const std::string& body);
+
 // A short fingerprint of a submission's spec (FNV-1a of its canonical JSON),
 // to tell a retried submission from a different job reusing a key.
 std::string SpecFingerprint(const job::JobSpec& spec);

@@ -4,9 +4,6 @@
 // the controller starts them again from the durable service), submitted and
 // stopped on the scheduling thread at each turn of the loop. Load reports
 // (POST /v1/services/{id}/load) feed its autoscaler.
-#include <cmath>
-
-#include "berth/json/json_parse.h"
 #include "berth/server/records.h"
 #include "berth/server/service.h"
 
@@ -79,14 +76,9 @@ void Service::ServicesTick() {
 
 ApiResult Service::ReportServiceLoad(int64_t id, const std::string& body) {
   if (!ready_) return NotReady();
-  StatusOr<json> v = berth::json::ParseUntrusted(body);
-  if (!v.ok()) return ApiResult::Error(400, v.status().message());
-  if (!v->is_object() || !v->contains("requests_per_s") || v->size() != 1)
-    return ApiResult::Error(400, "expected {\"requests_per_s\": R} (R >= 0)");
-  const json& r = (*v)["requests_per_s"];
-  if (!r.is_number() || !std::isfinite(r.get<double>()) || r.get<double>() < 0 || r.get<double>() > 1e9)
-    return ApiResult::Error(400, "requests_per_s: expected a number in 0..1e9");
-  const int64_t milli = std::llround(r.get<double>() * 1000);
+  StatusOr<int64_t> parsed = ParseLoadReport(body);
+  if (!parsed.ok()) return ApiResult::Error(400, parsed.status().message());
+  const int64_t milli = *parsed;
   std::optional<ApiResult> out = Call<ApiResult>([this, id, milli]() -> ApiResult {
     Status s = services_->ReportLoad(JobId(id), milli, clock_.Now());
     if (s.code() == StatusCode::kNotFound) return ApiResult::Error(404, "no service " + std::to_string(id));
