@@ -248,46 +248,37 @@ json KubeScheduler::ServicesJson() {
   return out;
 }
 
-KubeScheduler::Answer KubeScheduler::GetService(const std::string& ns, const std::string& name) {
+KubeScheduler::Answer KubeScheduler::OnScaledDeployment(
+    const std::string& ns, const std::string& name, const std::function<Answer(const std::string&, ScaledDeployment&)>& fn) {
   Answer a{503, {{"error", "the scheduling loop did not answer in time"}}};
   Sync([&] {
     const std::string key = ns + "/" + name;
     auto it = deployments_.find(key);
-    if (it == deployments_.end()) {
-      a = NoAutoscaledDeployment(key);
-      return;
-    }
+    a = it == deployments_.end() ? NoAutoscaledDeployment(key) : fn(key, it->second);
+  });
+  return a;
+}
+
+KubeScheduler::Answer KubeScheduler::GetService(const std::string& ns, const std::string& name) {
+  return OnScaledDeployment(ns, name, [this](const std::string& key, ScaledDeployment& d) -> Answer {
     int32_t bound = 0, waiting = 0;
     for (const auto& [id, job] : jobs_)
       if (job.service == key) ++(job.running ? bound : waiting);
-    a = {200, ServiceView(it->second, bound, waiting)};
+    return {200, ServiceView(d, bound, waiting)};
   });
-  return a;
 }
 
 KubeScheduler::Answer KubeScheduler::ReportServiceLoad(const std::string& ns, const std::string& name,
                                                        const std::string& body) {
   StatusOr<int64_t> milli = server::ParseLoadReport(body);
   if (!milli.ok()) return {400, {{"error", milli.status().message()}}};
-  Answer a{503, {{"error", "the scheduling loop did not answer in time"}}};
-  Sync([&] {
-    const std::string key = ns + "/" + name;
-    auto it = deployments_.find(key);
-    if (it == deployments_.end()) {
-      a = NoAutoscaledDeployment(key);
-      return;
-    }
-    ScaledDeployment& d = it->second;
-    if (!d.autoscaler) {
-      a = {409, {{"error", d.error}}};
-      return;
-    }
-    d.load_milli_rps = *milli;
+  return OnScaledDeployment(ns, name, [this, m = *milli](const std::string& key, ScaledDeployment& d) -> Answer {
+    if (!d.autoscaler) return {409, {{"error", d.error}}};
+    d.load_milli_rps = m;
     d.load_source = "report";
-    d.autoscaler->Observe(clock_.Now(), *milli);
-    a = {200, {{"service", key}, {"requests_per_s", static_cast<double>(*milli) / 1000.0}}};
+    d.autoscaler->Observe(clock_.Now(), m);
+    return {200, {{"service", key}, {"requests_per_s", static_cast<double>(m) / 1000.0}}};
   });
-  return a;
 }
 
 }  // namespace berth::kube

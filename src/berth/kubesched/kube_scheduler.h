@@ -273,6 +273,10 @@ class KubeScheduler {
   void AutoscaleTick();
   void OnScaleDone(const WriteOp& op, const Status& s);
   nlohmann::json ServiceView(const ScaledDeployment& d, int32_t bound, int32_t waiting) const;
+  // On the loop: fn(key, deployment) for an autoscaled Deployment, a 404 for
+  // any other name, a 503 when the loop does not answer.
+  Answer OnScaledDeployment(const std::string& ns, const std::string& name,
+                            const std::function<Answer(const std::string&, ScaledDeployment&)>& fn);
   std::optional<NodeId> NodeIdOf(const std::string& name) const;
   // Makes `job` a replica of its pod's service (or a best-effort batch job),
   // counting the replicas of that service Berth holds already.
