@@ -90,6 +90,7 @@ struct ServeFlags {
   std::string preemption_grace;  // durations, parsed in Serve
   std::string yield_best_effort, yield_training_grace;
   std::string min_runtime;
+  std::vector<std::string> plugin_args;  // --plugin-arg PLUGIN.KEY=VALUE
   std::string restore_cost;
   std::string pass_budget;
   int32_t scheduler_nice = server::ServiceOptions{}.scheduler_nice;
@@ -213,9 +214,11 @@ int Serve(const ServeFlags& f) {
     k.yield_training_grace = yield_training_grace;
     k.throughputs = f.throughputs;
     k.listen = f.listen;
+    k.token_file = f.token_file;
     k.policy = f.policy;
     k.queues = f.queues;
     k.min_runtime = min_runtime;
+    k.plugin_args = f.plugin_args;
     k.preemption_grace = grace;
     return ServeKube(k);
   }
@@ -321,6 +324,7 @@ int Serve(const ServeFlags& f) {
   opts.throughputs = f.throughputs;
   opts.preemption_grace = grace;
   opts.min_runtime = min_runtime;
+  opts.plugin_args = f.plugin_args;
   opts.restore_cost = restore_cost;
   opts.yield_best_effort = yield_best_effort;
   opts.yield_training_grace = yield_training_grace;
@@ -578,6 +582,9 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--yield-training-grace", flags->yield_training_grace,
                   "evicted jobs that checkpoint leave at their next checkpoint if it comes within this, else after "
                   "it, e.g. 5m (default: the grace)");
+  cmd->add_option("--plugin-arg", flags->plugin_args,
+                  "PLUGIN.KEY=VALUE: an argument of the policy's plugin (repeatable), e.g. tiresias.thresholds_gpu_h=16 "
+                  "(README, \"Plugin arguments\")");
   cmd->add_option("--min-runtime", flags->min_runtime,
                   "the least a job runs before preemption may evict it, e.g. 2m (default 10m); policies that "
                   "preempt only (fairshare, priority-preempt, srtf, tiresias, ...)");

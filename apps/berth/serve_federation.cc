@@ -30,7 +30,6 @@ constexpr int kExitFedSteppedDown = 3;       // as a member replica that lost it
 constexpr int kFedStepDownGraceSeconds = 10;  // longest an orderly stop may take after that
 }  // namespace
 
-StatusOr<std::string> ReadToken(const std::string& path, const std::string& flag);
 
 int ServeFederation(const FedServeFlags& f, const server::HttpOptions& http, const std::string& store_url,
                     const server::AdmissionLimits& limits, server::Logger& log, sigset_t stop_signals) {

@@ -63,6 +63,7 @@ int ServeKube(const KubeServeFlags& f) {
   opts.scheduler_name = f.scheduler_name;
   opts.policy = f.policy;
   opts.min_runtime = f.min_runtime;
+  opts.plugin_args = f.plugin_args;
   opts.preemption_grace = f.preemption_grace;
   opts.yield_best_effort = f.yield_best_effort;
   opts.yield_training_grace = f.yield_training_grace;
@@ -115,6 +116,15 @@ int ServeKube(const KubeServeFlags& f) {
   lo.identity = f.lease_identity.empty() ? std::string(host) : f.lease_identity;
   kube::LeaseElector elector(client, lo);
 
+  std::string token;  // what POST /v1/services/NS/NAME/load must present
+  if (!f.token_file.empty()) {
+    auto t = ReadToken(f.token_file, "--token-file");
+    if (!t.ok()) return fail("token", t.status());
+    token = *t;
+  } else {
+    log.Warn("writes_unauthenticated", {{"hint", "pass --token-file to require a bearer token for load reports"}});
+  }
+
   // Berth's HTTP server (src/berth/http): deadlines and connection limits.
   http::ServerOptions ho;
   ho.host = listen->first;
@@ -149,6 +159,7 @@ int ServeKube(const KubeServeFlags& f) {
     answer(res, sched.GetService(req.matches[1], req.matches[2]));
   });
   http.Post(R"(/v1/services/([^/]+)/([^/]+)/load)", [&](const http::Request& req, http::Response& res) {
+    if (!server::WriteAuthorized(token, req, res)) return;
     if (!leading.load()) {
       answer(res, {503, {{"error", "standby: leader " + elector.holder()}}});
       return;

@@ -16,6 +16,7 @@ namespace berth::apps {
 
 struct KubeServeFlags {
   std::string listen = "127.0.0.1:7450";
+  std::string token_file;  // the bearer token writes (POST .../load) must present ("" = none asked)
   std::string kubeconfig;  // "" = $KUBECONFIG, in-cluster, ~/.kube/config
   std::string scheduler_name = "berth";
   std::string policy = "topology";
@@ -27,6 +28,7 @@ struct KubeServeFlags {
   int kube_burst = 100;
   bool insecure_skip_tls_verify = false;
   TimeUs min_runtime = -1;      // -1: the policy's default
+  std::vector<std::string> plugin_args;  // --plugin-arg PLUGIN.KEY=VALUE
   TimeUs preemption_grace = 0;
   TimeUs yield_best_effort = -1, yield_training_grace = -1;  // -1: the grace
   server::ServeColocation colocation;  // --reserved-nodes (Node names), --colocation-mode, --overcommit, ...
@@ -43,6 +45,10 @@ StatusOr<std::vector<std::pair<std::string, cluster::Level>>> ParseTopologyLabel
     const std::vector<std::string>& specs);
 
 int ServeKube(const KubeServeFlags& flags);
+
+// A bearer token from a file (surrounding whitespace dropped); errors name
+// the flag and the file.
+StatusOr<std::string> ReadToken(const std::string& path, const std::string& flag);
 
 // Blocks SIGINT and SIGTERM in every thread (the main thread waits for them).
 sigset_t BlockStopSignals();

@@ -343,6 +343,9 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run, std::vector<st
                   "much later (default 0)");
   cmd->add_option("--restore-cost", flags->restore_cost,
                   "Replay: time a resumed job spends restoring its checkpoint before working, e.g. 2m (default 0)");
+  cmd->add_option("--plugin-arg", flags->sim.plugin_args,
+                  "PLUGIN.KEY=VALUE: an argument of a policy's plugin, on every policy of the run that uses it "
+                  "(repeatable), e.g. goodput.round_s=30 (README, \"Plugin arguments\")");
   cmd->add_option("--min-runtime", flags->min_runtime,
                   "Replay: the least a job runs before preemption may evict it, e.g. 5m (default 10m); policies "
                   "that preempt only");

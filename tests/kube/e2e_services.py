@@ -3,6 +3,7 @@ service replicas (preemption, reserved Nodes, adoption after a restart), the
 wake at a victim's min-runtime guard, and Berth's autoscaler writing the
 Deployments' scale subresource."""
 import json
+import os
 import signal
 import time
 import urllib.error
@@ -67,10 +68,13 @@ def deployment_replicas(api, ns, name):
     return d["spec"].get("replicas") if d else None
 
 
-def post_json(port, path, body):
-    """POST to Berth's HTTP API; returns (status, answer)."""
+def post_json(port, path, body, token=None):
+    """POST to Berth's HTTP API (with a bearer token when given); returns (status, answer)."""
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = "Bearer " + token
     req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), data=json.dumps(body).encode(),
-                                 method="POST", headers={"Content-Type": "application/json"})
+                                 method="POST", headers=headers)
     def answer(text):
         try:
             return json.loads(text or b"null")
@@ -91,8 +95,12 @@ def scenario_services_autoscale(api, binary, work, ns):
     nodes = len(api.get("/api/v1/nodes")["items"])
     fill = ["batch-%02d" % i for i in range(nodes)]
     guard = 15
-    berth = Berth(binary, api, work, ["--policy", "priority-preempt", "--min-runtime", "%ds" % guard],
-                  name="berth-svc-guard")
+    token = "load-reports-%d" % os.getpid()
+    token_file = os.path.join(work, "berth-svc-token")
+    with open(token_file, "w") as f:
+        f.write(token + "\n")
+    berth = Berth(binary, api, work, ["--policy", "priority-preempt", "--min-runtime", "%ds" % guard,
+                                      "--token-file", token_file], name="berth-svc-guard")
     berth.start()
     try:
         t0 = time.time()
@@ -124,7 +132,8 @@ def scenario_services_autoscale(api, binary, work, ns):
         # berth.dev/autoscale; "bad": a malformed annotation.
         auto = {"berth.dev/autoscale": "true", "berth.dev/min-replicas": "1", "berth.dev/max-replicas": "4",
                 "berth.dev/target-requests-per-s": "10"}
-        api_pods = make_deployment(api, ns, "api", 1, 1, deployment_annotations=auto)
+        api_pods = make_deployment(api, ns, "api", 1, 1, deployment_annotations=dict(
+            auto, **{"berth.dev/scale-down-stabilization-s": "0"}))
         ann_pods = make_deployment(api, ns, "ann", 1, 1, deployment_annotations=dict(
             auto, **{"berth.dev/max-replicas": "3", "berth.dev/load-requests-per-s": "25"}))
         quiet_pods = make_deployment(api, ns, "quiet", 1, 1)
@@ -135,14 +144,20 @@ def scenario_services_autoscale(api, binary, work, ns):
         ok = wait_until(lambda: deployment_replicas(api, ns, "ann") == 3, 10)
         check("services: a Deployment whose annotation reports 25 requests/s at 10 per replica is scaled to 3",
               ok, "spec.replicas=%s" % deployment_replicas(api, ns, "ann"))
-        t3 = time.time()
         code, answer = post_json(berth.port, "/v1/services/%s/api/load" % ns, {"requests_per_s": 35})
+        check("services: with --token-file a load report without the bearer token is refused (401)",
+              code == 401 and "missing bearer token" in answer.get("error", ""), "%s %s" % (code, answer))
+        code, answer = post_json(berth.port, "/v1/services/%s/api/load" % ns, {"requests_per_s": 35}, "wrong")
+        check("services: a load report with a wrong token is refused (401)",
+              code == 401 and "invalid bearer token" in answer.get("error", ""), "%s %s" % (code, answer))
+        t3 = time.time()
+        code, answer = post_json(berth.port, "/v1/services/%s/api/load" % ns, {"requests_per_s": 35}, token)
         check("services: POST /v1/services/NS/NAME/load takes the load of an autoscaled Deployment",
               code == 200 and answer.get("requests_per_s") == 35, "%s %s" % (code, answer))
-        code, answer = post_json(berth.port, "/v1/services/%s/quiet/load" % ns, {"requests_per_s": 35})
+        code, answer = post_json(berth.port, "/v1/services/%s/quiet/load" % ns, {"requests_per_s": 35}, token)
         check("services: a load report for a Deployment without berth.dev/autoscale is refused (404)", code == 404,
               "%s %s" % (code, answer))
-        code, answer = post_json(berth.port, "/v1/services/%s/api/load" % ns, {"rps": 35})
+        code, answer = post_json(berth.port, "/v1/services/%s/api/load" % ns, {"rps": 35}, token)
         check("services: a malformed load report is refused (400)", code == 400, "%s %s" % (code, answer))
         ok = wait_until(lambda: deployment_replicas(api, ns, "api") == 4, 25)
         check("services: 35 requests/s at 10 per replica scale the Deployment to 4 at the next evaluation",
@@ -168,6 +183,24 @@ def scenario_services_autoscale(api, binary, work, ns):
         metrics = berth.get("/metrics") or ""
         check("services: /metrics counts the scale writes",
               'berth_kube_scale_writes_total{result="ok"} 2' in metrics)
+        # Scale-down: with berth.dev/scale-down-stabilization-s 0, 5 requests/s
+        # at 10 per replica bring "api" from 4 to 1 at the next evaluation.
+        t4 = time.time()
+        code, answer = post_json(berth.port, "/v1/services/%s/api/load" % ns, {"requests_per_s": 5}, token)
+        ok = code == 200 and wait_until(lambda: deployment_replicas(api, ns, "api") == 1, 25)
+        check("services: 5 requests/s scale the Deployment down from 4 to 1 (no down-stabilization window)",
+              ok, "%s spec.replicas=%s after %.1f s" % (code, deployment_replicas(api, ns, "api"), time.time() - t4))
+        # The ReplicaSet controller's part: it deletes three of the four pods.
+        api_now = sorted(p["metadata"]["name"] for p in api.pods(ns)
+                         if p["metadata"]["name"].startswith("api-"))
+        for n in api_now[1:]:
+            api.delete_pod(ns, n, grace=0)
+        freed = wait_until(lambda: (berth.get("/v1/services/%s/api" % ns) or {}).get("pods_bound") == 1, 20)
+        svc = berth.get("/v1/services/%s/api" % ns) or {}
+        known = {p["name"] for p in (berth.get("/v1/pods") or {}).get("pods", [])}
+        check("services: after the scale-down Berth counts one bound replica and holds nothing for the others",
+              freed and svc.get("replicas") == 1 and svc.get("requests_per_s") == 5 and
+              not known & set(api_now[1:]), "%s; still held: %s" % (svc, sorted(known & set(api_now[1:]))))
     finally:
         berth.kill(signal.SIGTERM)
         for p in api.pods(ns):

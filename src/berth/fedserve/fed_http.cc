@@ -28,14 +28,7 @@ FedHttpServer::~FedHttpServer() { Stop(); }
 void FedHttpServer::Routes() {
   http::Server& s = *server_;
   auto authorized = [this](const http::Request& req, http::Response& res) {
-    if (options_.token.empty()) return true;
-    const std::string t = server::BearerToken(req.get_header_value("Authorization"));
-    if (!t.empty() && server::ConstantTimeEquals(t, options_.token)) return true;
-    res.set_header("WWW-Authenticate", "Bearer");
-    Send(res, ApiResult::Error(401, req.get_header_value("Authorization").empty()
-                                        ? "missing bearer token (Authorization: Bearer TOKEN)"
-                                        : "invalid bearer token"));
-    return false;
+    return server::WriteAuthorized(options_.token, req, res);
   };
   auto ready = [this](http::Response& res) {
     if (d_.ready()) return true;

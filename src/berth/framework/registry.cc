@@ -64,6 +64,49 @@ std::vector<std::string> PluginRegistry::Names() const {
   return out;
 }
 
+StatusOr<PluginArgSpec> ParsePluginArg(const std::string& spec) {
+  const size_t eq = spec.find('=');
+  const size_t dot = spec.find('.');
+  if (eq == std::string::npos || dot == std::string::npos || dot > eq)
+    return InvalidArgument("plugin argument '" + spec + "': expected PLUGIN.KEY=VALUE, e.g. goodput.round_s=30");
+  PluginArgSpec a{spec.substr(0, dot), spec.substr(dot + 1, eq - dot - 1), spec.substr(eq + 1)};
+  if (a.plugin.empty()) return InvalidArgument("plugin argument '" + spec + "': no plugin name before '.'");
+  if (a.key.empty()) return InvalidArgument("plugin argument '" + spec + "': no key between '.' and '='");
+  return a;
+}
+
+bool SetPluginArg(Profile& profile, const PluginArgSpec& arg) {
+  bool found = false;
+  if (profile.queue_sort == arg.plugin) {
+    profile.queue_sort_args[arg.key] = arg.value;
+    found = true;
+  }
+  for (auto* point : {&profile.admit, &profile.plan, &profile.filter, &profile.candidates, &profile.score,
+                      &profile.reserve, &profile.permit, &profile.post_filter, &profile.bind, &profile.resize})
+    for (PluginRef& ref : *point)
+      if (ref.name == arg.plugin) {
+        ref.args[arg.key] = arg.value;
+        found = true;
+      }
+  return found;
+}
+
+Status ApplyPluginArgs(const std::vector<Profile*>& profiles, const std::vector<std::string>& specs) {
+  for (const auto& spec : specs) {
+    BERTH_ASSIGN_OR_RETURN(PluginArgSpec a, ParsePluginArg(spec));
+    bool used = false;
+    std::string names;
+    for (Profile* p : profiles) {
+      used = SetPluginArg(*p, a) || used;
+      names += (names.empty() ? "" : ", ") + p->name;
+    }
+    if (!used)
+      return InvalidArgument("plugin argument '" + spec + "': no policy here uses plugin '" + a.plugin +
+                             "' (policies: " + names + ")");
+  }
+  return Status::Ok();
+}
+
 Status PolicyRegistry::Register(const std::string& name, Profile profile, std::string description) {
   BERTH_RETURN_IF_ERROR(profile.Validate());
   profile.name = name;

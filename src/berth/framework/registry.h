@@ -75,6 +75,20 @@ class PluginRegistry {
 // workload up front, which a streamed replay does not hold.
 bool ProfileReadsContext(const Profile& profile, const PluginRegistry& registry);
 
+// A user's plugin argument, "PLUGIN.KEY=VALUE" (e.g. goodput.exact_cells=0,
+// the --plugin-arg flag): errors name the spec and what is missing.
+struct PluginArgSpec {
+  std::string plugin, key, value;
+};
+StatusOr<PluginArgSpec> ParsePluginArg(const std::string& spec);
+// Sets the argument on every use of the plugin in `profile` (any extension
+// point, the queue sort included); false when the profile does not use it.
+// The plugin's factory checks the key and the value when the profile is built.
+bool SetPluginArg(Profile& profile, const PluginArgSpec& arg);
+// Every spec ("PLUGIN.KEY=VALUE") on every profile that uses its plugin; an
+// error naming the spec when one does not parse or no profile uses the plugin.
+Status ApplyPluginArgs(const std::vector<Profile*>& profiles, const std::vector<std::string>& specs);
+
 struct PolicyInfo {
   Profile profile;
   std::string description;

@@ -25,6 +25,8 @@ constexpr const char* kTargetRps = "berth.dev/target-requests-per-s";
 constexpr const char* kTargetUtilization = "berth.dev/target-utilization";
 constexpr const char* kCapacity = "berth.dev/capacity-per-replica";
 constexpr const char* kLoad = "berth.dev/load-requests-per-s";
+constexpr const char* kUpStabilization = "berth.dev/scale-up-stabilization-s";
+constexpr const char* kDownStabilization = "berth.dev/scale-down-stabilization-s";
 
 struct Annotations {
   const json* map = nullptr;
@@ -51,6 +53,17 @@ struct Annotations {
     if (ec != std::errc() || end != v.data() + v.size() || n < lo || n > 100'000)
       return Bad(key, "an integer in " + std::to_string(lo) + "..100000", v);
     out = n;
+    return Status::Ok();
+  }
+  // Whole seconds in 0..3600 (HPA's bound on a stabilization window).
+  Status Window(const char* key, std::optional<TimeUs>& out) const {
+    std::string v;
+    if (!Find(key, v)) return Status::Ok();
+    int32_t n = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || end != v.data() + v.size() || n < 0 || n > 3600)
+      return Bad(key, "whole seconds in 0..3600", v);
+    out = SecondsToUs(n);
     return Status::Ok();
   }
   // A number in [0, hi] (requests/s, or a fraction), as thousandths.
@@ -100,6 +113,8 @@ StatusOr<DeploymentScaling> ParseDeploymentScaling(const json& deployment) {
   BERTH_RETURN_IF_ERROR(a.Milli(kTargetUtilization, 1, "a number in 0..1", utilization));
   BERTH_RETURN_IF_ERROR(a.Milli(kCapacity, 1e9, "a number in 0..1e9 (requests/s)", capacity));
   BERTH_RETURN_IF_ERROR(a.Milli(kLoad, 1e9, "a number in 0..1e9 (requests/s)", out.load_milli_rps));
+  BERTH_RETURN_IF_ERROR(a.Window(kUpStabilization, out.up_stabilization));
+  BERTH_RETURN_IF_ERROR(a.Window(kDownStabilization, out.down_stabilization));
   if (target && utilization)
     return InvalidArgument(a.who + ": give annotation " + kTargetRps + " or " + kTargetUtilization + ", not both");
   if (target) {
@@ -159,14 +174,19 @@ void KubeScheduler::OnDeployment(const std::string& type, const json& obj) {
   d.error.clear();
   d.replicas = parsed->replicas;
   const job::ServiceSpec& s = parsed->service;
+  workload::AutoscalerOptions ao = options_.autoscaler;
+  if (parsed->up_stabilization) ao.up_stabilization = *parsed->up_stabilization;
+  if (parsed->down_stabilization) ao.down_stabilization = *parsed->down_stabilization;
   const bool same = d.autoscaler && d.spec.min_replicas == s.min_replicas && d.spec.max_replicas == s.max_replicas &&
                     d.spec.target_milli_rps == s.target_milli_rps &&
                     d.spec.target_utilization_pct == s.target_utilization_pct &&
-                    d.spec.capacity_milli_rps == s.capacity_milli_rps;
+                    d.spec.capacity_milli_rps == s.capacity_milli_rps &&
+                    d.autoscaler->options().up_stabilization == ao.up_stabilization &&
+                    d.autoscaler->options().down_stabilization == ao.down_stabilization;
   const TimeUs now = clock_.Now();
-  if (!same) {  // new limits or target: a new autoscaler, told the last load
+  if (!same) {  // new limits, target or windows: a new autoscaler, told the last load
     d.spec = s;
-    d.autoscaler = std::make_unique<workload::Autoscaler>(s, options_.autoscaler);
+    d.autoscaler = std::make_unique<workload::Autoscaler>(s, ao);
     if (d.load_milli_rps >= 0) d.autoscaler->Observe(now, d.load_milli_rps);
     log_.Info("kube_autoscale", {{"deployment", key}, {"min_replicas", s.min_replicas},
                                  {"max_replicas", s.max_replicas}, {"replicas", d.replicas}});

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 
+#include "berth/common/quantity.h"
 #include "berth/common/status.h"
 #include "berth/job/service_spec.h"
 
@@ -34,12 +35,16 @@ struct DeploymentScaling {
   // target from the annotations; replicas = spec.replicas clamped to them.
   job::ServiceSpec service;
   std::optional<int64_t> load_milli_rps;  // berth.dev/load-requests-per-s
+  // HPA's behavior.scaleUp/scaleDown.stabilizationWindowSeconds:
+  // berth.dev/scale-up-stabilization-s, berth.dev/scale-down-stabilization-s
+  // (whole seconds, 0..3600; absent: the autoscaler's defaults, 0 and 300).
+  std::optional<TimeUs> up_stabilization, down_stabilization;
 };
 
 // A Deployment's scaling annotations. Not enabled (and no error) without
 // `berth.dev/autoscale` or with "false". Errors name the Deployment and the
 // annotation: a value that is no number, a missing berth.dev/max-replicas or
-// target, min above max, both targets.
+// target, min above max, both targets, a stabilization window outside 0..3600 s.
 StatusOr<DeploymentScaling> ParseDeploymentScaling(const nlohmann::json& deployment);
 
 // The scale subresource of a Deployment: apis/apps/v1/namespaces/NS/deployments/NAME/scale.

@@ -91,6 +91,9 @@ TEST(DeploymentScalingTest, ErrorsNameTheDeploymentAndTheAnnotation) {
       {{{"berth.dev/autoscale", "true"}, {"berth.dev/max-replicas", "2"}, {"berth.dev/target-requests-per-s", "4"},
         {"berth.dev/load-requests-per-s", "busy"}},
        "annotation berth.dev/load-requests-per-s"},
+      {{{"berth.dev/autoscale", "true"}, {"berth.dev/max-replicas", "2"}, {"berth.dev/target-requests-per-s", "4"},
+        {"berth.dev/scale-down-stabilization-s", "4000"}},
+       "annotation berth.dev/scale-down-stabilization-s: expected whole seconds in 0..3600, found '4000'"},
   };
   for (const auto& c : cases) {
     auto s = ParseDeploymentScaling(Deployment(c.annotations));
@@ -113,6 +116,32 @@ TEST(DeploymentScalingTest, TheAutoscalerScalesTheDeploymentsCount) {
   EXPECT_EQ(a.Evaluate(0, s->replicas), 1);  // no load report yet: the count stays
   a.Observe(1, 35'000);
   EXPECT_EQ(a.Evaluate(a.next_evaluation(), 1), 4);
+}
+
+TEST(DeploymentScalingTest, StabilizationWindowsFromAnnotations) {
+  auto s = ParseDeploymentScaling(Deployment({{"berth.dev/autoscale", "true"},
+                                              {"berth.dev/max-replicas", "6"},
+                                              {"berth.dev/target-requests-per-s", "10"},
+                                              {"berth.dev/scale-down-stabilization-s", "0"}},
+                                             4));
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_FALSE(s->up_stabilization.has_value());
+  ASSERT_TRUE(s->down_stabilization.has_value());
+  EXPECT_EQ(*s->down_stabilization, 0);
+  // With no down window the count falls at the next evaluation: 5 requests/s
+  // at 10 per replica -> 1 (HPA's default rate limit allows 100 % per 15 s).
+  workload::AutoscalerOptions o;
+  o.down_stabilization = *s->down_stabilization;
+  for (const bool windowless : {true, false}) {
+    workload::Autoscaler a(s->service, windowless ? o : workload::AutoscalerOptions{});
+    a.Observe(0, 40'000);
+    EXPECT_EQ(a.Evaluate(0, 4), 4);
+    const TimeUs next = a.next_evaluation();
+    ASSERT_GT(next, 0);
+    a.Observe(next, 5'000);
+    // No window: 1 at once. The default 300 s window: the highest recent count.
+    EXPECT_EQ(a.Evaluate(next, 4), windowless ? 1 : 4);
+  }
 }
 
 TEST(LoadReportTest, ReadsRequestsPerSecond) {

@@ -28,6 +28,7 @@ using nlohmann::json;
 StatusOr<std::unique_ptr<scheduler::Scheduler>> KubeScheduler::NewScheduler(const cluster::Cluster& c) {
   BERTH_ASSIGN_OR_RETURN(framework::Profile profile, policies_.Find(options_.policy));
   profile.name = options_.policy;
+  BERTH_RETURN_IF_ERROR(framework::ApplyPluginArgs({&profile}, options_.plugin_args));
   std::shared_ptr<const tenancy::QueueTree> queues;
   if (options_.queue_file && queue_crds_.empty()) {
     BERTH_ASSIGN_OR_RETURN(tenancy::QueueTree tree,

@@ -70,7 +70,12 @@ void KubeScheduler::WatchLoop(const std::string& kind, const std::string& collec
 Status KubeScheduler::Start() {
   BERTH_RETURN_IF_ERROR(plugins::RegisterBuiltinPlugins(plugins_));
   BERTH_RETURN_IF_ERROR(plugins::RegisterBuiltinPolicies(policies_));
-  BERTH_RETURN_IF_ERROR(policies_.Find(options_.policy).status());
+  {
+    BERTH_ASSIGN_OR_RETURN(framework::Profile profile, policies_.Find(options_.policy));
+    profile.name = options_.policy;
+    if (Status a = framework::ApplyPluginArgs({&profile}, options_.plugin_args); !a.ok())
+      return InvalidArgument("--plugin-arg: " + a.message());
+  }
   // The first lists, applied before anything is decided.
   std::vector<json> nodes, pods;
   BERTH_ASSIGN_OR_RETURN(std::string node_rv, ListAll(client_, "/api/v1/nodes", nodes));

@@ -77,6 +77,7 @@ struct KubeSchedulerOptions {
   TimeUs usage_half_life = 0;
   uint64_t seed = 42;
   TimeUs min_runtime = -1;       // preemption guard (-1: the policy's default)
+  std::vector<std::string> plugin_args;  // "PLUGIN.KEY=VALUE" (--plugin-arg)
   TimeUs preemption_grace = 0;
   // Yield deadlines of evicted best-effort and checkpointing work (-1: the
   // grace; SchedulerOptions::yield_best_effort, yield_training_grace).

@@ -78,6 +78,17 @@ std::string BearerToken(const std::string& h) {
   return h.substr(i, e - i);
 }
 
+bool WriteAuthorized(const std::string& token, const http::Request& req, http::Response& res) {
+  if (token.empty()) return true;
+  const std::string h = req.get_header_value("Authorization");
+  const std::string t = BearerToken(h);
+  if (!t.empty() && ConstantTimeEquals(t, token)) return true;
+  res.set_header("WWW-Authenticate", "Bearer");
+  SendJson(res, ApiResult::Error(401, h.empty() ? "missing bearer token (Authorization: Bearer TOKEN)"
+                                                : "invalid bearer token"));
+  return false;
+}
+
 bool IsLoopbackHost(const std::string& host) {
   if (host == "localhost" || host == "::1") return true;
   in_addr a{};
@@ -193,13 +204,8 @@ void HttpServer::Routes() {
     return !t.empty() && ConstantTimeEquals(t, options_.token);
   };
   // Writes need the token when one is configured.
-  auto authorized = [this, token_ok](const httplib::Request& req, httplib::Response& res) {
-    if (options_.token.empty() || token_ok(req)) return true;
-    const std::string h = req.get_header_value("Authorization");
-    res.set_header("WWW-Authenticate", "Bearer");
-    Send(res, ApiResult::Error(401, h.empty() ? "missing bearer token (Authorization: Bearer TOKEN)"
-                                              : "invalid bearer token"));
-    return false;
+  auto authorized = [this](const httplib::Request& req, httplib::Response& res) {
+    return WriteAuthorized(options_.token, req, res);
   };
   // The extender verbs need a verified client certificate or the token;
   // anonymous only when the operator said so (loopback listeners).

@@ -89,6 +89,10 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b);
 // The credentials of "Authorization: Bearer TOKEN" (the scheme in any case);
 // "" when the header is not a bearer one.
 std::string BearerToken(const std::string& header);
+// Whether a write may go on: no token is configured, or the request carries it
+// as "Authorization: Bearer TOKEN". Otherwise answers 401 (with
+// WWW-Authenticate: Bearer, naming a missing or a wrong token) and is false.
+bool WriteAuthorized(const std::string& token, const http::Request& req, http::Response& res);
 
 // Splits "HOST:PORT" (IPv6 as "[::1]:PORT").
 StatusOr<std::pair<std::string, int>> ParseListen(const std::string& listen);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include "berth/http/message.h"
 #include "berth/server/extender_test_util.h"
 #include "berth/server/service_test_util.h"
 
@@ -233,6 +234,28 @@ TEST(ParseListenTest, Forms) {
   EXPECT_FALSE(ParseListen("127.0.0.1").ok());
   EXPECT_FALSE(ParseListen("127.0.0.1:99999").ok());
   EXPECT_FALSE(ParseListen(":80").ok());
+}
+
+// The one check every write endpoint shares (berth serve, the federation
+// dispatcher, kube mode's load reports).
+TEST(WriteAuthorizedTest, TokenMissingWrongAndRight) {
+  http::Request req;
+  http::Response res;
+  EXPECT_TRUE(WriteAuthorized("", req, res));  // no token configured: open
+  EXPECT_FALSE(WriteAuthorized("tok", req, res));
+  EXPECT_EQ(res.status, 401);
+  ASSERT_EQ(res.headers.count("WWW-Authenticate"), 1u);
+  EXPECT_EQ(res.headers.find("WWW-Authenticate")->second, "Bearer");
+  EXPECT_NE(res.body.find("missing bearer token"), std::string::npos);
+  req.headers.emplace("Authorization", "Bearer nope");
+  http::Response wrong;
+  EXPECT_FALSE(WriteAuthorized("tok", req, wrong));
+  EXPECT_NE(wrong.body.find("invalid bearer token"), std::string::npos);
+  http::Request good;
+  good.headers.emplace("Authorization", "bearer  tok ");
+  http::Response ok;
+  EXPECT_TRUE(WriteAuthorized("tok", good, ok));
+  EXPECT_TRUE(ok.body.empty());
 }
 
 }  // namespace

@@ -91,6 +91,8 @@ Status Service::Start() {
   BERTH_ASSIGN_OR_RETURN(framework::Profile profile, policies_.Find(options_.policy));
   profile.name = options_.policy;
   if (options_.min_runtime >= 0) BERTH_RETURN_IF_ERROR(plugins::SetMinRuntime(profile, options_.min_runtime));
+  if (Status a = framework::ApplyPluginArgs({&profile}, options_.plugin_args); !a.ok())
+    return InvalidArgument("--plugin-arg: " + a.message());
   if (hetero::UsesHeteroPlugins(profile)) {
     BERTH_ASSIGN_OR_RETURN(auto model, hetero::LoadThroughputModel(options_.catalog, options_.throughputs));
     BERTH_RETURN_IF_ERROR(hetero::RegisterHeteroPlugins(plugins_, std::move(model)));

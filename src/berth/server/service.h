@@ -142,6 +142,8 @@ struct ServiceOptions {
   // plugins' default, 600 s; plugins::SetMinRuntime).
   TimeUs preemption_grace = 0;
   TimeUs min_runtime = -1;
+  // Plugin arguments, "PLUGIN.KEY=VALUE" (--plugin-arg; framework::ApplyPluginArgs).
+  std::vector<std::string> plugin_args;
   // A run resumed from a checkpoint spends this long restoring before it
   // works (SchedulerOptions::restore_cost).
   TimeUs restore_cost = 0;

@@ -175,6 +175,12 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
     hetero_scores = hetero_scores || hetero::UsesHeteroPlugins(p);
     profiles.push_back(std::move(p));
   }
+  {
+    std::vector<framework::Profile*> all;
+    for (auto& p : profiles) all.push_back(&p);
+    if (Status s = framework::ApplyPluginArgs(all, o.plugin_args); !s.ok())
+      return InvalidArgument("--plugin-arg: " + s.message());
+  }
   // hetero-speed / hetero-cost read the throughput model: --catalog's specs,
   // fitted to --throughputs.
   if (hetero_scores) {

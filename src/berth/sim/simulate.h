@@ -74,6 +74,9 @@ struct SimulateOptions {
   // The least a job runs in a run before preemption may evict it (the
   // preemption plugins' min_runtime_s); -1 = the plugins' default (600 s).
   TimeUs min_runtime = -1;
+  // Plugin arguments, "PLUGIN.KEY=VALUE" (--plugin-arg), on every policy
+  // that uses the plugin (framework::ApplyPluginArgs).
+  std::vector<std::string> plugin_args;
   double high_priority_share = 0;
   int32_t high_priority = 10;
   // Failures (replay mode; docs/failures.md): a failure file or a built-in

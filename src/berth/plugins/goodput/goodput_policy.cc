@@ -10,20 +10,28 @@
 // speedup 0, so every job gets a GPU before any gets a second one):
 //   1. every job, oldest first (running before pending on ties), gets one
 //      GPU while GPUs remain;
-//   2. then GPUs go, step by step, to the job whose next size lowers
-//      sum 1/speedup the most per GPU added, while that gain is positive.
-// A running job is changed only if worth its restart (Pollux's re-allocation
-// factor): a growth must raise its speedup after the factor
-// (age - resizes * R) / (age + R), R = its resize_cost; shrinks always happen
-// (the GPUs went to others). Jobs without a goodput model keep their size.
+//   2. then the GPUs are divided among the jobs that got one so that
+//      sum 1/speedup is least, by an exact search over every job's sizes
+//      (elastic/allocation_search.h). A running job's growth counts at its
+//      speedup times Pollux's re-allocation factor
+//      (age - resizes * R) / (age + R), R = its resize_cost, so a job grows
+//      only when worth its restart and the GPUs it would not use go to
+//      others; its current size counts as it is; shrinks carry no factor.
+//      When jobs x GPUs is too large for the search (arg `exact_cells`,
+//      default 20,000,000), GPUs go step by step to the job whose next size
+//      lowers sum 1/speedup the most per GPU added, and a growth not worth
+//      its restart is dropped afterwards.
+// Jobs without a goodput model keep their size.
 //
 // Admit (same instance): a pending elastic job starts only once a round gave
 // it GPUs, at the size the round chose; other jobs are not gated.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <memory>
 
+#include "berth/elastic/allocation_search.h"
 #include "berth/elastic/goodput.h"
 #include "berth/plugins/builtin.h"
 
@@ -36,7 +44,8 @@ using framework::SizeTarget;
 class GoodputPolicy final : public framework::AdmitPlugin, public framework::ResizePlugin {
  public:
   static constexpr std::string_view kName = "goodput";
-  GoodputPolicy(const elastic::GoodputCatalog* cat, TimeUs round) : cat_(cat), round_(round) {}
+  GoodputPolicy(const elastic::GoodputCatalog* cat, TimeUs round, int64_t exact_cells)
+      : cat_(cat), round_(round), exact_cells_(exact_cells) {}
   std::string_view Name() const override { return kName; }
   TimeUs RoundInterval() const override { return round_; }
 
@@ -50,6 +59,7 @@ class GoodputPolicy final : public framework::AdmitPlugin, public framework::Res
   void Counters(framework::PluginCounters& out) const override {
     out.push_back({"goodput_rounds", static_cast<double>(rounds_)});
     out.push_back({"goodput_resizes", static_cast<double>(resizes_)});
+    out.push_back({"goodput_exact_rounds", static_cast<double>(exact_rounds_)});
   }
 
   std::vector<SizeTarget> Round(const framework::ResizeContext& ctx) override {
@@ -77,10 +87,14 @@ class GoodputPolicy final : public framework::AdmitPlugin, public framework::Res
         if (w < j.spec->elastic_min()) continue;
         c.sizes.push_back(w);
       }
+      // A running job may stay as it is even at a size the ladder skips.
+      if (j.running && j.workers > 0 && j.workers <= cap && j.workers >= j.spec->elastic_min() &&
+          !std::binary_search(c.sizes.begin(), c.sizes.end(), j.workers))
+        c.sizes.insert(std::lower_bound(c.sizes.begin(), c.sizes.end(), j.workers), j.workers);
       if (c.sizes.empty()) continue;
       double base = 0;
       for (int32_t w : c.sizes) {
-        const int32_t nodes = (w + per_node - 1) / per_node;
+        const int32_t nodes = j.running && w == j.workers ? std::max(1, j.nodes) : (w + per_node - 1) / per_node;
         const int32_t b = m->BestBatch(w, nodes, j.progress);
         c.batch.push_back(b);
         c.speedup.push_back(b > 0 ? m->Goodput(w, nodes, b, j.progress) : 0);
@@ -106,8 +120,10 @@ class GoodputPolicy final : public framework::AdmitPlugin, public framework::Res
         free -= c.sizes.front();
       }
     }
-    // 2. Marginal gains of sum 1/speedup per GPU.
-    while (free > 0) {
+    // 2. The exact search when it is small enough, else marginal gains.
+    const bool exact = ExactSearch(cands, order, free, ctx.view.now);
+    if (exact) ++exact_rounds_;
+    while (!exact && free > 0) {
       int32_t best = -1;
       double best_gain = 0;
       for (int32_t k : order) {
@@ -134,10 +150,8 @@ class GoodputPolicy final : public framework::AdmitPlugin, public framework::Res
       const ElasticJob& j = *c.job;
       int32_t w = c.at < 0 ? 0 : c.sizes[c.at];
       int32_t batch = c.at < 0 ? 0 : c.batch[c.at];
-      if (j.running && w > j.workers) {
-        const double age = UsToSeconds(ctx.view.now - j.submit_time);
-        const double r = std::max<double>(0, UsToSeconds(std::max<TimeUs>(0, j.spec->resize_cost)));
-        const double factor = age + r > 0 ? std::max(0.0, (age - j.resizes * r) / (age + r)) : 1.0;
+      if (!exact && j.running && w > j.workers) {
+        const double factor = RestartFactor(j, ctx.view.now);
         // Current speedup: the nearest allowed size at or below what it holds.
         double now_s = 0;
         for (size_t k = 0; k < c.sizes.size(); ++k)
@@ -156,8 +170,56 @@ class GoodputPolicy final : public framework::AdmitPlugin, public framework::Res
   }
 
  private:
+  // Pollux's re-allocation factor for a running job changed now.
+  static double RestartFactor(const ElasticJob& j, TimeUs now) {
+    const double age = UsToSeconds(now - j.submit_time);
+    const double r = std::max<double>(0, UsToSeconds(std::max<TimeUs>(0, j.spec->resize_cost)));
+    return age + r > 0 ? std::max(0.0, (age - j.resizes * r) / (age + r)) : 1.0;
+  }
+
+  // Step 2 by the exact search over the jobs that got a GPU in step 1 (their
+  // `at` is set to the size chosen, `free` to what is left). False, with
+  // nothing changed, when the search would be too large.
+  template <typename Cand>
+  bool ExactSearch(std::vector<Cand>& cands, const std::vector<int32_t>& order, int64_t& free, TimeUs now) const {
+    std::vector<int32_t> served;
+    int64_t capacity = free;
+    size_t options = 0;
+    for (int32_t k : order)
+      if (cands[k].at >= 0) {
+        served.push_back(k);
+        capacity += cands[k].sizes[cands[k].at];
+        options += cands[k].sizes.size();
+      }
+    if (served.empty()) return true;
+    if (static_cast<double>(options) * static_cast<double>(capacity + 1) > static_cast<double>(exact_cells_))
+      return false;
+    std::vector<elastic::AllocationOptions> jobs;
+    jobs.reserve(served.size());
+    for (int32_t k : served) {
+      const Cand& c = cands[k];
+      const ElasticJob& j = *c.job;
+      const double factor = j.running ? RestartFactor(j, now) : 1.0;
+      elastic::AllocationOptions o{c.sizes, c.speedup};
+      for (size_t i = 0; i < o.gpus.size(); ++i)
+        if (j.running && o.gpus[i] > j.workers) o.speedup[i] *= factor;
+      jobs.push_back(std::move(o));
+    }
+    auto pick = elastic::SearchAllocation(jobs, capacity);
+    if (!pick.ok()) return false;  // cannot happen: step 1's sizes fit
+    free = capacity;
+    for (size_t s = 0; s < served.size(); ++s) {
+      Cand& c = cands[served[s]];
+      c.at = (*pick)[s];
+      free -= c.sizes[c.at];
+    }
+    return true;
+  }
+
   const elastic::GoodputCatalog* cat_;
   TimeUs round_;
+  int64_t exact_cells_;
+  int64_t exact_rounds_ = 0;
   std::map<JobId, bool> allowed_;
   int64_t rounds_ = 0;
   int64_t resizes_ = 0;
@@ -172,15 +234,24 @@ Status RegisterGoodputPlugins(framework::PluginRegistry& registry) {
           [](const framework::PluginArgs& args,
              const framework::PluginContext& ctx) -> StatusOr<std::unique_ptr<framework::Plugin>> {
             double round_s = 60;
+            int64_t exact_cells = 20'000'000;
             for (const auto& [k, v] : args) {
-              if (k != "round_s") return InvalidArgument("goodput: unknown arg '" + k + "' (known: round_s)");
               char* end = nullptr;
-              round_s = std::strtod(v.c_str(), &end);
-              if (end == v.c_str() || *end != '\0' || !(round_s > 0))
-                return InvalidArgument("goodput: round_s must be a positive number of seconds, not '" + v + "'");
+              if (k == "round_s") {
+                round_s = std::strtod(v.c_str(), &end);
+                if (end == v.c_str() || *end != '\0' || !(round_s > 0))
+                  return InvalidArgument("goodput: round_s must be a positive number of seconds, not '" + v + "'");
+              } else if (k == "exact_cells") {
+                exact_cells = std::strtoll(v.c_str(), &end, 10);
+                if (end == v.c_str() || *end != '\0' || exact_cells < 0)
+                  return InvalidArgument("goodput: exact_cells must be a count >= 0 (0: never search), not '" + v +
+                                         "'");
+              } else {
+                return InvalidArgument("goodput: unknown arg '" + k + "' (known: round_s, exact_cells)");
+              }
             }
             return std::unique_ptr<framework::Plugin>(
-                std::make_unique<GoodputPolicy>(ctx.goodput, SecondsToUs(round_s)));
+                std::make_unique<GoodputPolicy>(ctx.goodput, SecondsToUs(round_s), exact_cells));
           }));
 }
 
