@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
+#include "berth/common/parallel_for.h"
 #include "berth/federation/fed_report.h"
 #include "berth/federation/fed_sim.h"
 #include "berth/federation/speed.h"
@@ -107,12 +109,20 @@ int RunFederationSimulate(const FederationFlags& ff, const sim::SimulateOptions&
   so.seed = o.seed;
   so.batch_min = ff.batch_min;
   so.restore_cost = o.restore_cost;
+  // One run per dispatch policy, side by side on --threads (the same results for any count).
+  std::vector<std::optional<federation::FedResult>> runs(policies.size());
+  const std::vector<Status> status =
+      ParallelFor(policies.size(), o.threads == 0 ? DefaultThreads() : o.threads, [&](size_t i) -> Status {
+        StatusOr<federation::FedResult> r =
+            federation::RunFederation(*fed, speed, *trace, *profile, plugins, policies[i], so);
+        if (!r.ok()) return r.status();
+        runs[i] = std::move(r).value();
+        return Status::Ok();
+      });
   std::vector<federation::FedResult> results;
-  for (federation::Policy p : policies) {
-    StatusOr<federation::FedResult> r =
-        federation::RunFederation(*fed, speed, *trace, *profile, plugins, p, so);
-    if (!r.ok()) return Fail(r.status().message());
-    results.push_back(std::move(r).value());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (!status[i].ok()) return Fail(status[i].message());
+    results.push_back(std::move(*runs[i]));
   }
   std::fputs(federation::FedResultsTable(results).c_str(), text);
   const std::string out = federation::FedResultsToJson(results);

@@ -314,6 +314,11 @@ void AddSimulateCommand(CLI::App& app, std::function<int()>& run, std::vector<st
   cmd->add_option("--node-rank", flags->sim.node_rank, "FGD protocol: node ranking file (rank,node)");
   cmd->add_option("--policy", flags->policies, "Policy name(s), comma-separated (berth policies lists them)")
       ->required();
+  cmd->add_option("--threads", flags->sim.threads,
+                  "Run the policies of --policy side by side on N threads (default 0: the machine's cores; 1: one "
+                  "after another); the same results and hashes for any N")
+      ->check(CLI::Range(0, 1024))
+      ->default_val(0);
   cmd->add_option("--json", flags->json, "Write results as JSON to FILE (- for standard output; the summary then goes to stderr)");
   cmd->add_option("--report", flags->report, "Write an HTML report (one self-contained file)");
   cmd->add_option("--placements", flags->placements, "Write index,pod,node per arrival (FGD protocol)");

@@ -2,11 +2,13 @@
 #include "berth/sim/simulate.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <optional>
 
 #include "berth/cluster/loaders.h"
+#include "berth/common/parallel_for.h"
 #include "berth/faults/failure_file.h"
 #include "berth/faults/handler.h"
 #include "berth/hetero/ledger_speeds.h"
@@ -158,6 +160,20 @@ StatusOr<cluster::Cluster> SimulateOptions::LoadClusterFile() const {
   return load_cluster ? load_cluster(cluster) : cluster::LoadCluster(cluster);
 }
 
+Status RunPerPolicy(size_t n, int threads, SimulateOutput& out,
+                    const std::function<StatusOr<PolicyResult>(size_t)>& run) {
+  std::vector<std::optional<PolicyResult>> results(n);
+  std::vector<Status> status = ParallelFor(n, threads == 0 ? DefaultThreads() : threads, [&](size_t i) -> Status {
+    StatusOr<PolicyResult> r = run(i);
+    if (!r.ok()) return r.status();
+    results[i] = std::move(*r);
+    return Status::Ok();
+  });
+  for (const Status& s : status) BERTH_RETURN_IF_ERROR(s);
+  for (auto& r : results) out.results.push_back(std::move(*r));
+  return Status::Ok();
+}
+
 StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   BERTH_RETURN_IF_ERROR(o.Validate());
   if (o.workload == "gavel") return gavel::RunGavelSimulation(o);
@@ -249,11 +265,12 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
     fo.check_indexes = o.check_indexes;
     fo.full_scan = o.full_scan;
     BERTH_ASSIGN_OR_RETURN(FgdInput input, BuildFgdInput(cluster, trace, fo));
-    for (size_t i = 0; i < profiles.size(); ++i) {
-      BERTH_ASSIGN_OR_RETURN(PolicyResult r, RunFgd(cluster, input, profiles[i], plugins, fo));
-      out.results.push_back(std::move(r));
-      if (o.progress) o.progress(static_cast<int64_t>(i + 1), static_cast<int64_t>(profiles.size()));
-    }
+    std::atomic<int64_t> finished{0};
+    BERTH_RETURN_IF_ERROR(RunPerPolicy(profiles.size(), o.threads, out, [&](size_t i) -> StatusOr<PolicyResult> {
+      StatusOr<PolicyResult> r = RunFgd(cluster, input, profiles[i], plugins, fo);
+      if (o.progress) o.progress(finished.fetch_add(1) + 1, static_cast<int64_t>(profiles.size()));
+      return r;
+    }));
     return out;
   }
   if (!o.partition.empty() && mode != "replay") return InvalidArgument("--partition needs --mode replay");
@@ -315,15 +332,23 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
     ro_replay.partition_level = cluster::ParseLevel(o.partition.substr(0, colon));
     if (colon != std::string::npos) ro_replay.partition_prefix = o.partition.substr(colon + 1);
   }
+  // Progress over all runs: each run's events done, summed (runs may go on
+  // side by side with --threads).
   const auto runs = static_cast<int64_t>(profiles.size());
-  for (int64_t i = 0; i < runs; ++i) {
+  std::vector<std::atomic<int64_t>> done(profiles.size());
+  BERTH_RETURN_IF_ERROR(RunPerPolicy(profiles.size(), o.threads, out, [&](size_t i) -> StatusOr<PolicyResult> {
+    ReplayOptions run = ro_replay;
     if (o.progress) {
-      ro_replay.progress = [&o, i, runs](int64_t done, int64_t total) { o.progress(i * total + done, runs * total); };
+      run.progress = [&o, &done, i, runs](int64_t d, int64_t total) {
+        done[i].store(d);
+        int64_t sum = 0;
+        for (const auto& n : done) sum += n.load();
+        o.progress(sum, runs * total);
+      };
     }
-    BERTH_ASSIGN_OR_RETURN(PolicyResult r, streamed ? RunReplay(cluster, *streamed, profiles[i], plugins, ro_replay)
-                                                    : RunReplay(cluster, trace, profiles[i], plugins, ro_replay));
-    out.results.push_back(std::move(r));
-  }
+    return streamed ? RunReplay(cluster, *streamed, profiles[i], plugins, run)
+                    : RunReplay(cluster, trace, profiles[i], plugins, run);
+  }));
   return out;
 }
 

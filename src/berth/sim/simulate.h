@@ -117,8 +117,14 @@ struct SimulateOptions {
   double round_s = 360;              // gavel: scheduling round
   std::string consolidation = "gavel";  // gavel: multi-GPU speed "gavel" (always consolidated) or "placement"
   std::string mechanism = "gavel";      // gavel: round mechanism "gavel" (Gavel's priorities) or "deficit"
+  // Policies run side by side on this many threads (--threads; 0 = the
+  // machine's cores, 1 = one after another). The results, reports and
+  // decision-log hashes are the same for any count: each run has its own
+  // scheduler, state and plugins, and reads the cluster, trace and options only.
+  int threads = 0;
   // Called with (done, total) as the run advances, for a progress bar: policies
-  // in fgd mode, events (arrivals and completions, all policies) in replay mode.
+  // in fgd and gavel mode, events (arrivals and completions, all policies) in
+  // replay mode. With threads > 1 it is called from the runs' threads.
   std::function<void(int64_t, int64_t)> progress;
 
   Status Validate() const;
@@ -145,5 +151,12 @@ struct SimulateOutput {
 };
 
 StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& options);
+
+// One run per policy, `run(i)` for i in [0, n), on up to `threads` threads
+// (SimulateOptions::threads: 0 = the machine's cores); the results appended to
+// `out` in the order of the policies, or the error of the first policy (in
+// that order) whose run failed.
+Status RunPerPolicy(size_t n, int threads, SimulateOutput& out,
+                    const std::function<StatusOr<PolicyResult>(size_t)>& run);
 
 }  // namespace berth::sim

@@ -1,6 +1,7 @@
 // Wiring of `berth simulate --workload gavel`.
 #include "berth/sim/gavel/gavel_sim.h"
 
+#include <atomic>
 #include <charconv>
 #include <cstdio>
 
@@ -91,17 +92,18 @@ StatusOr<SimulateOutput> RunGavelSimulation(const SimulateOptions& o) {
   if (o.mechanism == "deficit") ro.mechanism = Mechanism::kDeficit;
   else if (o.mechanism != "gavel")
     return InvalidArgument("--mechanism must be gavel or deficit, not '" + o.mechanism + "'");
-  for (size_t i = 0; i < o.policies.size(); ++i) {
-    PolicyResult r;
-    if (!o.trace.empty()) {
-      BERTH_ASSIGN_OR_RETURN(r, RunGavelRounds(cluster, trace_jobs, model, normalizer, o.policies[i], ro));
-    } else {
+  std::atomic<int64_t> finished{0};
+  BERTH_RETURN_IF_ERROR(RunPerPolicy(o.policies.size(), o.threads, out, [&](size_t i) -> StatusOr<PolicyResult> {
+    auto one = [&]() -> StatusOr<PolicyResult> {
+      if (!o.trace.empty()) return RunGavelRounds(cluster, trace_jobs, model, normalizer, o.policies[i], ro);
+      // Each run draws the same workload from a generator of its own.
       BERTH_ASSIGN_OR_RETURN(std::unique_ptr<WorkloadGenerator> gen, WorkloadGenerator::Create(wo, table, catalog));
-      BERTH_ASSIGN_OR_RETURN(r, RunGavelRounds(cluster, *gen, model, normalizer, o.policies[i], ro));
-    }
-    out.results.push_back(std::move(r));
-    if (o.progress) o.progress(static_cast<int64_t>(i + 1), static_cast<int64_t>(o.policies.size()));
-  }
+      return RunGavelRounds(cluster, *gen, model, normalizer, o.policies[i], ro);
+    };
+    StatusOr<PolicyResult> r = one();
+    if (o.progress) o.progress(finished.fetch_add(1) + 1, static_cast<int64_t>(o.policies.size()));
+    return r;
+  }));
   return out;
 }
 
