@@ -694,12 +694,8 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
   const TimeUs now = clock_.Now();
   ledger_.Advance(now);
   framework::QueueSortPlugin& queue_sort = framework_->queue_sort();
-  if (queue_sort.Dynamic()) {
-    queue_sort.Prepare(ledger_, now);
-    if (!bucketed_ || !bucket_queue_.Order(*bucketed_, now, within_less_, pending_))
-      std::sort(pending_.begin(), pending_.end(), [this](int32_t a, int32_t b) { return QueueLess(a, b); });
-    assert(!bucketed_ || bucket_queue_.size() == pending_.size());
-  }
+  const bool dynamic = queue_sort.Dynamic();
+  if (dynamic) queue_sort.Prepare(ledger_, now);
   const bool preempting = !framework_->post_filter().empty();
   // The FGD protocol tries every job in full; with preemption, a job short of
   // free GPUs may still start by evicting others.
@@ -740,11 +736,27 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
     return true;
   };
   std::vector<int32_t> done;
+  // Nothing pending can start: every job needs more whole GPUs than are free.
+  auto nothing_fits = [&] {
+    return (stop_when_full || stop_when_hopeless) && pending_other_ == 0 && !pending_need_.empty() &&
+           pending_need_.begin()->first > state_.free_full_gpus_total() &&
+           (stop_when_full || (!AdmitsObserveBlocked() && NoPlanForAny(now)));
+  };
+  // A dynamic order is made now, unless the pass stops before its first job
+  // without looking at the order (not under strict FIFO, which names the
+  // head): then a pass over a million pending jobs costs what one over a
+  // thousand does. The next pass orders them again.
+  const bool stops_at_once = !hol && nothing_fits();
+  if (dynamic && !stops_at_once) {
+    if (!bucketed_ || !bucket_queue_.Order(*bucketed_, now, within_less_, pending_))
+      std::sort(pending_.begin(), pending_.end(), [this](int32_t a, int32_t b) { return QueueLess(a, b); });
+    assert(!bucketed_ || bucket_queue_.size() == pending_.size());
+  }
   // pending_ does not change during the pass: placed and failed jobs leave it
   // at the end, and jobs evicted for others rejoin it then.
   // A pass split by its time budget continues where it stopped.
   size_t first = 0;
-  if (resume >= 0) {
+  if (resume >= 0 && !stops_at_once) {
     auto at = std::find(pending_.begin(), pending_.end(), resume);
     if (at != pending_.end()) first = static_cast<size_t>(at - pending_.begin());
   }
@@ -754,13 +766,10 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
       resume_index_ = index;
       break;
     }
-    // Nothing pending can start: every job needs more whole GPUs than are free.
-    // The jobs a full pass would reach first get their capacity verdicts (the
-    // head under strict FIFO, else those queued since the last pass); the
-    // others keep theirs.
-    if ((stop_when_full || stop_when_hopeless) && pending_other_ == 0 && !pending_need_.empty() &&
-        pending_need_.begin()->first > state_.free_full_gpus_total() &&
-        (stop_when_full || (!AdmitsObserveBlocked() && NoPlanForAny(now)))) {
+    // Nothing pending can start: the jobs a full pass would reach first get
+    // their capacity verdicts (the head under strict FIFO, else those queued
+    // since the last pass); the others keep theirs.
+    if ((pos == first && stops_at_once) || nothing_fits()) {
       if (hol) {
         CapacityShort(index);
         visited_.push_back(jobs_[index].spec.id);
