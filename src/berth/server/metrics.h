@@ -70,6 +70,7 @@ struct Metrics {
   std::atomic<uint64_t> repair_fallbacks{0};  // repairs wanted that found no place: requeued
   std::atomic<uint64_t> spares_used{0};       // hot spares taken by repairs
   std::atomic<uint64_t> failures_learned{0};  // node and GPU failures fed to failure-aware plugins
+  std::atomic<int64_t> failure_history{0};     // failures the history holds (durable: kept across restarts)
   std::atomic<uint64_t> store_commits{0};
   std::atomic<uint64_t> store_records{0};
   std::atomic<uint64_t> store_errors{0};

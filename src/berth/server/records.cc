@@ -190,6 +190,20 @@ StatusOr<NodeRecord> DecodeNode(const std::string& body) {
   return out;
 }
 
+std::string EncodeNodeFailure(double weight) { return json{{"weight", weight}}.dump(); }
+
+StatusOr<double> DecodeNodeFailure(const std::string& body) {
+  double weight = 0;
+  Status s = Guard("node failure record", [&]() -> Status {
+    BERTH_ASSIGN_OR_RETURN(json v, ParseRecord(body));
+    weight = v.at("weight").get<double>();
+    if (!(weight > 0)) return InvalidArgument("weight must be > 0");
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return weight;
+}
+
 namespace {
 
 // How many tasks of `g` one node holds at once when empty (the node's GPUs,

@@ -53,6 +53,11 @@ struct NodeRecord {
 std::string EncodeNode(const NodeRecord& node);
 StatusOr<NodeRecord> DecodeNode(const std::string& body);
 
+// kNodeFailed: {"weight":1} (one failure of the node named by the record's
+// key at the record's time, as fed to the failure history; weight > 0).
+std::string EncodeNodeFailure(double weight);
+StatusOr<double> DecodeNodeFailure(const std::string& body);
+
 // kClusterInfo: {"fingerprint":"9f...","summary":"64 nodes, 512 GPUs; ...","nodes":64,"gpus":512}.
 // The fingerprint hashes every node's name, GPU type and count, CPU, memory
 // and topology domains (FNV-1a, 16 hex digits): equal clusters give equal

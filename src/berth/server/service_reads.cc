@@ -399,6 +399,10 @@ std::string Service::MetricsText() {
   counter("berth_spares_used_total", "Hot spare nodes taken by in-place repairs.", metrics_.spares_used);
   counter("berth_failures_learned_total",
           "Node and GPU failures fed to the policy's failure history (topology-reliable).", metrics_.failures_learned);
+  out += "# HELP berth_failure_history_entries Node and GPU failures in the failure history (kept in the store "
+         "across restarts; at most 100000).\n"
+         "# TYPE berth_failure_history_entries gauge\nberth_failure_history_entries " +
+         std::to_string(metrics_.failure_history.load()) + "\n";
   counter("berth_heartbeats_late_total", "Heartbeats that arrived longer than the timeout after the node's last.",
           metrics_.heartbeats_late);
   counter("berth_heartbeat_graces_total", "Times the heartbeat checker had not run for a timeout and gave every node a fresh one.",

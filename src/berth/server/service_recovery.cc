@@ -14,6 +14,7 @@ Status Service::Recover() {
   BERTH_ASSIGN_OR_RETURN(store::Loaded loaded, store_.Load());
   int64_t skipped = 0;
   std::optional<ClusterInfo> recorded;  // the cluster of the last kClusterInfo record
+  failure_history_.clear();  // the store holds every failure learned so far
   // Fold the log into the last state of every job and node.
   for (const store::Record& r : loaded.records) {
     switch (r.kind) {
@@ -137,6 +138,13 @@ Status Service::Recover() {
       }
       case store::RecordKind::kNodeRegistered:
         break;  // read before the fold (LoadAgents)
+      case store::RecordKind::kNodeFailed: {
+        auto weight = DecodeNodeFailure(r.body);
+        if (!weight.ok()) return Internal("store record " + std::to_string(r.revision) + ": " + weight.status().message());
+        failure_history_.emplace_back(r.key, r.time, *weight);
+        if (failure_history_.size() > kMaxFailureHistory) failure_history_.pop_front();
+        break;
+      }
       case store::RecordKind::kNodeState: {
         auto n = cluster_->FindNode(r.key);
         if (!n) continue;
@@ -165,6 +173,10 @@ Status Service::Recover() {
     log_.Warn("cluster_changed", {{"recorded", recorded->summary}, {"recorded_fingerprint", recorded->fingerprint},
                                   {"now", here.summary}, {"fingerprint", here.fingerprint}});
   }
+  // The failure history feeds the policy's failure-aware plugins
+  // (topology-reliable) as it did before the restart.
+  if (sched_) ReplayFailureHistory(*sched_, *cluster_);
+  metrics_.failure_history.store(static_cast<int64_t>(failure_history_.size()));
   // Quarantined nodes stay down; the others start with a fresh heartbeat.
   const TimeUs now = clock_.Now();
   const TimeUs steady_now =
@@ -244,6 +256,7 @@ Status Service::Recover() {
   log_.Info("recovered", {{"records", loaded.records.size()}, {"revision", loaded.revision},
                           {"jobs", jobs_.size()}, {"pending", pending}, {"running", running},
                           {"finished", finished}, {"requeued", lost}, {"unfit", unfit}, {"skipped_records", skipped},
+                          {"failure_history", failure_history_.size()},
                           {"term", fence_.term},
                           {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}});
   return Status::Ok();

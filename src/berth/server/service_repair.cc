@@ -193,8 +193,13 @@ void Service::RefreshSpares() {
 
 void Service::RecordFailure(NodeId node, double weight) {
   const TimeUs now = clock_.Now();
-  failure_history_.emplace_back(cluster_->node(node).name, now, weight);
+  const std::string& name = cluster_->node(node).name;
+  failure_history_.emplace_back(name, now, weight);
   if (failure_history_.size() > kMaxFailureHistory) failure_history_.pop_front();
+  // Durable, so that a restarted (or newly elected) server places by the same
+  // history: folded back by Recover.
+  AppendRecord({store::RecordKind::kNodeFailed, -1, now, name, EncodeNodeFailure(weight)});
+  metrics_.failure_history.store(static_cast<int64_t>(failure_history_.size()));
   if (!sched_) return;
   bool learned = false;
   for (framework::PlanPlugin* p : sched_->framework().plan())

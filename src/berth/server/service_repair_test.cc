@@ -265,6 +265,37 @@ TEST(ServiceRepairTest, NodeAndGpuFailuresFeedTheFailureHistory) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     return h.s().MetricsText().find("berth_failures_learned_total 2") != std::string::npos;
   }));
+  EXPECT_NE(h.s().MetricsText().find("berth_failure_history_entries 2"), std::string::npos);
+}
+
+// The history is in the store: a restarted server (the same store) holds the
+// same failures and feeds them to its policy again, before any new failure.
+TEST(ServiceRepairTest, TheFailureHistorySurvivesARestart) {
+  auto data = std::make_shared<store::MemoryStore::Data>();
+  {
+    AgentHarness h(data, 400'000);
+    h.options_.policy = "topology-reliable";
+    ASSERT_TRUE(h.Start().ok());
+    RegisterAll(h, 2);
+    ApiResult r = h.s().AgentHeartbeat(
+        json{{"name", "n1"}, {"agent_id", "a1"}, {"tasks", json::array()}, {"failed_gpus", json::array({2})}}.dump());
+    ASSERT_EQ(r.code, 200);
+    ASSERT_TRUE(WaitFor([&] { return h.s().MetricsText().find("berth_failure_history_entries 1") != std::string::npos; }));
+  }
+  int failed_records = 0;
+  for (const auto& rec : data->records)
+    if (rec.kind == store::RecordKind::kNodeFailed) {
+      ++failed_records;
+      EXPECT_EQ(rec.key, "n1");
+      EXPECT_EQ(rec.body, "{\"weight\":1.0}");
+    }
+  EXPECT_EQ(failed_records, 1);
+  AgentHarness again(data, 60'000'000);
+  again.options_.policy = "topology-reliable";
+  ASSERT_TRUE(again.Start().ok());
+  const std::string m = again.s().MetricsText();
+  EXPECT_NE(m.find("berth_failure_history_entries 1"), std::string::npos) << m.substr(0, 400);
+  EXPECT_NE(m.find("berth_failures_learned_total 0"), std::string::npos);  // learned before, not again
 }
 
 }  // namespace

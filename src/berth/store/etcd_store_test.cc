@@ -44,8 +44,8 @@ TEST(EtcdEncodingTest, RecordsRoundTrip) {
   EXPECT_EQ(d->key, "node 7\n");
   EXPECT_EQ(d->body, std::string("a\nb\0c", 5));
   EXPECT_FALSE(DecodeEtcdRecord("1 2 3 4\nxyz").ok());     // a field missing
-  EXPECT_TRUE(DecodeEtcdRecord("10 2 3 4 0\n").ok());      // kTaskRepaired, the newest kind
-  EXPECT_FALSE(DecodeEtcdRecord("11 2 3 4 0\n").ok());     // unknown kind
+  EXPECT_TRUE(DecodeEtcdRecord("11 2 3 4 0\n").ok());      // kNodeFailed, the newest kind
+  EXPECT_FALSE(DecodeEtcdRecord("12 2 3 4 0\n").ok());     // unknown kind
   EXPECT_FALSE(DecodeEtcdRecord("1 2 3 4 10\nabc").ok());  // key longer than the record
   EXPECT_FALSE(DecodeEtcdRecord("no header").ok());
 }

@@ -18,11 +18,12 @@ const char* RecordKindName(RecordKind kind) {
     case RecordKind::kNodeRegistered: return "node_registered";
     case RecordKind::kWorkflowAccepted: return "workflow_accepted";
     case RecordKind::kTaskRepaired: return "task_repaired";
+    case RecordKind::kNodeFailed: return "node_failed";
   }
   return "unknown";
 }
 
-bool IsValidRecordKind(int value) { return value >= 1 && value <= 10; }
+bool IsValidRecordKind(int value) { return value >= 1 && value <= 11; }
 
 MemoryStore::MemoryStore(std::shared_ptr<Data> data, StoreOptions options)
     : GroupCommitStore(std::move(options)), data_(std::move(data)) {

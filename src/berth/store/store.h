@@ -46,6 +46,7 @@ enum class RecordKind : uint8_t {
   kNodeRegistered = 8,  // a node agent registered (key: node name; body: its identity and resources)
   kWorkflowAccepted = 9,  // a workflow was accepted (job: its id; key: its idempotency key; body: its spec)
   kTaskRepaired = 10,     // one task of a running job restarted in place (body: run, task, attempt, placement)
+  kNodeFailed = 11,       // a node went down or reported a failed GPU (key: node name; body: the failure's weight)
 };
 
 const char* RecordKindName(RecordKind kind);

@@ -106,23 +106,24 @@ TYPED_TEST(StoreTest, AppendThenLoadInOrder) {
 // back as itself; 0 and 10 are not kinds.
 TYPED_TEST(StoreTest, EveryRecordKindRoundTrips) {
   EXPECT_FALSE(IsValidRecordKind(0));
-  EXPECT_FALSE(IsValidRecordKind(11));
+  EXPECT_FALSE(IsValidRecordKind(12));
   auto s = this->factory.Open();
   Fence f = s->Acquire().value();
   std::vector<Record> batch;
-  for (int k = 1; k <= 10; ++k) {
+  for (int k = 1; k <= 11; ++k) {
     ASSERT_TRUE(IsValidRecordKind(k)) << k;
     batch.push_back(Rec(static_cast<RecordKind>(k), k, "body" + std::to_string(k)));
   }
   ASSERT_TRUE(AppendSync(*s, f, std::move(batch)).first.ok());
   Loaded l = s->Load().value();
-  ASSERT_EQ(l.records.size(), 10u);
-  for (int k = 1; k <= 10; ++k) {
+  ASSERT_EQ(l.records.size(), 11u);
+  for (int k = 1; k <= 11; ++k) {
     EXPECT_EQ(static_cast<int>(l.records[k - 1].kind), k);
     EXPECT_EQ(l.records[k - 1].body, "body" + std::to_string(k));
   }
   EXPECT_STREQ(RecordKindName(RecordKind::kWorkflowAccepted), "workflow_accepted");
   EXPECT_STREQ(RecordKindName(RecordKind::kTaskRepaired), "task_repaired");
+  EXPECT_STREQ(RecordKindName(RecordKind::kNodeFailed), "node_failed");
 }
 
 TYPED_TEST(StoreTest, NewerTermFencesOutTheOldWriter) {
