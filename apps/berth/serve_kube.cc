@@ -139,7 +139,10 @@ int ServeKube(const KubeServeFlags& f) {
                     "text/plain");
   });
   http.Get("/metrics", [&](const http::Request&, http::Response& res) {
-    res.set_content(sched.MetricsText(), "text/plain; version=0.0.4");
+    res.set_content(sched.MetricsText() + sched.QueueMetricsText(), "text/plain; version=0.0.4");
+  });
+  http.Get("/v1/queues", [&](const http::Request&, http::Response& res) {
+    res.set_content(sched.QueuesJson().dump(), "application/json");
   });
   http.Get("/v1/nodes", [&](const http::Request&, http::Response& res) {
     res.set_content(nlohmann::json({{"nodes", sched.NodesJson()}}).dump(), "application/json");

@@ -507,6 +507,48 @@ def scenario_queues(api, berth, ns):
     wait_until(lambda: not api.pods(ns), 20)
 
 
+def scenario_queues_normalized(api, berth, ns):
+    """Normalized units on Kubernetes: Queues in V100-equivalents charge an
+    8-GPU pod on the H100 nodes its GPUs times the H100's speed, so a limit of
+    40 V100-equivalents admits one such pod where raw GPUs would admit all three;
+    GET /v1/queues and /metrics show the charge in the tree's unit."""
+    api.ensure_namespace(ns)
+    for name, spec in (("default", {"unit": "normalized", "reference": "V100"}),
+                       ("team-n", {"tenants": [ns], "unit": "normalized", "reference": "V100",
+                                   "quotas": {"*": {"guarantee": 0, "limit": 40}}})):
+        api.post("/apis/berth.dev/v1alpha1/queues", {"apiVersion": "berth.dev/v1alpha1", "kind": "Queue",
+                                                      "metadata": {"name": name}, "spec": spec})
+    ok = wait_until(lambda: (berth.get("/v1/queues") or {}).get("unit") == "normalized", 20)
+    check("normalized: Queue objects with spec.unit make the tree count V100-equivalents", ok,
+          str(berth.get("/v1/queues")))
+    names = ["qn-%d" % i for i in range(3)]
+    for n in names:
+        api.make_pod(ns, n, gpus=8)
+    wait_until(lambda: any((api.pod(ns, n) or {}).get("spec", {}).get("nodeName") for n in names), 30)
+    time.sleep(3)
+    placed = [n for n in names if api.pod(ns, n)["spec"].get("nodeName")]
+    check("normalized: a limit of 40 V100-equivalents admits one 8-GPU H100 pod of three", len(placed) == 1,
+          str(placed))
+    msg = wait_until(lambda: next((condition_message(api, ns, n) for n in names
+                                   if n not in placed and condition_message(api, ns, n)), None), 20)
+    check("normalized: the pods over the limit wait, naming the queue", msg and "team-n" in msg, str(msg))
+    q = berth.get("/v1/queues") or {}
+    team = next((x for x in q.get("queues", []) if x.get("name") == "team-n"), {})
+    usage = team.get("usage_gpus", 0)
+    check("normalized: GET /v1/queues charges the pod 8 GPUs x the H100's speed in V100s (unit, reference, jobs)",
+          q.get("reference") == "V100" and usage > 12 and team.get("running") == 1 and team.get("pending") == 2,
+          "usage %s running %s pending %s reference %s" % (usage, team.get("running"), team.get("pending"),
+                                                           q.get("reference")))
+    metrics = berth.get("/metrics") or ""
+    check("normalized: /metrics has the queue's usage gauge",
+          'berth_queue_used_gpus{queue="team-n",gpu_type="*"}' in metrics, metrics[-300:])
+    for n in names:
+        api.delete_pod(ns, n)
+    for name in ("team-n", "default"):
+        api.delete("/apis/berth.dev/v1alpha1/queues/" + name)
+    wait_until(lambda: not api.pods(ns), 20)
+
+
 def scenario_preemption(api, binary, work, ns):
     """Priority preemption through the Eviction API: one minimal set evicted,
     the preemptor placed on what it freed, no further evictions."""
@@ -595,6 +637,7 @@ def main():
         check("nodes added while Berth runs join its cluster model", ok)
         if wanted("queues"):
             scenario_queues(api, berth, "qa")
+            scenario_queues_normalized(api, berth, "qn")
         if wanted("restart"):
             scenario_restart(api, berth, "burst", args.burst)
         berth.kill(signal.SIGTERM)

@@ -54,6 +54,7 @@
 #include "berth/server/log.h"
 #include "berth/server/metrics.h"
 #include "berth/server/pod_service.h"
+#include "berth/server/read_view.h"
 #include "berth/tenancy/queue_tree.h"
 #include "berth/tenancy/queue_yaml.h"
 #include "berth/workload/autoscaler.h"
@@ -149,6 +150,10 @@ class KubeScheduler {
   nlohmann::json NodesJson();
   nlohmann::json PodsJson();
   std::string MetricsText();
+  // The queue tree's figures (kube_queue_views.cc): GET /v1/queues, and the
+  // per-queue gauges /metrics appends (server/queue_metrics.h).
+  nlohmann::json QueuesJson();
+  std::string QueueMetricsText();
   // Services on Kubernetes (kube_autoscale.h): the autoscaled Deployments
   // (/v1/services), one of them (/v1/services/NS/NAME), and a load report
   // for one (POST /v1/services/NS/NAME/load: {"requests_per_s": R}).
@@ -163,6 +168,12 @@ class KubeScheduler {
   bool Sync(std::function<void()> fn = [] {});
 
  private:
+  struct QueueFigures {
+    server::QueueViews views;                     // per queue, pending/running over its subtree
+    std::map<std::string, int64_t> leaf_pending;  // gangs by leaf queue name
+    std::map<std::string, int64_t> leaf_running;
+  };
+  QueueFigures Queues();
   struct JobEntry {
     int64_t id = -1;
     std::string group;                 // group key (or "uid:<uid>" for a lone pod)

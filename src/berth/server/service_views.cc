@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "berth/server/queue_views.h"
 #include "berth/server/service.h"
 
 namespace berth::server {
@@ -216,59 +217,7 @@ void Service::PublishViews() {
   const TimeUs now = clock_.Now();
   if (state_changed || !queue_views_ || static_cast<int32_t>(queue_views_->names.size()) != tree.size() ||
       now - queue_views_at_ >= kUsPerSecond) {  // decayed figures move with time
-    auto q = std::make_shared<QueueViews>();
-    q->unit = tenancy::UnitName(ledger.unit());
-    q->reference = tree.reference();
-    auto gpus_or_null = [](int64_t milli) {
-      return milli == tenancy::kUnlimited ? json(nullptr) : json(static_cast<double>(milli) / kMilliPerGpu);
-    };
-    auto gpus = [](int64_t milli) { return static_cast<double>(milli) / kMilliPerGpu; };
-    for (int32_t i = 0; i < tree.size(); ++i) {
-      const tenancy::QueueNode& n = tree.node(i);
-      json dims = json::object();
-      for (int32_t d = ledger.num_dims() - 1; d >= 0; --d) {  // "*" first
-        const bool all = d == ledger.all_types_dim();
-        if (!all && !n.has_quota[d] && ledger.usage(i, d) == 0) continue;
-        const tenancy::Quota& quota = n.quota[d];
-        dims[all ? "*" : cluster_->gpu_type(GpuTypeId(static_cast<int16_t>(d))).name] = {
-            {"guarantee", n.has_quota[d] ? json(gpus(quota.guarantee)) : json(nullptr)},
-            {"limit", n.has_quota[d] ? gpus_or_null(quota.limit) : json(nullptr)},
-            {"borrow_limit", n.has_quota[d] ? gpus_or_null(quota.borrow_limit) : json(nullptr)},
-            {"lend_limit", n.has_quota[d] ? gpus_or_null(quota.lend_limit) : json(nullptr)},
-            {"usage", gpus(ledger.usage(i, d))},
-            {"borrowed", gpus(ledger.borrowed(i, d))}};
-      }
-      const int32_t all = ledger.all_types_dim();
-      q->names.push_back(n.name);
-      q->parents.push_back(n.parent);
-      q->items.push_back({{"name", n.name},
-                          {"parent", n.parent >= 0 ? json(tree.node(n.parent).name) : json(nullptr)},
-                          {"leaf", n.is_leaf()},
-                          {"weight", n.weight},
-                          {"guarantee_gpus", gpus(ledger.guarantee(i, all))},
-                          {"usage_gpus", gpus(ledger.usage(i, all))},
-                          {"borrowed_gpus", gpus(ledger.borrowed(i, all))},
-                          {"unit", q->unit},
-                          {"dominant_share", ledger.DominantShare(i)},
-                          {"dimensions", dims}});
-      if (const tenancy::BudgetSpec* b = ledger.budgets().spec(i)) {
-        const double amount = static_cast<double>(b->amount) / 1e6;
-        const double spent = static_cast<double>(ledger.budgets().Spent(i, now)) / 1e6;
-        const bool exhausted = ledger.budgets().IsSpent(i, now);
-        q->items.back()["budget"] = {
-            {"amount", amount},
-            {"unit", ledger.BudgetWord(i)},
-            {"period", tenancy::PeriodName(*b)},
-            {"when_spent", tenancy::WhenSpentName(b->when_spent)},
-            {"spent", spent},
-            {"remaining", std::max(0.0, amount - spent)},
-            {"rate_per_hour", static_cast<double>(ledger.budgets().Rate(i)) / 1e6},
-            {"period_start", tenancy::FormatUtc(std::max<TimeUs>(0, ledger.budgets().CurrentPeriodStart(i, now)))},
-            {"renews_at", tenancy::FormatUtc(ledger.budgets().NextRenewal(i, now))},
-            {"exhausted", exhausted}};
-        q->budgets.push_back({n.name, ledger.BudgetWord(i), amount, spent, exhausted});
-      }
-    }
+    auto q = std::make_shared<QueueViews>(BuildQueueViews(ledger, *cluster_, now));
     queue_views_ = std::move(q);
     queue_views_at_ = now;
     changed = true;
