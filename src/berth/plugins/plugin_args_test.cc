@@ -3,18 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "berth/plugins/builtin.h"
+#include "berth/plugins/builtin_test_util.h"
 
 namespace berth::plugins {
 namespace {
 
-framework::Profile Policy(const std::string& name) {
-  framework::PolicyRegistry r;
-  EXPECT_TRUE(RegisterBuiltinPolicies(r).ok());
-  auto p = r.Find(name);
-  EXPECT_TRUE(p.ok()) << name;
-  p->name = name;
-  return *p;
-}
+framework::Profile Policy(const std::string& name) { return BuiltinPolicy(name); }
 
 Status Build(const framework::Profile& p) {
   framework::PluginRegistry plugins;
