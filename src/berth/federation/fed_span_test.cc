@@ -146,6 +146,26 @@ TEST(FedSpan, ARefusedPartReleasesTheWholeJobAndItIsSentAgain) {
   EXPECT_EQ(f.span_starts[0].at, f.span_starts[1].at);
 }
 
+TEST(FedSpan, APartLostOnTheWayReleasesEveryPartWhenItsLeaseLapses) {
+  // West fails the instant the job arrives, before the dispatcher can
+  // suspect it: the west part is lost on the way, the east part is admitted
+  // and held; a lease later every part is released and the job waits for west.
+  const Env e = SpanEnv("failures:\n  - {domain: west-1, at_s: 0, for_s: 300}\n");
+  sim::Trace t;
+  t.jobs.push_back(Gang(0, 0, 6, 1000, true));
+  const FedResult r = Simulate(e, t, Policy::kGlobal);
+  EXPECT_EQ(r.promises_to_silent, 1);
+  EXPECT_EQ(r.refused_promises, 0);
+  EXPECT_EQ(r.redispatches, 1);
+  EXPECT_EQ(r.jobs_finished, 1);
+  EXPECT_EQ(r.ran_twice, 0);
+  EXPECT_EQ(r.spanning_parts, 2);
+  ASSERT_EQ(r.span_starts.size(), 2u);
+  EXPECT_GT(r.span_starts[0].at, SecondsToUs(300));  // once west was back
+  EXPECT_EQ(r.span_starts[0].at, r.span_starts[1].at);
+  EXPECT_NEAR(r.jct_s.mean, UsToSeconds(r.span_starts[0].at) + 1900, 0.01);
+}
+
 TEST(FedSpan, AFailureOfOnePartsMemberRestartsTheWholeJobOnce) {
   // West fails at 500 s for 600 s, 500 s into a 1900 s split run
   // checkpointing every 100 s of job time: both parts stop, the job resumes
