@@ -46,6 +46,8 @@ std::string FedResultsToJson(const std::vector<FedResult>& results) {
     o["finished_unseen"] = r.finished_unseen;
     o["promises_to_silent"] = r.promises_to_silent;
     o["leases_expired"] = r.leases_expired;
+    o["spanning_jobs"] = r.spanning_jobs;
+    o["spanning_parts"] = r.spanning_parts;
     nlohmann::ordered_json ms = nlohmann::ordered_json::array();
     for (const auto& m : r.members) {
       nlohmann::ordered_json x;

@@ -5,13 +5,15 @@
 
 namespace berth::federation::sim_detail {
 
-void FedSim::Send(int32_t j, int32_t m, bool promise, int32_t type, TimeUs t) {
-  const job::JobSpec& spec = SpecOf(j);
+int64_t FedSim::Send(int32_t j, int32_t m, bool promise, int32_t type, TimeUs t, int32_t span, int32_t part) {
+  const job::JobSpec& spec = span >= 0 ? spans_[span].specs[part] : SpecOf(j);
   JobState2& js = jobs_[j];
   const int64_t a = static_cast<int64_t>(attempts_.size());
   Attempt at;
   at.job = j;
   at.member = m;
+  at.span = span;
+  at.part = part;
   at.promise = promise;
   at.gpus = GpusOf(spec);
   at.work = spec.duration;
@@ -39,13 +41,16 @@ void FedSim::Send(int32_t j, int32_t m, bool promise, int32_t type, TimeUs t) {
         arrive = std::max(arrive, d.ready);
       }
     }
-    // A resumed job's checkpoint moves too (after the data when they share the link).
-    const DataMove c = PlanCheckpoint(Context(t), js.ckpt, m);
+    // A resumed job's checkpoint moves too (after the data when they share the link); a
+    // part takes its tasks' share and leaves the checkpoint where it was written.
+    Checkpoint ckpt = js.ckpt;
+    if (span >= 0) ckpt.mib = js.ckpt.mib * spec.groups.front().count / SpecOf(j).groups.front().count;
+    const DataMove c = PlanCheckpoint(Context(t), ckpt, m);
     if (c.from_region >= 0) {
       CountCheckpointMove(c);
       link_busy_[c.from_region][fed_.members[m].region] = c.ready;
       arrive = std::max(arrive, c.ready);
-      js.ckpt.region = fed_.members[m].region;
+      if (span < 0) js.ckpt.region = fed_.members[m].region;
     }
   }
   if (promise) ++r_.promises;
@@ -60,8 +65,9 @@ void FedSim::Send(int32_t j, int32_t m, bool promise, int32_t type, TimeUs t) {
   if (policy_ != Policy::kMultiKueue)
     in_flight_[m].push_back(SentEntry(spec, a, promise, type, arrive, fed_.lease_ttl));
   attempts_.push_back(at);
-  jobs_[j].copies.push_back(a);
+  if (span < 0) jobs_[j].copies.push_back(a);
   Push(arrive, Kind::kDeliver, j, m, a);
+  return a;
 }
 
 void FedSim::Dispatch(std::vector<int32_t> batch, TimeUs t) {
@@ -84,6 +90,7 @@ void FedSim::Dispatch(std::vector<int32_t> batch, TimeUs t) {
   std::vector<Request> reqs;
   for (int32_t j : batch) reqs.push_back(RequestOf(j));
   if (DispatchBatch(dispatcher_, [&] { return Context(t); }, reqs, opts_.batch_min, [&](size_t i, const Choice& c) {
+        if (TrySpan(batch[i], c, t)) return;
         if (c.member < 0) {
           if (WaitsForMember(batch[i], t)) {
             parked_.push_back(batch[i]);
@@ -105,7 +112,7 @@ void FedSim::Deliver(const Ev& e, TimeUs t) {
     ms.dropped.push_back(e.attempt);
     return;
   }
-  job::JobSpec spec = SpecOf(e.job);
+  job::JobSpec spec = at.span >= 0 ? spans_[at.span].specs[at.part] : SpecOf(e.job);
   spec.id = JobId(e.attempt);
   spec.submit_time = t;
   if (!at.types.empty())
@@ -121,6 +128,7 @@ void FedSim::Deliver(const Ev& e, TimeUs t) {
   const double dur_s = UsToSeconds(std::max<TimeUs>(0, at.work));
   ms.pending[e.attempt] = PendingWork{at.gpus, static_cast<double>(at.gpus) * dur_s};
   ms.delivered.push_back(e.attempt);
+  at.delivered = true;
   ms.touched = ms.dirty = true;
 }
 
@@ -161,6 +169,15 @@ Status FedSim::AfterSchedule(int32_t m, TimeUs t) {
     at.started = true;
     at.interrupted = false;
     at.start = t;
+    if (at.span >= 0) {  // a part: holds its GPUs until the common start (fed_sim_span.cc)
+      if (OtherCopyRunning(at.job, a)) ++r_.ran_twice;
+      at.speed = sp;
+      at.end = -1;
+      ms.pending.erase(a);
+      ms.running[a] = RunningEnd{t + spans_[at.span].run + 4 * Owd(m), at.gpus};
+      if (!ms.cut) Push(t + Owd(m), Kind::kSpanAdmit, at.job, m, a);  // cut off: the admission is lost
+      continue;
+    }
     TimeUs run = at.work < 0 ? kNever / 4 : SecondsToUs(UsToSeconds(at.work) / sp) + at.restore;
     run = std::max(run, at.stream);
     if (policy_ == Policy::kMultiKueue) {
@@ -285,6 +302,10 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
           break;
         case Kind::kReply: {
           ReleaseAttempt(in_flight_[e.member], e.attempt);
+          if (attempts_[e.attempt].span >= 0) {
+            SpanRefused(e, to_dispatch);
+            break;
+          }
           if (attempts_[e.attempt].moved) break;  // the job has moved on (its member was down)
           JobState2& js = jobs_[e.job];
           if (e.flag) {  // multikueue admission: the first kept, the other copies withdrawn
@@ -305,6 +326,11 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
         }
         case Kind::kComplete: {
           Attempt& at = attempts_[e.attempt];
+          if (at.span >= 0) {
+            BERTH_ASSIGN_OR_RETURN(bool done, SpanPartDone(e.attempt, t));
+            if (done) end = std::max(end, t);
+            break;
+          }
           // Withdrawn, or interrupted by a failure (a withdrawal a cut-off member did not hear: it ends there).
           if ((!at.live && !at.unheard_cancel) || at.end != t) break;
           at.live = false;
@@ -351,13 +377,16 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
           const TimeUs taken = views_[e.member].taken_at;
           r_.leases_expired += ReflectDigest(in_flight_[e.member], taken, t);
           Heard(e.member, taken, to_dispatch);
+          // Spanning jobs no split held: tried again on what this digest shows.
+          to_dispatch.insert(to_dispatch.end(), span_waiting_.begin(), span_waiting_.end());
+          span_waiting_.clear();
           break;
         }
         case Kind::kFail:
           BERTH_RETURN_IF_ERROR(Fail(e.member, t, e.attempt));
           break;
         case Kind::kPartition:
-          Partition(e.member, t, e.attempt);
+          BERTH_RETURN_IF_ERROR(Partition(e.member, t, e.attempt));
           break;
         case Kind::kSuspect:
           if (Silent(e.member) && members_[e.member].outage == e.attempt) Suspect(e.member, t);
@@ -377,6 +406,21 @@ StatusOr<FedResult> FedSim::Run(const framework::Profile& profile, const framewo
         case Kind::kRejoin:
           if (Silent(e.member) && members_[e.member].outage == e.attempt)
             BERTH_RETURN_IF_ERROR(Rejoin(e.member, t));
+          break;
+        case Kind::kSpanAdmit:
+          SpanAdmitted(e.attempt, t);
+          break;
+        case Kind::kSpanGo:
+          BERTH_RETURN_IF_ERROR(SpanGo(static_cast<int32_t>(e.attempt), t));
+          break;
+        case Kind::kSpanTimeout:
+          if (spans_[e.attempt].state == SpanSim::State::kSending)
+            AbortSpan(static_cast<int32_t>(e.attempt), t, to_dispatch);
+          break;
+        case Kind::kSpanBroken:  // a part's member told the dispatcher the gang broke, or it marked them down
+          ++r_.redispatches;
+          if (e.flag) ++r_.requeued_running;
+          to_dispatch.push_back(e.job);
           break;
       }
     }

@@ -51,6 +51,22 @@
 // finished there meanwhile is found finished in its region's checkpoint store
 // and is not run again. Messages sent during the cut are lost; the member
 // rejoins one round trip after the partition heals, as after an outage.
+//
+// Gangs across regions (span.h): a job with span_regions whose gang no
+// member may hold whole (or, under `global`, when a split finishes sooner
+// by the estimate) is split into parts on members of different regions,
+// each sent under a lease. A member admits its part (it holds the GPUs and
+// tells the dispatcher); once every part is admitted the dispatcher sends
+// all of them one common start, timed to reach the farthest member, so
+// every part starts at the same instant. A part refused, or not admitted
+// within its lease, releases every part and the job is sent again (a
+// re-dispatch). The run is stretched by the link between the parts, and
+// its traffic counts in cross_region_bytes and egress (span.h). A failure or
+// partition of a part's member stops the whole gang at once (every part
+// ends; progress kept to the last checkpoint, written in the largest part's
+// region); the dispatcher sends the job again when a surviving part's member
+// tells it, or when it marks the members down. A split that fits nowhere now
+// waits in the dispatcher until a digest shows room.
 #pragma once
 
 #include <cstdint>
@@ -111,6 +127,16 @@ struct FedResult {
   // moved later), leases that lapsed without a digest reflecting them.
   int64_t partitions = 0, fenced_requeues = 0, finished_unseen = 0;
   int64_t promises_to_silent = 0, leases_expired = 0;
+  // Gangs across regions: jobs that ran split (once each), parts started.
+  int64_t spanning_jobs = 0, spanning_parts = 0;
+  // Every part started: the job (trace index), its member and the instant
+  // (not in the JSON; for tests and debugging).
+  struct SpanStart {
+    int64_t job = 0;
+    int32_t member = -1;
+    TimeUs at = 0;
+  };
+  std::vector<SpanStart> span_starts;
   std::vector<MemberFigures> members;
   double wall_seconds = 0;
 };

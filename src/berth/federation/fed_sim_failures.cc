@@ -14,7 +14,7 @@ Status FedSim::Fail(int32_t m, TimeUs t, TimeUs length) {
   ++r_.member_failures;
   std::vector<int64_t> running;
   for (const auto& [a, e] : ms.running) running.push_back(a);
-  for (int64_t a : running) BERTH_RETURN_IF_ERROR(Interrupt(a, t));
+  for (int64_t a : running) BERTH_RETURN_IF_ERROR(attempts_[a].span >= 0 ? HitSpanPart(a, t) : Interrupt(a, t));
   // The dispatcher hears nothing from it for the member timeout; it rejoins
   // when it is back and the dispatcher's cancellations of what moved reached it.
   Push(t + fed_.digest_interval + Owd(m), Kind::kSuspect, -1, m, ms.outage);
@@ -76,6 +76,7 @@ void FedSim::Detect(int32_t m, TimeUs t, bool running, std::vector<int32_t>& to_
   }
   for (int64_t a = 0; a < static_cast<int64_t>(attempts_.size()); ++a) {
     const Attempt& at = attempts_[a];
+    if (at.span >= 0) continue;  // parts: released by their span (fed_sim_span.cc)
     // Queued (or on the way): never started; running: stopped by the failure or the fence.
     const bool match = running ? at.interrupted : !at.started && !at.interrupted;
     if (at.member == m && at.live && match) MoveAway(a, running, to_dispatch);
@@ -108,6 +109,10 @@ Status FedSim::Rejoin(int32_t m, TimeUs t) {
     if (rec != nullptr && (rec->state == JobState::kPending || rec->state == JobState::kRunning)) {
       BERTH_RETURN_IF_ERROR(ms.sched->Finish(JobId(a), JobState::kCancelled));
       ++r_.stale_copies_cancelled;
+      if (attempts_[a].span >= 0 && attempts_[a].started) {  // a part held for a released gang
+        EndRun(a, t);
+        attempts_[a].started = false;
+      }
     }
     ms.pending.erase(a);
   }
@@ -126,7 +131,7 @@ Status FedSim::Rejoin(int32_t m, TimeUs t) {
 }
 
 // A partition: the member runs on, cut off from the dispatcher (fed_sim.h).
-void FedSim::Partition(int32_t m, TimeUs t, TimeUs length) {
+Status FedSim::Partition(int32_t m, TimeUs t, TimeUs length) {
   MemberSim& ms = members_[m];
   ms.cut = true;
   ++ms.outage;
@@ -137,6 +142,12 @@ void FedSim::Partition(int32_t m, TimeUs t, TimeUs length) {
   Push(t + lapse + fed_.requeue_running_after, Kind::kFenceRequeue, -1, m, ms.outage);
   Push(t + fed_.member_timeout, Kind::kDetect, -1, m, ms.outage);
   if (length >= 0) Push(t + length + 2 * Owd(m), Kind::kRejoin, -1, m, ms.outage);
+  // A spanning gang with a part here breaks: its traffic crosses the cut.
+  std::vector<int64_t> parts;
+  for (const auto& [a, e] : ms.running)
+    if (attempts_[a].span >= 0) parts.push_back(a);
+  for (int64_t a : parts) BERTH_RETURN_IF_ERROR(HitSpanPart(a, t));
+  return Status::Ok();
 }
 
 // Fenced for requeue_running_after: the jobs still running stop at their last
@@ -146,6 +157,10 @@ Status FedSim::FenceRequeue(int32_t m, TimeUs t) {
   std::vector<int64_t> running;
   for (const auto& [a, e] : ms.running) running.push_back(a);
   for (int64_t a : running) {
+    if (attempts_[a].span >= 0) {  // a part held for a gang released meanwhile: it stops
+      BERTH_RETURN_IF_ERROR(HitSpanPart(a, t));
+      continue;
+    }
     if (attempts_[a].live) ++r_.fenced_requeues;
     BERTH_RETURN_IF_ERROR(Interrupt(a, t));
   }

@@ -1,7 +1,7 @@
 // The federation simulator's internals (fed_sim.h): its events, the state of
 // each job, attempt and member, and the simulator class, shared by fed_sim.cc
-// (dispatch, members, the main loop) and fed_sim_failures.cc (outages and
-// partitions).
+// (dispatch, members, the main loop), fed_sim_failures.cc (outages and
+// partitions) and fed_sim_span.cc (gangs split across regions).
 #pragma once
 
 #include "berth/federation/fed_sim.h"
@@ -19,6 +19,7 @@
 
 #include "berth/common/clock.h"
 #include "berth/federation/ledger.h"
+#include "berth/federation/span.h"
 #include "berth/scheduler/scheduler.h"
 
 namespace berth::federation::sim_detail {
@@ -29,8 +30,11 @@ inline constexpr TimeUs kNever = std::numeric_limits<TimeUs>::max();
 // kFail .. kFenceRequeue: a member failure or partition (fed.failures);
 // `attempt` carries the member's outage number so that the events of an
 // earlier outage are void (kFail, kPartition: how long it lasts).
+// kSpanAdmit .. kSpanBroken: a spanning job (fed_sim_span.cc); `attempt` is
+// the part (kSpanAdmit) or the span's index (the others).
 enum class Kind { kArrive, kDeliver, kReply, kComplete, kDigestTake, kDigestArrive, kCancel, kFail, kDetect,
-                  kRequeueRunning, kRejoin, kPartition, kSuspect, kFence, kFenceRequeue };
+                  kRequeueRunning, kRejoin, kPartition, kSuspect, kFence, kFenceRequeue, kSpanAdmit, kSpanGo,
+                  kSpanTimeout, kSpanBroken };
 
 struct Ev {
   TimeUs t = 0;
@@ -69,6 +73,34 @@ struct Attempt {
   MiB late_mib = 0;
   TimeUs late_transfer = 0;
   double late_egress = 0;
+  // A part of a spanning job: its span (index in FedSim::spans_) and place
+  // in it; whether it reached the member (submitted there); the speed of the
+  // card it was placed on. A part holds its GPUs from its admission
+  // (`started`, `start`) and runs from the span's common start.
+  int32_t span = -1;
+  int32_t part = -1;
+  bool delivered = false;
+  double speed = 1;
+};
+
+// A job whose gang runs split across regions (span.h): its parts, one
+// attempt each. kSending: parts on their way or not all admitted; kHolding:
+// every part admitted (GPUs held), the common start `go` sent; kRunning:
+// from `go` to `end`; kDone; kAborted: released (refused, lease lapsed, or a
+// failure hit a part) and the job dispatched again.
+struct SpanSim {
+  enum class State { kSending, kHolding, kRunning, kDone, kAborted };
+  int32_t job = -1;
+  State state = State::kSending;
+  std::vector<int64_t> parts;
+  std::vector<job::JobSpec> specs;  // per part: the job its member receives
+  std::vector<int32_t> regions;     // per part (ring order)
+  int32_t admitted = 0, completed = 0;
+  TimeUs run = 0;      // estimated at dispatch (digests' release profile while held)
+  TimeUs work = -1;    // job time left to run (trace reference time)
+  TimeUs base = 0;     // the job's progress at the start (its last checkpoint)
+  TimeUs restore = 0;
+  TimeUs go = -1, end = -1;
 };
 
 struct JobState2 {
@@ -85,6 +117,7 @@ struct JobState2 {
   int32_t interruptions = 0;
   Checkpoint ckpt;
   std::optional<job::JobSpec> resumed;
+  std::vector<int32_t> spans;  // its spanning attempts (spans_ indices)
 };
 
 struct MemberSim {
@@ -166,7 +199,9 @@ class FedSim {
     return !dispatcher_.Allowed(c, RequestOf(j)).empty();
   }
   void Dispatch(std::vector<int32_t> batch, TimeUs t);
-  void Send(int32_t j, int32_t m, bool promise, int32_t type, TimeUs t);
+  // `span` >= 0: part `part` of that spanning job (its spec, a share of the
+  // checkpoint). Returns the attempt.
+  int64_t Send(int32_t j, int32_t m, bool promise, int32_t type, TimeUs t, int32_t span = -1, int32_t part = -1);
   void Deliver(const Ev& e, TimeUs t);
   // The member's card types at least as fast as `type`, '|'-separated.
   std::string TypesAsFast(int32_t m, int32_t type) const {
@@ -185,10 +220,32 @@ class FedSim {
   void Detect(int32_t m, TimeUs t, bool running, std::vector<int32_t>& to_dispatch);
   void MoveAway(int64_t a, bool running, std::vector<int32_t>& to_dispatch);
   Status Rejoin(int32_t m, TimeUs t);
+  // Gangs across regions (fed_sim_span.cc). TrySpan: whether job `j` goes
+  // split (sent, or held by the dispatcher until a split fits) rather than
+  // as `c` decided.
+  bool TrySpan(int32_t j, const Choice& c, TimeUs t);
+  void SendSpan(int32_t j, const SpanPlan& p, TimeUs t);
+  void SpanAdmitted(int64_t a, TimeUs t);
+  void SpanRefused(const Ev& e, std::vector<int32_t>& to_dispatch);
+  Status SpanGo(int32_t s, TimeUs t);
+  // A part finished its run; true when the job did (every part).
+  StatusOr<bool> SpanPartDone(int64_t a, TimeUs t);
+  // The dispatcher releases every part (refused, lease lapsed) and sends the job again.
+  void AbortSpan(int32_t s, TimeUs t, std::vector<int32_t>& to_dispatch);
+  // The gang breaks (a failure or partition hit a part, or a part missed the
+  // common start): every part stops at once, progress kept to the last
+  // checkpoint; the dispatcher sends the job again when it hears of it.
+  Status BreakSpan(int32_t s, TimeUs t);
+  Status StopSpanPart(int64_t a, TimeUs t);
+  // A failure or partition of its member hits a part that holds GPUs.
+  Status HitSpanPart(int64_t a, TimeUs t);
+  // Counts a spanning run's inter-region traffic for `work` of job time.
+  void CountSpanTraffic(const SpanSim& sp, TimeUs work);
+  bool OtherCopyRunning(int32_t j, int64_t a) const;
   // Partitions: the member is cut off from the dispatcher; after 3/4 of the
   // member timeout its lease has lapsed (fenced: it starts nothing), and
   // requeue_running_after later it requeues the running jobs.
-  void Partition(int32_t m, TimeUs t, TimeUs length);
+  Status Partition(int32_t m, TimeUs t, TimeUs length);
   Status FenceRequeue(int32_t m, TimeUs t);
   // The dispatcher heard nothing for a digest interval: no promise there and
   // no job sent there until its next digest.
@@ -219,6 +276,8 @@ class FedSim {
   std::vector<char> suspect_;  // per member: silent past a digest interval, not yet heard again
   std::vector<char> silent_;   // down_ or suspect_: no job is sent there
   std::vector<int32_t> parked_;  // jobs only members marked down may run: sent when one is back
+  std::vector<SpanSim> spans_;
+  std::vector<int32_t> span_waiting_;  // spanning jobs no split fits now: tried again at the next digest
   FedResult r_;
 };
 

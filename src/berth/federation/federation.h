@@ -15,6 +15,7 @@
 //   failures:                      # simulated outages (berth simulate --federation)
 //     - {domain: use-1, at_s: 3600, for_s: 1800}
 //     - {cluster: use-a, at_s: 7200, for_s: 600, kind: partition}
+//   span: {comm_fraction: 0.1, gib_per_gpu_hour: 10, max_parts: 4}   # gangs across regions (span.h)
 //
 //   StatusOr<Federation> f = LoadFederation("fed.yaml", cluster::LoadCluster);
 //
@@ -86,6 +87,20 @@ struct MemberFailure {
   TimeUs duration = -1;
 };
 
+// Gangs across regions (span.h, docs/federation.md "Gangs across regions"):
+// the model of a job whose gang the dispatcher split over members of
+// several regions (`span_regions: true`).
+struct SpanModel {
+  // Share of a step a gang in one region spends exchanging gradients; over
+  // the inter-region link that share is slowed by intra / inter bandwidth.
+  double comm_fraction = 0.1;
+  // GiB each GPU of a part sends over the inter-region link per GPU-hour of
+  // the job's trace (reference) time: cross_region_bytes and egress.
+  double gib_per_gpu_hour = 10;
+  // At most this many parts (one per region).
+  int32_t max_parts = 4;
+};
+
 struct Federation {
   std::string name;
   std::vector<std::string> regions;
@@ -111,6 +126,7 @@ struct Federation {
   TimeUs requeue_running_after = 60 * kUsPerSecond;
   double checkpoint_gib_per_gpu = 2;
   std::vector<MemberFailure> failures;
+  SpanModel span;
 
   std::optional<int32_t> FindRegion(const std::string& name) const;
   const Link& link(int32_t from, int32_t to) const { return links[from][to]; }

@@ -260,7 +260,7 @@ StatusOr<Federation> Parser::Top(const YAML::Node& root) {
                                   {"name", "description", "dispatcher_region", "digest_interval_s", "lease_s",
                                    "trace_reference_type", "intra_region", "inter_region", "regions", "links", "datasets",
                                    "tenants", "member_timeout_s", "requeue_running_after_s",
-                                   "checkpoint_gib_per_gpu", "failures"}));
+                                   "checkpoint_gib_per_gpu", "failures", "span"}));
   Federation f;
   f.name = root["name"] ? root["name"].Scalar() : file_;
   const YAML::Node regions = root["regions"];
@@ -354,6 +354,22 @@ StatusOr<Federation> Parser::Top(const YAML::Node& root) {
     if (f.checkpoint_gib_per_gpu > 1e6) return Error(n, "checkpoint_gib_per_gpu", "too large");
   }
   if (const YAML::Node n = root["failures"]; n) BERTH_RETURN_IF_ERROR(ParseFailures(n, f));
+  if (const YAML::Node n = root["span"]; n) {
+    BERTH_RETURN_IF_ERROR(CheckKeys(n, "span", {"comm_fraction", "gib_per_gpu_hour", "max_parts"}));
+    if (n["comm_fraction"]) {
+      BERTH_ASSIGN_OR_RETURN(f.span.comm_fraction, Number(n["comm_fraction"], "span.comm_fraction", 0, false));
+      if (f.span.comm_fraction > 1) return Error(n["comm_fraction"], "span.comm_fraction", "must be at most 1");
+    }
+    if (n["gib_per_gpu_hour"]) {
+      BERTH_ASSIGN_OR_RETURN(f.span.gib_per_gpu_hour, Number(n["gib_per_gpu_hour"], "span.gib_per_gpu_hour", 0, false));
+      if (f.span.gib_per_gpu_hour > 1e6) return Error(n["gib_per_gpu_hour"], "span.gib_per_gpu_hour", "too large");
+    }
+    if (n["max_parts"]) {
+      BERTH_ASSIGN_OR_RETURN(double k, Number(n["max_parts"], "span.max_parts", 2, false));
+      if (k > 8 || k != std::floor(k)) return Error(n["max_parts"], "span.max_parts", "must be a whole number from 2 to 8");
+      f.span.max_parts = static_cast<int32_t>(k);
+    }
+  }
   return f;
 }
 

@@ -23,8 +23,8 @@
 // (checkpoint_gib_per_gpu x its GPUs, in the region it ran in): the
 // estimator counts its move to every candidate, and the job is forwarded
 // once the move over the links (FIFO, as the simulator's) would be done.
-// A gang always goes whole to one member (span_regions is not implemented:
-// such jobs also stay in one member).
+// A gang always goes whole to one member: the live dispatcher does not split
+// span_regions gangs (the simulator does: federation/span.h, ADR 0039).
 //
 // Hung members: each member's digest poll runs beside the loop (the loop
 // takes its answer on a later turn), and the loop's own calls go only to
