@@ -68,7 +68,7 @@ struct ServeFlags {
   std::string kill_grace;
   std::string heartbeat_interval;
   std::string heartbeat_timeout;
-  // In-place repair with node agents (docs/failures.md): as in berth simulate.
+  // In-place repair with node agents or virtual nodes (docs/failures.md): as in berth simulate.
   std::string spares = "none";
   std::string repair;  // "" = in-place with --spares, else requeue
   std::string repair_cost;
@@ -534,15 +534,15 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
                   "a node silent this long is down and its gangs requeued, e.g. 10s (default 10s, at least 3 "
                   "intervals; virtual nodes 2s)");
   cmd->add_option("--spares", flags->spares,
-                  "node agents: hot spare nodes kept idle per domain for in-place repairs: none, leaf:N or spine:N "
+                  "node agents or --virtual-nodes: hot spare nodes kept idle per domain for in-place repairs: none, leaf:N or spine:N "
                   "(leaf and spine: 1; at most half a domain's nodes)")
       ->capture_default_str();
   cmd->add_option("--repair", flags->repair,
-                  "node agents: what a gang hit by a node or GPU failure does: requeue (restart whole) or in-place "
+                  "node agents or --virtual-nodes: what a gang hit by a node or GPU failure does: requeue (restart whole) or in-place "
                   "(only the failed tasks restart, as new attempts with their ranks, on a spare or free node of their "
                   "domain; else requeue); default: in-place with --spares, else requeue");
   cmd->add_option("--repair-cost", flags->repair_cost,
-                  "node agents with --repair in-place: time a repaired gang spends restoring before it works, e.g. "
+                  "with --repair in-place: time a repaired gang spends restoring before it works, e.g. "
                   "5m (default 0)");
   cmd->add_option("--repair-peers", flags->repair_peers,
                   "node agents with --repair in-place: the repaired gang's other tasks keep running and are told "

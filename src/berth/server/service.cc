@@ -58,9 +58,11 @@ Status ServiceOptions::Validate() const {
     return InvalidArgument("--reserved-nodes does not go with node agents (the cluster is the nodes that register)");
   if (kill_grace < 0) return InvalidArgument("--kill-grace must not be negative");
   if (repair_cost < 0) return InvalidArgument("--repair-cost must not be negative");
-  if (!agent_nodes && (repair == faults::RepairMode::kInPlace || spares.mode != faults::SpareMode::kNone))
+  if (!agent_nodes && !virtual_nodes &&
+      (repair == faults::RepairMode::kInPlace || spares.mode != faults::SpareMode::kNone))
     return InvalidArgument(
-        "--repair in-place and --spares need node agents (serve with --node-token-file and no --cluster)");
+        "--repair in-place and --spares need node agents (serve with --node-token-file and no --cluster) or "
+        "virtual nodes (--virtual-nodes)");
   if (max_log_bytes < 0) return InvalidArgument("the log size limit must not be negative");
   if (extender_limits.max_groups < 1 || extender_limits.max_pods < 1)
     return InvalidArgument("--extender-max-groups and --extender-max-pods must be at least 1");
@@ -819,7 +821,10 @@ void Service::StopJobsOn(NodeId node, const std::string& reason, bool checkpoint
   for (const auto& [id, tasks] : hit) {
     auto it = jobs_.find(id);
     if (it == jobs_.end() || it->second.state != JobState::kRunning) continue;
-    if (options_.agent_nodes && !checkpoint_now) {
+    // A failure (not a drain): with agents, or virtual nodes repaired in
+    // place, the gang's failed tasks alone restart when they can.
+    const bool repairs = options_.agent_nodes || options_.repair == faults::RepairMode::kInPlace;
+    if (repairs && !checkpoint_now) {
       FailJob(it->second, tasks, node, ~uint64_t{0}, reason);
     } else if (checkpoint_now) {
       // A failure or a drain, not a preemption: the gang restarts from its

@@ -1,5 +1,5 @@
-// In-place gang repair with node agents (docs/failures.md, "In-place repair
-// in the service"; ServiceOptions::repair): a failure that stops some tasks
+// In-place gang repair with node agents or virtual nodes (docs/failures.md,
+// "In-place repair in the service"; ServiceOptions::repair): a failure that stops some tasks
 // of a running gang restarts only those, each as a new attempt of the same
 // run with its rank kept, on a replacement found like the fault handler's
 // (faults/handler.h): the same node when only its process was lost or one of
@@ -83,7 +83,7 @@ std::optional<state::Allocation> Service::RepairTarget(const JobEntry& e, const 
 
 bool Service::TryRepair(JobEntry& e, const std::vector<int32_t>& tasks, NodeId node, uint64_t failed_gpus,
                         const std::string& reason) {
-  if (options_.repair != faults::RepairMode::kInPlace || !options_.agent_nodes) return false;
+  if (options_.repair != faults::RepairMode::kInPlace || (!options_.agent_nodes && !vnodes_)) return false;
   if (e.state != JobState::kRunning || e.extender || e.replica || !e.launched || e.placements.size() < 2) return false;
   std::vector<int32_t> hit(tasks);
   std::sort(hit.begin(), hit.end());
@@ -137,6 +137,15 @@ bool Service::TryRepair(JobEntry& e, const std::vector<int32_t>& tasks, NodeId n
                  [this, job, gen, t, attempt](const Status& s) {
                    Post([this, job, gen, t, attempt, s] { OnRepairDurable(job, gen, t, attempt, s); });
                  });
+  }
+  // Virtual nodes run the gang on its new nodes, the repair cost later.
+  if (vnodes_) {
+    std::vector<int32_t> nodes;
+    for (const auto& p : e.placements) nodes.push_back(p.alloc.node.value());
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    const auto delay = static_cast<TimeUs>(static_cast<double>(options_.repair_cost) / options_.speedup);
+    if (!vnodes_->Move(e.id, e.generation, std::move(nodes), delay)) LaunchOnAgents(e);
   }
   ++e.repairs;
   ++metrics_.gang_repairs;

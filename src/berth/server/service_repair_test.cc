@@ -232,12 +232,16 @@ TEST(ServiceRepairTest, ARestartedServerKeepsTheRepairedPlacementAndAttempt) {
   EXPECT_EQ(h.s().GetJob(id).body["repairs"], 1);
 }
 
-TEST(ServiceRepairTest, RepairNeedsNodeAgents) {
+TEST(ServiceRepairTest, RepairNeedsNodeAgentsOrVirtualNodes) {
   ServiceOptions o;
   o.repair = faults::RepairMode::kInPlace;
   Status s = o.Validate();
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("node agents"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("--virtual-nodes"), std::string::npos) << s.message();
+  o.virtual_nodes = true;
+  EXPECT_TRUE(o.Validate().ok());
+  o.virtual_nodes = false;
   o.agent_nodes = true;
   EXPECT_TRUE(o.Validate().ok());
   o.repair_cost = -1;

@@ -61,14 +61,30 @@ void VirtualNodes::Kill(int64_t job) {
   EraseLocked(job);
 }
 
+bool VirtualNodes::Move(int64_t job, int32_t generation, std::vector<int32_t> nodes, TimeUs delay) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = runs_.find(job);
+  if (it == runs_.end() || it->second.generation != generation) return false;
+  Run& r = it->second;
+  r.nodes = std::move(nodes);
+  r.lost = false;
+  for (int32_t n : r.nodes)
+    if (n >= 0 && n < num_nodes_ && crashed_[n]) r.lost = true;
+  if (r.end >= 0 && delay > 0) {
+    ends_.erase({r.end, job});
+    r.end += delay;
+    ends_.emplace(r.end, job);
+    if (r.end < wake_at_) cv_.notify_all();
+  }
+  return true;
+}
+
 void VirtualNodes::Crash(int32_t node) {
   std::lock_guard<std::mutex> lock(mu_);
   if (node < 0 || node >= num_nodes_) return;
   crashed_[node] = 1;
-  std::vector<int64_t> lost;
-  for (const auto& [job, run] : runs_)
-    if (std::find(run.nodes.begin(), run.nodes.end(), node) != run.nodes.end()) lost.push_back(job);
-  for (int64_t job : lost) EraseLocked(job);
+  for (auto& [job, run] : runs_)
+    if (std::find(run.nodes.begin(), run.nodes.end(), node) != run.nodes.end()) run.lost = true;
 }
 
 void VirtualNodes::Restore(int32_t node) {
@@ -83,7 +99,9 @@ bool VirtualNodes::crashed(int32_t node) const {
 
 size_t VirtualNodes::running_jobs() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return runs_.size();
+  size_t n = 0;
+  for (const auto& [job, run] : runs_) n += run.lost ? 0 : 1;
+  return n;
 }
 
 uint64_t VirtualNodes::runs_examined() const {
@@ -112,7 +130,7 @@ void VirtualNodes::Loop() {
       ends_.erase(ends_.begin());
       auto it = runs_.find(job);
       if (it == runs_.end()) continue;
-      done.emplace_back(job, it->second.generation);
+      if (!it->second.lost) done.emplace_back(job, it->second.generation);
       runs_.erase(it);
     }
     lock.unlock();

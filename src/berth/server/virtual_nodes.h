@@ -1,7 +1,9 @@
 // Virtual nodes: a node-agent simulator for demos and tests. Each node agent
 // heartbeats to the service and "runs" the jobs placed on it for their
 // declared duration divided by the speed-up, then reports them done. A node
-// can be crashed (it stops heartbeating and loses its tasks) and restored.
+// can be crashed (it stops heartbeating and loses its tasks) and restored; a
+// run that lost a node is never reported done, unless an in-place repair
+// moves it to healthy nodes first (Move).
 //
 // The agents run on their own thread and talk to the service only through
 // the Sink (which posts to the scheduling thread), as remote agents would.
@@ -51,11 +53,16 @@ class VirtualNodes {
   void Launch(int64_t job, int32_t generation, std::vector<int32_t> nodes, TimeUs wall);
   // Stops a job without reporting it (cancelled, preempted, requeued).
   void Kill(int64_t job);
+  // An in-place repair: run `generation` of `job` now runs on `nodes` and
+  // ends `delay` real microseconds later than it would have (its ranks go on
+  // from where they were once repaired); a run that lost a node goes on if
+  // every new node is up. False when there is no such run.
+  bool Move(int64_t job, int32_t generation, std::vector<int32_t> nodes, TimeUs delay);
   // Failure injection: a crashed node stops heartbeating and loses its jobs.
   void Crash(int32_t node);
   void Restore(int32_t node);
   bool crashed(int32_t node) const;
-  size_t running_jobs() const;
+  size_t running_jobs() const;  // runs on healthy nodes
   // Runs the agents' thread has looked at to find those due, since Start
   // (for tests: it grows with the runs that end, not with those running).
   uint64_t runs_examined() const;
@@ -65,6 +72,7 @@ class VirtualNodes {
     int32_t generation = 0;
     std::vector<int32_t> nodes;
     TimeUs end = -1;  // steady-clock microseconds; -1 = never
+    bool lost = false;  // a node of it crashed: not reported done unless moved
   };
   void Loop();
 
