@@ -26,14 +26,6 @@ Shape ShapeOf(const job::JobSpec& j) {
   return s;
 }
 
-bool TypeAccepted(const job::JobSpec& j, const cluster::Cluster& c, GpuTypeId t) {
-  for (const auto& g : j.groups) {
-    if (g.gpus == 0 || g.gpu_type_spec.empty()) continue;
-    cluster::Cluster::TypeSetParse p = c.ParseTypeSet(g.gpu_type_spec);
-    if (p.unknown || !p.set.Accepts(t)) return false;
-  }
-  return true;
-}
 
 bool InList(const std::vector<std::string>& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
@@ -51,6 +43,15 @@ TimeUs TransferTime(const Link& l, MiB mib) {
 }
 
 }  // namespace
+
+bool TypeAccepted(const job::JobSpec& j, const cluster::Cluster& c, GpuTypeId t) {
+  for (const auto& g : j.groups) {
+    if (g.gpus == 0 || g.gpu_type_spec.empty()) continue;
+    cluster::Cluster::TypeSetParse p = c.ParseTypeSet(g.gpu_type_spec);
+    if (p.unknown || !p.set.Accepts(t)) return false;
+  }
+  return true;
+}
 
 int32_t JobDataset(const Federation& fed, const job::JobSpec& j, int64_t job_key) {
   if (!j.dataset.empty()) {

@@ -84,6 +84,8 @@ struct EstimateContext {
 // The dataset a job reads (-1: none): its own `dataset` if the federation
 // lists it, else one of its tenant's datasets by a hash of `job_key`.
 int32_t JobDataset(const Federation& fed, const job::JobSpec& j, int64_t job_key);
+// Whether every GPU group of `j` that names types accepts type `t` of `c`.
+bool TypeAccepted(const job::JobSpec& j, const cluster::Cluster& c, GpuTypeId t);
 
 // Whether member `m` may run job `j` at all: region pins and exclusions, a
 // type it accepts with enough GPUs and nodes big enough for its tasks.

@@ -9,15 +9,6 @@
 namespace berth::federation {
 namespace {
 
-bool TypeAccepted(const job::JobSpec& j, const cluster::Cluster& c, GpuTypeId t) {
-  for (const auto& g : j.groups) {
-    if (g.gpus == 0 || g.gpu_type_spec.empty()) continue;
-    cluster::Cluster::TypeSetParse p = c.ParseTypeSet(g.gpu_type_spec);
-    if (p.unknown || !p.set.Accepts(t)) return false;
-  }
-  return true;
-}
-
 // Tasks of `task_gpus` GPUs member `m` holds on one accepted type: now (its
 // digest's free capacity net of the in-flight ledger; 0 when the digest is
 // stale) or ever (the empty cluster).

@@ -254,15 +254,20 @@ TEST(ServiceRepairTest, RepairNeedsNodeAgentsOrVirtualNodes) {
 namespace berth::server {
 namespace {
 
-// The service's own failure reports feed the history topology-reliable reads.
-TEST(ServiceRepairTest, NodeAndGpuFailuresFeedTheFailureHistory) {
-  AgentHarness h(nullptr, 400'000);
+// A topology-reliable service of two agents, n1 reporting its GPU 2 failed.
+void StartWithAFailedGpu(AgentHarness& h) {
   h.options_.policy = "topology-reliable";
   ASSERT_TRUE(h.Start().ok());
   RegisterAll(h, 2);
   ApiResult r = h.s().AgentHeartbeat(
       json{{"name", "n1"}, {"agent_id", "a1"}, {"tasks", json::array()}, {"failed_gpus", json::array({2})}}.dump());
   ASSERT_EQ(r.code, 200);
+}
+
+// The service's own failure reports feed the history topology-reliable reads.
+TEST(ServiceRepairTest, NodeAndGpuFailuresFeedTheFailureHistory) {
+  AgentHarness h(nullptr, 400'000);
+  StartWithAFailedGpu(h);
   // n2 goes silent.
   ASSERT_TRUE(WaitFor([&] {
     h.Beat("n1", "a1");
@@ -278,12 +283,7 @@ TEST(ServiceRepairTest, TheFailureHistorySurvivesARestart) {
   auto data = std::make_shared<store::MemoryStore::Data>();
   {
     AgentHarness h(data, 400'000);
-    h.options_.policy = "topology-reliable";
-    ASSERT_TRUE(h.Start().ok());
-    RegisterAll(h, 2);
-    ApiResult r = h.s().AgentHeartbeat(
-        json{{"name", "n1"}, {"agent_id", "a1"}, {"tasks", json::array()}, {"failed_gpus", json::array({2})}}.dump());
-    ASSERT_EQ(r.code, 200);
+    StartWithAFailedGpu(h);
     ASSERT_TRUE(WaitFor([&] { return h.s().MetricsText().find("berth_failure_history_entries 1") != std::string::npos; }));
   }
   int failed_records = 0;

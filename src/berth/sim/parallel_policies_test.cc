@@ -6,23 +6,15 @@
 
 #include <atomic>
 
-#include "berth/sim/report/json_report.h"
-#include "berth/sim/simulate.h"
+#include "berth/sim/report_test_util.h"
 #include "berth/testing/paths.h"
 
 namespace berth::sim {
 namespace {
 
-// The JSON report without the timings, and the hashes in policy order.
 StatusOr<std::string> Report(SimulateOptions o, int threads) {
   o.threads = threads;
-  BERTH_ASSIGN_OR_RETURN(SimulateOutput out, RunSimulation(o));
-  for (auto& r : out.results) {
-    r.wall_seconds = 0;
-    r.pass_mean_ms = 0;
-    r.pass_max_ms = 0;
-  }
-  return ResultsToJson(out);
+  return testing::ReportWithoutTimings(o);
 }
 
 void ExpectSameForAnyThreads(const SimulateOptions& o) {
@@ -38,7 +30,7 @@ void ExpectSameForAnyThreads(const SimulateOptions& o) {
 TEST(ParallelPolicies, ReplayReportsTheSameForAnyThreadCount) {
   SimulateOptions o;
   o.cluster = "8x8:V100/leaf=4";
-  o.trace = testing::DataDir() + "/pollux-philly/philly.csv";
+  o.trace = berth::testing::DataDir() + "/pollux-philly/philly.csv";
   o.trace_format = "philly";
   o.mode = "replay";
   o.max_jobs = 1500;
@@ -55,8 +47,8 @@ TEST(ParallelPolicies, ReplayReportsTheSameForAnyThreadCount) {
 
 TEST(ParallelPolicies, FgdReportsTheSameForAnyThreadCount) {
   SimulateOptions o;
-  o.cluster = testing::DataDir() + "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv";
-  o.trace = testing::DataDir() + "/alibaba-gpu-v2023/openb_pod_list_default.csv";
+  o.cluster = berth::testing::DataDir() + "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv";
+  o.trace = berth::testing::DataDir() + "/alibaba-gpu-v2023/openb_pod_list_default.csv";
   o.mode = "fgd";
   o.load = 0.5;
   o.policies = {"bestfit", "fgd", "berth-frag"};
@@ -67,11 +59,11 @@ TEST(ParallelPolicies, GavelReportsTheSameForAnyThreadCount) {
   SimulateOptions o;
   o.cluster = "2x8:MISC+4x2:P100+2x2:T4+1x8:V100+1x8:V100M32";
   o.workload = "gavel";
-  o.trace = testing::DataDir() + "/pollux-philly/philly.csv";
+  o.trace = berth::testing::DataDir() + "/pollux-philly/philly.csv";
   o.trace_format = "philly";
   o.max_jobs = 120;
-  o.catalog = testing::SourceDir() + "/data/accelerators.yaml";
-  o.throughputs = testing::DataDir() + "/gavel/simulation_throughputs.json";
+  o.catalog = berth::testing::SourceDir() + "/data/accelerators.yaml";
+  o.throughputs = berth::testing::DataDir() + "/gavel/simulation_throughputs.json";
   o.policies = {"las", "gavel-las", "fifo"};
   o.seed = 1;
   ExpectSameForAnyThreads(o);
@@ -80,7 +72,7 @@ TEST(ParallelPolicies, GavelReportsTheSameForAnyThreadCount) {
 TEST(ParallelPolicies, AnUnknownPolicyIsNamedWithAnyThreadCount) {
   SimulateOptions o;
   o.cluster = "4x8:V100";
-  o.trace = testing::DataDir() + "/pollux-philly/philly.csv";
+  o.trace = berth::testing::DataDir() + "/pollux-philly/philly.csv";
   o.trace_format = "philly";
   o.max_jobs = 50;
   o.policies = {"fifo", "no-such-policy", "also-missing"};

@@ -14,8 +14,7 @@
 #include "berth/framework/registry.h"
 #include "berth/plugins/builtin.h"
 #include "berth/sim/readers/native_writer.h"
-#include "berth/sim/report/json_report.h"
-#include "berth/sim/simulate.h"
+#include "berth/sim/report_test_util.h"
 
 namespace berth::sim {
 namespace {
@@ -51,13 +50,7 @@ std::string WriteTrace(const std::vector<job::JobSpec>& jobs, const std::string&
 // The JSON report without the timings (wall time, pass times).
 StatusOr<std::string> Report(SimulateOptions o, const std::string& stream) {
   o.stream_trace = stream;
-  BERTH_ASSIGN_OR_RETURN(SimulateOutput out, RunSimulation(o));
-  for (auto& r : out.results) {
-    r.wall_seconds = 0;
-    r.pass_mean_ms = 0;
-    r.pass_max_ms = 0;
-  }
-  return ResultsToJson(out);
+  return testing::ReportWithoutTimings(o);
 }
 
 SimulateOptions Options(const std::string& trace, std::vector<std::string> policies) {
