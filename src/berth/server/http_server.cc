@@ -117,6 +117,10 @@ StatusOr<std::pair<std::string, int>> ParseListen(const std::string& listen) {
 
 void SendJson(http::Response& res, const ApiResult& r) {
   res.status = r.code;
+  if (!r.text.empty()) {
+    res.set_content(r.text + "\n", "application/json");
+    return;
+  }
   res.set_content(r.body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n", "application/json");
 }
 
@@ -238,7 +242,7 @@ void HttpServer::Routes() {
     if (!loaded(res)) return;
     int64_t after = -1, limit = 1000;
     if (auto bad = ParseListPage(req, after, limit)) return Send(res, *bad);
-    Send(res, service_.ListJobs(req.get_param_value("state"), after, limit));
+    Send(res, service_.ListJobs(req.get_param_value("state"), after, limit, /*as_text=*/true));
   }, http::RunOn::kHeavy);  // large reads: a pool of their own, never holding the workers writes need
   s.Get(R"(/v1/jobs/([^/]+)/why)", [this, with_id, loaded](const httplib::Request& req, httplib::Response& res) {
     if (!loaded(res)) return;

@@ -66,6 +66,18 @@ struct JobView {
   TimeUs startup_delay = 0;
   framework::RunClass run_class = framework::RunClass::kGuaranteed;  // of the current run
   nlohmann::json extender;  // the extender's pod group, or null
+  // The job's item of GET /v1/jobs as text, made by the first read that
+  // needs it (a view never changes: a changed job is a new view), for the
+  // cluster model it was made with. Not copied with the view.
+  struct ListText {
+    ListText() = default;
+    ListText(const ListText&) {}
+    ListText& operator=(const ListText&) { return *this; }
+    std::mutex mu;
+    const void* cluster = nullptr;
+    std::string text;
+  };
+  mutable ListText list_text;
 };
 
 inline constexpr int64_t kJobsPerChunk = 1024;

@@ -205,6 +205,9 @@ struct ServiceOptions {
 struct ApiResult {
   int code = 200;
   nlohmann::json body;
+  // When set, the answer already serialized (body is then null): large reads
+  // built from cached text (GET /v1/jobs).
+  std::string text;
   static ApiResult Error(int code, const std::string& message) { return {code, {{"error", message}}}; }
 };
 
@@ -243,7 +246,9 @@ class Service final : private VirtualNodes::Sink {
   // The address peers reach `node` at in launch specs (an agent registers
   // it; "" forgets it). Any thread.
   void SetNodeAddress(const std::string& node, const std::string& address);
-  ApiResult ListJobs(const std::string& state, int64_t after, int64_t limit);
+  // as_text: the answer as serialized text (ApiResult::text; each job's item
+  // cached on its view), the same document as the body otherwise.
+  ApiResult ListJobs(const std::string& state, int64_t after, int64_t limit, bool as_text = false);
   ApiResult CancelJob(int64_t id);
   ApiResult Queues();
   // For tests: the published per-queue tallies against a recount over every

@@ -74,6 +74,39 @@ TEST(ServiceTest, RetriedSubmissionsDoNotDuplicate) {
   EXPECT_EQ(h.service().ListJobs("", -1, 100).body["jobs"].size(), 2u);
 }
 
+// GET /v1/jobs answers from cached text per job view: the same document as
+// the JSON body, pages and filters included, and a job that changed shows its
+// new state (a new view), not the cached old one.
+TEST(ServiceTest, TheJobListAsTextIsTheSameDocument) {
+  ServiceHarness h;
+  ASSERT_TRUE(h.Start().ok());
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 7; ++i)
+    ids.push_back(h.Submit(R"({"name":"j)" + std::to_string(i) + R"(","groups":[{"count":1,"gpus":8}]})"));
+  h.Quiesce();
+  auto same = [&](const std::string& state, int64_t after, int64_t limit) {
+    const ApiResult body = h.service().ListJobs(state, after, limit);
+    const ApiResult text = h.service().ListJobs(state, after, limit, /*as_text=*/true);
+    ASSERT_EQ(text.code, 200);
+    ASSERT_FALSE(text.text.empty());
+    EXPECT_EQ(nlohmann::json::parse(text.text), body.body) << text.text;
+    EXPECT_EQ(text.text, body.body.dump());
+  };
+  for (int round = 0; round < 2; ++round) {  // the second round reads the cached items
+    same("", -1, 100);
+    same("", -1, 3);
+    same("", ids[2], 3);
+    same("pending", -1, 100);
+    same("running", -1, 2);
+  }
+  ASSERT_EQ(h.service().CancelJob(ids[0]).code, 200);
+  h.Quiesce();
+  same("", -1, 100);
+  const nlohmann::json list = nlohmann::json::parse(h.service().ListJobs("", -1, 1, true).text);
+  EXPECT_EQ(list["jobs"][0]["state"], "cancelled");
+  EXPECT_EQ(h.service().ListJobs("bogus", -1, 10, true).code, 400);
+}
+
 TEST(ServiceTest, CancelPendingAndRunning) {
   ServiceHarness h;
   ASSERT_TRUE(h.Start().ok());
