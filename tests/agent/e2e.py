@@ -61,6 +61,7 @@ class Harness:
         self.server = None
         self.agents = {}
         self.server_args = []  # more `berth serve` flags (--queues FILE, ...)
+        self.hb_timeout = HB_TIMEOUT  # --heartbeat-timeout of the server
         for name, tok in (("user.token", USER_TOKEN), ("node.token", NODE_TOKEN), ("wrong.token", "nope")):
             with open(os.path.join(work, name), "w") as f:
                 f.write(tok + "\n")
@@ -76,7 +77,7 @@ class Harness:
             [self.berth, "serve", "--listen", "127.0.0.1:%d" % self.port,
              "--store", "sqlite:" + os.path.join(self.work, "data", "berth.db"),
              "--token-file", self.user_token, "--node-token-file", self.node_token,
-             "--heartbeat-interval", HB_INTERVAL, "--heartbeat-timeout", HB_TIMEOUT, "--kill-grace", KILL_GRACE,
+             "--heartbeat-interval", HB_INTERVAL, "--heartbeat-timeout", self.hb_timeout, "--kill-grace", KILL_GRACE,
              *self.server_args],
             stdout=subprocess.DEVNULL, stderr=log)
         self.procs.append(self.server)
