@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <optional>
 
 #include "berth/common/parallel_for.h"
 #include "berth/federation/fed_report.h"
@@ -110,20 +109,12 @@ int RunFederationSimulate(const FederationFlags& ff, const sim::SimulateOptions&
   so.batch_min = ff.batch_min;
   so.restore_cost = o.restore_cost;
   // One run per dispatch policy, side by side on --threads (the same results for any count).
-  std::vector<std::optional<federation::FedResult>> runs(policies.size());
-  const std::vector<Status> status =
-      ParallelFor(policies.size(), o.threads == 0 ? DefaultThreads() : o.threads, [&](size_t i) -> Status {
-        StatusOr<federation::FedResult> r =
-            federation::RunFederation(*fed, speed, *trace, *profile, plugins, policies[i], so);
-        if (!r.ok()) return r.status();
-        runs[i] = std::move(r).value();
-        return Status::Ok();
+  StatusOr<std::vector<federation::FedResult>> runs = ParallelMap<federation::FedResult>(
+      policies.size(), o.threads, [&](size_t i) -> StatusOr<federation::FedResult> {
+        return federation::RunFederation(*fed, speed, *trace, *profile, plugins, policies[i], so);
       });
-  std::vector<federation::FedResult> results;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    if (!status[i].ok()) return Fail(status[i].message());
-    results.push_back(std::move(*runs[i]));
-  }
+  if (!runs.ok()) return Fail(runs.status().message());
+  std::vector<federation::FedResult> results = std::move(runs).value();
   std::fputs(federation::FedResultsTable(results).c_str(), text);
   const std::string out = federation::FedResultsToJson(results);
   if (json == "-") {

@@ -44,6 +44,22 @@ TimeUs TransferTime(const Link& l, MiB mib) {
 
 }  // namespace
 
+InFlightUse InFlightOn(const EstimateContext& ctx, int32_t m, size_t types) {
+  InFlightUse u;
+  u.gpus.assign(types, 0);
+  u.blocks.assign(types, {});
+  for (const auto& f : ctx.in_flight[m]) {
+    u.total_gpus += f.gpus;
+    const bool typed = f.type >= 0 && f.type < static_cast<int32_t>(types);
+    (typed ? u.gpus[f.type] : u.untyped_gpus) += f.gpus;
+    for (size_t k = 0; k < kBlockSizes.size(); ++k) {
+      const int64_t per = (std::max(1, f.task_gpus) + kBlockSizes[k] - 1) / kBlockSizes[k];
+      (typed ? u.blocks[f.type][k] : u.untyped_blocks[k]) += per * f.tasks;
+    }
+  }
+  return u;
+}
+
 bool TypeAccepted(const job::JobSpec& j, const cluster::Cluster& c, GpuTypeId t) {
   for (const auto& g : j.groups) {
     if (g.gpus == 0 || g.gpu_type_spec.empty()) continue;
@@ -134,18 +150,10 @@ Estimate EstimateOn(const EstimateContext& ctx, const job::JobSpec& j, int32_t d
   const int b = BlockIndex(std::max(1, s.task_gpus));
   const cluster::Cluster& c = *mem.cluster;
   // In-flight jobs: their GPUs and blocks come off the digest's free capacity.
-  int64_t inflight_gpus = 0;
-  std::vector<int64_t> type_taken(v.types.size(), 0);
-  std::vector<std::array<int64_t, 4>> fit_taken(v.types.size());
-  for (const auto& f : ctx.in_flight[m]) {
-    inflight_gpus += f.gpus;
-    if (f.type < 0 || f.type >= static_cast<int32_t>(v.types.size())) continue;
-    type_taken[f.type] += f.gpus;
-    for (size_t k = 0; k < kBlockSizes.size(); ++k) {
-      const int64_t per = (std::max(1, f.task_gpus) + kBlockSizes[k] - 1) / kBlockSizes[k];
-      fit_taken[f.type][k] += per * f.tasks;
-    }
-  }
+  const InFlightUse used = InFlightOn(ctx, m, v.types.size());
+  const int64_t inflight_gpus = used.total_gpus;
+  const std::vector<int64_t>& type_taken = used.gpus;
+  const std::vector<std::array<int64_t, 4>>& fit_taken = used.blocks;
   // The fastest accepted type, preferring one that holds the gang now.
   double best_speed = 0, best_now_speed = 0;
   double best_key = 0, best_now_key = 0;  // higher is better: speed, or work per dollar

@@ -84,6 +84,16 @@ struct EstimateContext {
 // The dataset a job reads (-1: none): its own `dataset` if the federation
 // lists it, else one of its tenant's datasets by a hash of `job_key`.
 int32_t JobDataset(const Federation& fed, const job::JobSpec& j, int64_t job_key);
+// What the jobs in flight to member `m` take off its digest: GPUs and blocks
+// of each size per type (of `types`), those sent without one of them apart.
+struct InFlightUse {
+  std::vector<int64_t> gpus;                   // per type
+  std::vector<std::array<int64_t, 4>> blocks;  // per type, per kBlockSizes
+  int64_t untyped_gpus = 0;
+  std::array<int64_t, 4> untyped_blocks{};
+  int64_t total_gpus = 0;                      // all of them
+};
+InFlightUse InFlightOn(const EstimateContext& ctx, int32_t m, size_t types);
 // Whether every GPU group of `j` that names types accepts type `t` of `c`.
 bool TypeAccepted(const job::JobSpec& j, const cluster::Cluster& c, GpuTypeId t);
 

@@ -23,6 +23,32 @@ Status FedSim::Fail(int32_t m, TimeUs t, TimeUs length) {
   return Status::Ok();
 }
 
+TimeUs FedSim::KeepProgress(int32_t j, const RunSpan& run, TimeUs t, int64_t gpus, int32_t region) {
+  JobState2& js = jobs_[j];
+  // Progress: the share of the run's working time elapsed, in job time; kept up to the last checkpoint.
+  const TimeUs working = std::max<TimeUs>(1, run.end - run.start - run.restore);
+  const TimeUs elapsed = std::clamp<TimeUs>(t - run.start - run.restore, 0, working);
+  const TimeUs did =
+      static_cast<TimeUs>(static_cast<double>(run.work) * (static_cast<double>(elapsed) / static_cast<double>(working)));
+  const TimeUs total = run.base + did;
+  const TimeUs every = SpecOf(j).checkpoint_interval;
+  const TimeUs saved = every > 0 ? std::max(run.base, total / every * every) : 0;
+  r_.lost_work_gpu_s += UsToSeconds(total - saved) * static_cast<double>(gpus);
+  if (saved > js.done) {
+    js.done = saved;
+    js.ckpt.region = region;
+    js.ckpt.mib = static_cast<MiB>(std::llround(fed_.checkpoint_gib_per_gpu * 1024.0 * static_cast<double>(gpus)));
+  }
+  const job::JobSpec& trace = trace_.jobs[j];
+  js.resumed = trace;
+  js.resumed->duration = std::max<TimeUs>(0, trace.duration - js.done);
+  if (trace.work_steps > 0 && trace.duration > 0)  // the steps left, for a spanning run's RTT per step
+    js.resumed->work_steps = static_cast<int64_t>(static_cast<double>(trace.work_steps) *
+                                                  static_cast<double>(js.resumed->duration) /
+                                                  static_cast<double>(trace.duration));
+  return did;
+}
+
 Status FedSim::Interrupt(int64_t a, TimeUs t) {
   Attempt& at = attempts_[a];
   JobState2& js = jobs_[at.job];
@@ -36,22 +62,7 @@ Status FedSim::Interrupt(int64_t a, TimeUs t) {
     return Status::Ok();
   }
   if (at.work >= 0) {
-    // Progress: the share of the run's working time elapsed, in job time; kept up to the last checkpoint.
-    const TimeUs working = std::max<TimeUs>(1, at.end - at.start - at.restore);
-    const TimeUs elapsed = std::clamp<TimeUs>(t - at.start - at.restore, 0, working);
-    const TimeUs total = at.base + static_cast<TimeUs>(static_cast<double>(at.work) *
-                                                       (static_cast<double>(elapsed) / static_cast<double>(working)));
-    const TimeUs every = SpecOf(at.job).checkpoint_interval;
-    const TimeUs saved = every > 0 ? std::max(at.base, total / every * every) : 0;
-    r_.lost_work_gpu_s += UsToSeconds(total - saved) * static_cast<double>(at.gpus);
-    if (saved > js.done) {
-      js.done = saved;
-      js.ckpt.region = fed_.members[at.member].region;
-      js.ckpt.mib = static_cast<MiB>(std::llround(fed_.checkpoint_gib_per_gpu * 1024.0 * static_cast<double>(at.gpus)));
-    }
-    const TimeUs duration = trace_.jobs[at.job].duration;
-    js.resumed = trace_.jobs[at.job];
-    js.resumed->duration = std::max<TimeUs>(0, duration - js.done);
+    KeepProgress(at.job, {at.start, at.end, at.restore, at.base, at.work}, t, at.gpus, fed_.members[at.member].region);
     at.base = js.done;
     at.work = js.resumed->duration;
   }

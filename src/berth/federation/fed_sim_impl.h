@@ -237,6 +237,15 @@ class FedSim {
   // checkpoint; the dispatcher sends the job again when it hears of it.
   Status BreakSpan(int32_t s, TimeUs t);
   Status StopSpanPart(int64_t a, TimeUs t);
+  // A run of job `j` (whole or split) stopped at `t`: its progress up to the
+  // last checkpoint is kept (the checkpoint written in `region` for `gpus`
+  // GPUs), the rest counted lost, and js.resumed is what is left of the job.
+  // Returns the job time the run did.
+  struct RunSpan {
+    TimeUs start, end, restore;  // working from start + restore toward end
+    TimeUs base, work;           // job time done before it, and to do in it
+  };
+  TimeUs KeepProgress(int32_t j, const RunSpan& run, TimeUs t, int64_t gpus, int32_t region);
   // A failure or partition of its member hits a part that holds GPUs.
   Status HitSpanPart(int64_t a, TimeUs t);
   // Counts a spanning run's inter-region traffic for `work` of job time.

@@ -182,29 +182,9 @@ Status FedSim::BreakSpan(int32_t s, TimeUs t) {
   if (ran) {
     int64_t gpus = 0;
     for (int64_t a : sp.parts) gpus += attempts_[a].gpus;
-    if (sp.work >= 0) {
-      // Progress as for a whole gang (Interrupt): the share of the working time elapsed, kept to the last checkpoint.
-      const TimeUs working = std::max<TimeUs>(1, sp.end - sp.go - sp.restore);
-      const TimeUs elapsed = std::clamp<TimeUs>(t - sp.go - sp.restore, 0, working);
-      const TimeUs did = static_cast<TimeUs>(static_cast<double>(sp.work) *
-                                             (static_cast<double>(elapsed) / static_cast<double>(working)));
+    if (sp.work >= 0) {  // as for a whole gang; the checkpoint is written in the largest part's region
+      const TimeUs did = KeepProgress(j, {sp.go, sp.end, sp.restore, sp.base, sp.work}, t, gpus, sp.regions.front());
       CountSpanTraffic(sp, did);
-      const TimeUs total = sp.base + did;
-      const TimeUs every = SpecOf(j).checkpoint_interval;
-      const TimeUs saved = every > 0 ? std::max(sp.base, total / every * every) : 0;
-      r_.lost_work_gpu_s += UsToSeconds(total - saved) * static_cast<double>(gpus);
-      if (saved > js.done) {  // written in the largest part's region
-        js.done = saved;
-        js.ckpt.region = sp.regions.front();
-        js.ckpt.mib = static_cast<MiB>(std::llround(fed_.checkpoint_gib_per_gpu * 1024.0 * static_cast<double>(gpus)));
-      }
-      const job::JobSpec& trace = trace_.jobs[j];
-      js.resumed = trace;
-      js.resumed->duration = std::max<TimeUs>(0, trace.duration - js.done);
-      if (trace.work_steps > 0 && trace.duration > 0)
-        js.resumed->work_steps = static_cast<int64_t>(static_cast<double>(trace.work_steps) *
-                                                      static_cast<double>(js.resumed->duration) /
-                                                      static_cast<double>(trace.duration));
     }
     ++js.interruptions;
   }

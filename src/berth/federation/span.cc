@@ -20,19 +20,7 @@ int64_t TasksHeld(const EstimateContext& ctx, const job::JobSpec& j, int32_t m, 
   const Digest& v = ctx.views[m];
   if (now && (v.version == 0 || (m < static_cast<int32_t>(ctx.stale.size()) && ctx.stale[m]))) return 0;
   // In-flight jobs take their GPUs and blocks off their type; one sent without a type (to queue) off every type.
-  std::vector<int64_t> taken(c.gpu_types().size(), 0), fit_taken(c.gpu_types().size(), 0);
-  int64_t untyped = 0, untyped_fit = 0;
-  if (now)
-    for (const auto& f : ctx.in_flight[m]) {
-      const int64_t blocks = (std::max(1, f.task_gpus) + kBlockSizes[b] - 1) / kBlockSizes[b] * f.tasks;
-      if (f.type < 0 || f.type >= static_cast<int32_t>(taken.size())) {
-        untyped += f.gpus;
-        untyped_fit += blocks;
-        continue;
-      }
-      taken[f.type] += f.gpus;
-      fit_taken[f.type] += blocks;
-    }
+  const InFlightUse used = InFlightOn(ctx, m, c.gpu_types().size());
   int64_t best = 0;
   for (size_t t = 0; t < c.gpu_types().size(); ++t) {
     if (!TypeAccepted(j, c, GpuTypeId(static_cast<int32_t>(t))) || (*ctx.speed)[m][t] <= 0) continue;
@@ -40,8 +28,8 @@ int64_t TasksHeld(const EstimateContext& ctx, const job::JobSpec& j, int32_t m, 
     if (now && t < v.types.size()) d = &v.types[t];
     if (!now && t < ctx.capacity->at(m).size()) d = &(*ctx.capacity)[m][t];
     if (d == nullptr) continue;
-    const int64_t free = now ? d->free - taken[t] - untyped : d->total;
-    const int64_t fit = d->fit[b] - (now ? fit_taken[t] + untyped_fit : 0);
+    const int64_t free = now ? d->free - used.gpus[t] - used.untyped_gpus : d->total;
+    const int64_t fit = d->fit[b] - (now ? used.blocks[t][b] + used.untyped_blocks[b] : 0);
     best = std::max(best, std::min(free / task_gpus, fit));
   }
   return std::max<int64_t>(0, best);

@@ -47,11 +47,7 @@ json KubeScheduler::QueuesJson() {
   QueueFigures f = Queues();
   std::map<std::string, json> by_name;
   for (size_t q = 0; q < f.views.names.size(); ++q) by_name[f.views.names[q]] = std::move(f.views.items[q]);
-  json list = json::array();
-  for (auto& [name, item] : by_name) list.push_back(std::move(item));
-  json body = {{"queues", std::move(list)}, {"unit", f.views.unit}};
-  if (!f.views.reference.empty()) body["reference"] = f.views.reference;
-  return body;
+  return server::QueuesBody(std::move(by_name), f.views);
 }
 
 std::string KubeScheduler::QueueMetricsText() {

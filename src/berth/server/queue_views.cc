@@ -9,6 +9,14 @@ namespace berth::server {
 
 using nlohmann::json;
 
+json QueuesBody(std::map<std::string, json> items, const QueueViews& views) {
+  json list = json::array();
+  for (auto& [name, item] : items) list.push_back(std::move(item));
+  json body = {{"queues", std::move(list)}, {"unit", views.unit}};
+  if (!views.reference.empty()) body["reference"] = views.reference;
+  return body;
+}
+
 QueueViews BuildQueueViews(const tenancy::Ledger& ledger, const cluster::Cluster& cluster, TimeUs now) {
   const tenancy::QueueTree& tree = ledger.tree();
   QueueViews q;

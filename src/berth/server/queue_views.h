@@ -8,6 +8,9 @@
 //   QueueViews q = BuildQueueViews(sched.ledger(), cluster, clock.Now());
 #pragma once
 
+#include <map>
+#include <string>
+
 #include "berth/cluster/cluster.h"
 #include "berth/common/quantity.h"
 #include "berth/server/read_view.h"
@@ -16,5 +19,9 @@
 namespace berth::server {
 
 QueueViews BuildQueueViews(const tenancy::Ledger& ledger, const cluster::Cluster& cluster, TimeUs now);
+
+// The body of GET /v1/queues: the items (by queue name, so sorted by it), the
+// tree's unit and, with `normalized`, its reference type.
+nlohmann::json QueuesBody(std::map<std::string, nlohmann::json> items, const QueueViews& views);
 
 }  // namespace berth::server

@@ -686,12 +686,17 @@ void Service::OnStartDurable(int64_t id, int32_t generation, const Status& s) {
   LaunchOnAgents(it->second);
 }
 
-void Service::LaunchOnAgents(const JobEntry& e) {
-  if (!vnodes_) return;
+std::vector<int32_t> Service::RunNodes(const std::vector<framework::TaskPlacement>& placements) {
   std::vector<int32_t> nodes;
-  for (const auto& p : e.placements) nodes.push_back(p.alloc.node.value());
+  for (const auto& p : placements) nodes.push_back(p.alloc.node.value());
   std::sort(nodes.begin(), nodes.end());
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+
+void Service::LaunchOnAgents(const JobEntry& e) {
+  if (!vnodes_) return;
+  std::vector<int32_t> nodes = RunNodes(e.placements);
   TimeUs job_time = e.spec.duration >= 0 ? e.spec.duration : e.spec.runtime_limit;
   // A run's work begins after its startup delay (the grace of the jobs it
   // evicted, the restore of its checkpoint): the agents run it that much

@@ -553,6 +553,8 @@ class Service final : private VirtualNodes::Sink {
   // Bookkeeping of a job the scheduler already sent back to the queue.
   void Requeued(JobEntry& e, const std::string& reason);
   void LaunchOnAgents(const JobEntry& e);
+  // The distinct nodes of a run's placements, in id order (what virtual nodes run it on).
+  static std::vector<int32_t> RunNodes(const std::vector<framework::TaskPlacement>& placements);
   void AppendRecord(store::Record rec, std::function<void(const Status&)> then = nullptr);
   void OnStoreError(const Status& s);
   std::string QueueOf(const JobEntry& e) const;

@@ -12,6 +12,7 @@
 #include "berth/server/job_json.h"
 #include "berth/server/launch_json.h"
 #include "berth/server/queue_metrics.h"
+#include "berth/server/queue_views.h"
 #include "berth/server/records.h"
 #include "berth/server/service.h"
 #include "berth/workload/launch.h"
@@ -316,11 +317,7 @@ ApiResult Service::Queues() {
   }
   // Running jobs by capacity class (best effort: beyond guarantee or over budget).
   for (int32_t q = 0; q < size; ++q) items[qv.names[q]]["running_best_effort"] = best_effort[q];
-  json list = json::array();
-  for (auto& [name, item] : items) list.push_back(std::move(item));
-  json body = {{"queues", std::move(list)}, {"unit", qv.unit}};
-  if (!qv.reference.empty()) body["reference"] = qv.reference;
-  return ApiResult{200, std::move(body)};
+  return ApiResult{200, QueuesBody(std::move(items), qv)};
 }
 
 Status Service::CheckReadTallies() {

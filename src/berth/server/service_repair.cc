@@ -140,12 +140,8 @@ bool Service::TryRepair(JobEntry& e, const std::vector<int32_t>& tasks, NodeId n
   }
   // Virtual nodes run the gang on its new nodes, the repair cost later.
   if (vnodes_) {
-    std::vector<int32_t> nodes;
-    for (const auto& p : e.placements) nodes.push_back(p.alloc.node.value());
-    std::sort(nodes.begin(), nodes.end());
-    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
     const auto delay = static_cast<TimeUs>(static_cast<double>(options_.repair_cost) / options_.speedup);
-    if (!vnodes_->Move(e.id, e.generation, std::move(nodes), delay)) LaunchOnAgents(e);
+    if (!vnodes_->Move(e.id, e.generation, RunNodes(e.placements), delay)) LaunchOnAgents(e);
   }
   ++e.repairs;
   ++metrics_.gang_repairs;

@@ -162,15 +162,8 @@ StatusOr<cluster::Cluster> SimulateOptions::LoadClusterFile() const {
 
 Status RunPerPolicy(size_t n, int threads, SimulateOutput& out,
                     const std::function<StatusOr<PolicyResult>(size_t)>& run) {
-  std::vector<std::optional<PolicyResult>> results(n);
-  std::vector<Status> status = ParallelFor(n, threads == 0 ? DefaultThreads() : threads, [&](size_t i) -> Status {
-    StatusOr<PolicyResult> r = run(i);
-    if (!r.ok()) return r.status();
-    results[i] = std::move(*r);
-    return Status::Ok();
-  });
-  for (const Status& s : status) BERTH_RETURN_IF_ERROR(s);
-  for (auto& r : results) out.results.push_back(std::move(*r));
+  BERTH_ASSIGN_OR_RETURN(std::vector<PolicyResult> results, ParallelMap<PolicyResult>(n, threads, run));
+  for (auto& r : results) out.results.push_back(std::move(r));
   return Status::Ok();
 }
 
