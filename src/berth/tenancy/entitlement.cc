@@ -176,6 +176,55 @@ std::vector<std::vector<double>> SplitByClass(const FillProblem& p, const std::v
   return x;
 }
 
+TreeFill FillTree(const std::vector<double>& capacity, const std::vector<int32_t>& parent,
+                  const std::vector<double>& weight, const std::vector<std::map<uint32_t, double>>& demand) {
+  const int32_t n = static_cast<int32_t>(parent.size());
+  const int32_t num_classes = static_cast<int32_t>(capacity.size());
+  TreeFill out;
+  out.e.assign(n, 0.0);
+  out.split.assign(n, std::vector<double>(num_classes, 0.0));
+  // Children by parent (index n: the root), in node order.
+  std::vector<std::vector<int32_t>> children(n + 1);
+  for (int32_t q = 0; q < n; ++q) children[parent[q] < 0 ? n : parent[q]].push_back(q);
+  // The demand of each subtree: a node's own plus its children's, leaves up.
+  std::vector<std::map<uint32_t, double>> sub(n);
+  std::vector<int32_t> order;  // parents before children
+  order.reserve(n);
+  for (int32_t q : children[n]) order.push_back(q);
+  for (size_t i = 0; i < order.size(); ++i)
+    for (int32_t c : children[order[i]]) order.push_back(c);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const int32_t q = *it;
+    if (static_cast<size_t>(q) < demand.size())
+      for (const auto& [mask, amount] : demand[q]) sub[q][mask] += amount;
+    if (parent[q] >= 0)
+      for (const auto& [mask, amount] : sub[q]) sub[parent[q]][mask] += amount;
+  }
+  // Top down: the children of each node share its split.
+  auto fill = [&](int32_t node, const std::vector<double>& cap) {
+    const std::vector<int32_t>& kids = children[node < 0 ? n : node];
+    if (kids.empty()) return;
+    FillProblem p;
+    p.capacity = cap;
+    p.queues.resize(kids.size());
+    double sum = 0;
+    for (int32_t k : kids) sum += weight[k];
+    for (size_t i = 0; i < kids.size(); ++i) {
+      p.queues[i].weight = sum > 0 ? weight[kids[i]] / sum : 0.0;
+      p.queues[i].demand = sub[kids[i]];
+    }
+    const std::vector<double> e = WaterFill(p);
+    const std::vector<std::vector<double>> x = SplitByClass(p, e);
+    for (size_t i = 0; i < kids.size(); ++i) {
+      out.e[kids[i]] = e[i];
+      out.split[kids[i]] = x[i];
+    }
+  };
+  fill(-1, capacity);
+  for (int32_t q : order) fill(q, out.split[q]);
+  return out;
+}
+
 Entitlement::Entitlement(const cluster::Cluster& cluster, const SpeedModel* speeds) : usable_(true) {
   for (const auto& node : cluster.nodes()) {
     if (node.gpu_count == 0 || !node.gpu_type.valid()) continue;

@@ -31,9 +31,14 @@
 // needs 6 of b for A and 12 of s and b together: all). With A's weight 3,
 // K = {b} fills first, at level 8/3 (A = 8): A stops; B rises to 4 (the rest).
 //
-// Hierarchy: a leaf's weight is the product over its path of weight / sum of
-// the weights of its siblings (a parent's entitlement is the sum of its
-// leaves'). Deterministic: classes and masks in fixed order, no hashing.
+// Hierarchy (FillTree): the water-filling runs level by level. The root's
+// children share the whole capacity by their weights, each with the demand of
+// its subtree; each child's entitlement is then split over the classes
+// (SplitByClass) and that split is the capacity its own children share, and so
+// on down to the leaves. So what one subtree cannot use goes to its siblings
+// first, and only then to the rest of the tree. A parent's entitlement is the
+// sum of its leaves'. With every leaf under the root this is one WaterFill.
+// Deterministic: classes and masks in fixed order, no hashing.
 // Cost: O(2^C x queues x masks) per rising step, at most one step per queue;
 // with more than kMaxClasses classes the entitlement falls back to flat
 // weighted shares (usable() false).
@@ -67,6 +72,16 @@ std::vector<double> WaterFill(const FillProblem& problem);
 // (demand) -> class -> sink (capacity), by shortest augmenting paths in a
 // fixed arc order (one of the possible splits, always the same).
 std::vector<std::vector<double>> SplitByClass(const FillProblem& problem, const std::vector<double>& e);
+
+// The hierarchical fill. parent[q] (-1: under the root) and weight[q] per
+// node of a tree, demand[q] by fit mask (leaves), capacity per class. Returns
+// per node its entitlement (e) and its split over the classes (split[q][c]).
+struct TreeFill {
+  std::vector<double> e;
+  std::vector<std::vector<double>> split;
+};
+TreeFill FillTree(const std::vector<double>& capacity, const std::vector<int32_t>& parent,
+                  const std::vector<double>& weight, const std::vector<std::map<uint32_t, double>>& demand);
 
 // What a job added to the demand (to take back the same when it leaves).
 struct DemandToken {

@@ -96,6 +96,57 @@ TEST(SplitByClass, PutsEachQueueOnTheClassesItFits) {
   EXPECT_EQ(SplitByClass(p, e), x);  // the same every time
 }
 
+TEST(FillTree, WithEveryLeafUnderTheRootItIsOneWaterFill) {
+  const FillProblem p = TwoClasses(3);
+  const TreeFill t = FillTree(p.capacity, {-1, -1}, {3, 1}, {p.queues[0].demand, p.queues[1].demand});
+  const std::vector<double> e = WaterFill(p);
+  EXPECT_EQ(t.e, e);
+  EXPECT_EQ(t.split, SplitByClass(p, e));
+}
+
+TEST(FillTree, WhatASubtreeCannotUseGoesToItsSiblingsFirst) {
+  // root -> org (0) {a1 (1), a2 (2)}, b (3); 12 GPUs anywhere, equal weights.
+  // a2 has nothing to run: a1 takes org's half; b keeps its half. (A product
+  // of weights would give a1 a quarter's weight against b's half: 4 vs 8.)
+  const std::vector<int32_t> parent = {-1, 0, 0, -1};
+  const std::vector<double> weight = {1, 1, 1, 1};
+  std::vector<std::map<uint32_t, double>> demand(4);
+  demand[1][0b1] = 100;
+  demand[3][0b1] = 100;
+  TreeFill t = FillTree({12}, parent, weight, demand);
+  EXPECT_NEAR(t.e[1], 6, 1e-9);
+  EXPECT_NEAR(t.e[2], 0, 1e-9);
+  EXPECT_NEAR(t.e[3], 6, 1e-9);
+  EXPECT_NEAR(t.e[0], 6, 1e-9);
+  // a2 submits: the org's 6 are split inside it, b unchanged.
+  demand[2][0b1] = 100;
+  t = FillTree({12}, parent, weight, demand);
+  EXPECT_NEAR(t.e[1], 3, 1e-9);
+  EXPECT_NEAR(t.e[2], 3, 1e-9);
+  EXPECT_NEAR(t.e[3], 6, 1e-9);
+}
+
+TEST(FillTree, ChildrenShareTheClassesTheirParentGot) {
+  // Classes: 4 small GPUs (0), 8 big (1). org {a (8-GPU jobs: big only), s (any)}
+  // against b (any). At the top org and b get 6 each; org's 6 must hold a's big
+  // demand, so the split gives org big GPUs; inside org, a is entitled to what
+  // of them it fits and s to the rest.
+  const std::vector<int32_t> parent = {-1, 0, 0, -1};
+  const std::vector<double> weight = {1, 1, 1, 1};
+  std::vector<std::map<uint32_t, double>> demand(4);
+  demand[1][0b10] = 100;
+  demand[2][0b11] = 100;
+  demand[3][0b11] = 100;
+  const TreeFill t = FillTree({4, 8}, parent, weight, demand);
+  EXPECT_NEAR(t.e[0], 6, 1e-9);
+  EXPECT_NEAR(t.e[3], 6, 1e-9);
+  EXPECT_NEAR(t.e[1] + t.e[2], 6, 1e-9);
+  EXPECT_NEAR(t.split[1][0], 0, 1e-9);  // a only on big nodes
+  for (int c = 0; c < 2; ++c) EXPECT_LE(t.split[1][c] + t.split[2][c], t.split[0][c] + 1e-9);
+  EXPECT_NEAR(t.e[1], 3, 1e-9);
+  EXPECT_NEAR(t.e[2], 3, 1e-9);
+}
+
 cluster::Cluster MakeCluster(const std::string& spec) {
   auto c = cluster::ParseClusterSpec(spec);
   EXPECT_TRUE(c.ok()) << c.status().ToString();
@@ -159,6 +210,33 @@ TEST(Entitlement, TheLedgerRefreshesFromDemandAndIntegrates) {
   EXPECT_NEAR(ledger.entitled(qb), 12 * G, 1e-6);
   ledger.RemoveDemand(qb, tb);
   EXPECT_EQ(ledger.entitlement().DemandIn(qb), 0);
+}
+
+TEST(Entitlement, ALeafTakesWhatItsSiblingLeavesBeforeOtherSubtrees) {
+  const cluster::Cluster c = MakeCluster("2x8:H100");
+  QueueSpec org{.name = "org"};
+  QueueSpec a1{.name = "a1", .parent = "org", .tenants = {"a1"}};
+  QueueSpec a2{.name = "a2", .parent = "org", .tenants = {"a2"}};
+  QueueSpec b{.name = "b", .tenants = {"b"}};
+  auto tree = QueueTree::Create({org, a1, a2, b}, c);
+  ASSERT_TRUE(tree.ok()) << tree.status().ToString();
+  tree->set_entitlement(EntitlementMode::kReachable, 0);
+  Ledger ledger(std::move(tree).value(), c);
+  const int32_t qo = ledger.tree().Find("org"), q1 = ledger.tree().Find("a1"), q2 = ledger.tree().Find("a2"),
+                qb = ledger.tree().Find("b");
+  ledger.AddDemand(q1, Job(4, 8, "a1"));
+  ledger.AddDemand(qb, Job(4, 8, "b"));
+  ledger.Advance(0);
+  // a2 runs nothing: a1 has the org's half, b its own half.
+  EXPECT_NEAR(ledger.entitled(q1), 8 * G, 1e-6);
+  EXPECT_NEAR(ledger.entitled(q2), 0, 1e-6);
+  EXPECT_NEAR(ledger.entitled(qb), 8 * G, 1e-6);
+  EXPECT_NEAR(ledger.entitled(qo), 8 * G, 1e-6);
+  ledger.AddDemand(q2, Job(4, 8, "a2"));
+  ledger.Advance(kUsPerSecond);
+  EXPECT_NEAR(ledger.entitled(q1), 4 * G, 1e-6);
+  EXPECT_NEAR(ledger.entitled(q2), 4 * G, 1e-6);
+  EXPECT_NEAR(ledger.entitled(qb), 8 * G, 1e-6);
 }
 
 TEST(Entitlement, RefreshWaitsForTheInterval) {

@@ -194,25 +194,20 @@ void Ledger::RefreshEntitlement() {
   if (!reachable_) return;
   solved_version_ = entitle_.version();
   const int32_t n = tree_.size();
-  // A leaf's weight: the product over its path of weight / sum of siblings'.
-  std::vector<double> sibling_sum(n + 1, 0.0);  // by parent (n: the root)
+  // Level by level (FillTree): siblings share their parent's entitlement.
+  std::vector<int32_t> parent(n);
+  std::vector<double> weight(n);
   for (int32_t q = 0; q < n; ++q) {
-    const int32_t parent = tree_.node(q).parent;
-    sibling_sum[parent < 0 ? n : parent] += tree_.node(q).weight;
+    parent[q] = tree_.node(q).parent;
+    weight[q] = tree_.node(q).weight;
   }
-  std::vector<double> weights(n, 0.0);
-  for (int32_t q = 0; q < n; ++q) {
-    if (!tree_.node(q).is_leaf()) continue;
-    double w = 1;
-    for (int32_t a = q; a >= 0; a = tree_.node(a).parent) {
-      const double sum = sibling_sum[tree_.node(a).parent < 0 ? n : tree_.node(a).parent];
-      w *= sum > 0 ? tree_.node(a).weight / sum : 0.0;
-    }
-    weights[q] = w;
-  }
-  const FillProblem problem = entitle_.Problem(weights);
-  const std::vector<double> e = WaterFill(problem);
-  const std::vector<std::vector<double>> split = SplitByClass(problem, e);
+  const FillProblem problem = entitle_.Problem(weight);
+  std::vector<std::map<uint32_t, double>> demand(n);
+  for (int32_t q = 0; q < n && q < static_cast<int32_t>(problem.queues.size()); ++q)
+    if (tree_.node(q).is_leaf()) demand[q] = problem.queues[q].demand;
+  const TreeFill fill = FillTree(problem.capacity, parent, weight, demand);
+  const std::vector<double>& e = fill.e;
+  const std::vector<std::vector<double>>& split = fill.split;
   const int32_t types = tree_.num_types();
   entitled_.assign(n, 0.0);
   entitled_type_.assign(static_cast<size_t>(n) * types, 0.0);
