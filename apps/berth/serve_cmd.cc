@@ -72,6 +72,8 @@ struct ServeFlags {
   std::string spares = "none";
   std::string repair;  // "" = in-place with --spares, else requeue
   std::string repair_cost;
+  std::string failure_rates;  // sizes --spares leaf|spine
+  std::string restart_cost;
   std::string repair_peers = "keep";
   std::string tls_cert, tls_key, tls_client_ca;
   bool tls_require_client_cert = false;  // every connection must present a verified client certificate  // TLS for the API (http/tls.h)
@@ -151,7 +153,7 @@ int Serve(const ServeFlags& f) {
   TimeUs grace = 0, min_runtime = -1, restore_cost = 0, idempotency_ttl = server::ServiceOptions{}.idempotency_ttl,
          pass_budget = server::ServiceOptions{}.pass_budget, kill_grace = server::ServiceOptions{}.kill_grace,
          heartbeat_interval = -1, heartbeat_timeout = -1, yield_best_effort = -1, yield_training_grace = -1,
-         repair_cost = 0;
+         repair_cost = 0, restart_cost = 0;
   for (const auto& [flag, text, out] : {std::tuple{"--preemption-grace", &f.preemption_grace, &grace},
                                         std::tuple{"--min-runtime", &f.min_runtime, &min_runtime},
                                         std::tuple{"--restore-cost", &f.restore_cost, &restore_cost},
@@ -161,6 +163,7 @@ int Serve(const ServeFlags& f) {
                                         std::tuple{"--heartbeat-interval", &f.heartbeat_interval, &heartbeat_interval},
                                         std::tuple{"--heartbeat-timeout", &f.heartbeat_timeout, &heartbeat_timeout},
                                         std::tuple{"--repair-cost", &f.repair_cost, &repair_cost},
+                                        std::tuple{"--restart-cost", &f.restart_cost, &restart_cost},
                                         std::tuple{"--yield-best-effort", &f.yield_best_effort, &yield_best_effort},
                                         std::tuple{"--yield-training-grace", &f.yield_training_grace,
                                                    &yield_training_grace}}) {
@@ -181,8 +184,21 @@ int Serve(const ServeFlags& f) {
     std::cerr << "berth serve: --spares: " << spares.status().message() << "\n";
     return kExitUsage;
   }
-  // No failure rates to size spares from: "leaf" and "spine" alone keep 1.
-  if (spares->mode != faults::SpareMode::kNone && spares->per_domain < 0) spares->per_domain = 1;
+  // "leaf" and "spine" alone are sized from --failure-rates (else 1 a domain).
+  std::vector<faults::FailureRate> spare_rates;
+  if (!f.failure_rates.empty()) {
+    auto spec = faults::LoadFailures(f.failure_rates, cluster::Cluster{}, "--failure-rates");
+    if (spec.ok() && !spec->events.empty())
+      spec = InvalidArgument("--failure-rates: " + f.failure_rates + " has timed events; give rates only");
+    if (!spec.ok()) {
+      std::string m = spec.status().message();
+      if (m.rfind("--failure-rates", 0) != 0) m = "--failure-rates: " + m;
+      std::cerr << "berth serve: " << m << "\n";
+      return kExitUsage;
+    }
+    spare_rates = spec->rates;
+  }
+  if (spares->mode != faults::SpareMode::kNone && spares->per_domain < 0 && spare_rates.empty()) spares->per_domain = 1;
   std::optional<faults::RepairMode> repair =
       f.repair.empty() ? (spares->mode != faults::SpareMode::kNone ? faults::RepairMode::kInPlace
                                                                    : faults::RepairMode::kRequeue)
@@ -360,6 +376,8 @@ int Serve(const ServeFlags& f) {
   opts.repair = *repair;
   opts.spares = *spares;
   opts.repair_cost = repair_cost;
+  opts.restart_cost = restart_cost;
+  opts.spare_rates = std::move(spare_rates);
   opts.repair_peers = f.repair_peers == "restart" ? server::ServiceOptions::RepairPeers::kRestart
                                                   : server::ServiceOptions::RepairPeers::kKeep;
   std::optional<tenancy::QueueFile> queue_file;  // as written (its per-queue overcommit ratios)
@@ -534,9 +552,16 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
                   "a node silent this long is down and its gangs requeued, e.g. 10s (default 10s, at least 3 "
                   "intervals; virtual nodes 2s)");
   cmd->add_option("--spares", flags->spares,
-                  "node agents or --virtual-nodes: hot spare nodes kept idle per domain for in-place repairs: none, leaf:N or spine:N "
-                  "(leaf and spine: 1; at most half a domain's nodes)")
+                  "node agents or --virtual-nodes: hot spare nodes kept idle per domain for in-place repairs: none, leaf:N or spine:N, "
+                  "or leaf / spine: sized from --failure-rates for the largest gang held (without rates: 1; at most "
+                  "half a domain's nodes)")
       ->capture_default_str();
+  cmd->add_option("--failure-rates", flags->failure_rates,
+                  "with --spares leaf|spine: the failure rates that size the spares: a built-in profile (llama3, "
+                  "llama3*SCALE) or a failure file's rate lines (docs/failures.md)");
+  cmd->add_option("--restart-cost", flags->restart_cost,
+                  "with sized --spares: time a gang restarted whole loses (jobs without restart_cost_s), e.g. 30m "
+                  "(default 0)");
   cmd->add_option("--repair", flags->repair,
                   "node agents or --virtual-nodes: what a gang hit by a node or GPU failure does: requeue (restart whole) or in-place "
                   "(only the failed tasks restart, as new attempts with their ranks, on a spare or free node of their "

@@ -230,19 +230,19 @@ StatusOr<FailureSpec> ParseFailureSpec(std::string_view text, const std::string&
   return spec;
 }
 
-StatusOr<FailureSpec> LoadFailures(const std::string& what, const cluster::Cluster& cluster) {
+StatusOr<FailureSpec> LoadFailures(const std::string& what, const cluster::Cluster& cluster, const std::string& flag) {
   const size_t star = what.find('*');
   const std::string name = what.substr(0, star);
   StatusOr<std::vector<FailureRate>> builtin = BuiltinProfile(name);
   if (builtin.ok()) {
     const std::string line = "profile " + name + (star == std::string::npos ? "" : " scale " + what.substr(star + 1));
-    return ParseFailureSpec(line, "--failures " + what, cluster);
+    return ParseFailureSpec(line, flag + " " + what, cluster);
   }
   std::ifstream f(what);
   if (!f) {
     std::string names;
     for (const auto& n : BuiltinProfileNames()) names += (names.empty() ? "" : ", ") + n;
-    return NotFound("--failures: '" + what + "' is neither a failure file nor a profile (" + names + ")");
+    return NotFound(flag + ": '" + what + "' is neither a failure file nor a profile (" + names + ")");
   }
   std::stringstream buf;
   buf << f.rdbuf();

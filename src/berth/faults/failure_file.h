@@ -58,7 +58,8 @@ StatusOr<FailureSpec> ParseFailureSpec(std::string_view text, const std::string&
                                        const cluster::Cluster& cluster);
 // `--failures` value: a built-in profile name, NAME*SCALE (e.g. llama3*4),
 // or a failure file's path.
-StatusOr<FailureSpec> LoadFailures(const std::string& what, const cluster::Cluster& cluster);
+StatusOr<FailureSpec> LoadFailures(const std::string& what, const cluster::Cluster& cluster,
+                                    const std::string& flag = "--failures");
 
 // A built-in profile's rates (rates are per component, so any cluster size
 // works); NotFound for an unknown name. Profiles: llama3 (docs/failures.md).

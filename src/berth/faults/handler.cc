@@ -80,16 +80,10 @@ Status FaultHandler::Init(std::span<Scheduler* const> scheds) {
     const int32_t m = dom.end.value() - dom.begin.value();
     int32_t n = options_.spares.per_domain;
     if (n < 0) {
-      SpareInputs in;
-      in.nodes = m;
-      in.gpus_per_node = std::max(1, dom.gpus / std::max(1, m));
-      in.faults_per_node_hour = rate.per_node_hour;
-      in.mean_down_hours = rate.mean_down_hours;
-      in.gang_gpus = static_cast<double>(std::min<int64_t>(options_.largest_gang_gpus, cluster_.total_gpus()));
       const TimeUs restart =
           options_.largest_gang_restart_cost >= 0 ? options_.largest_gang_restart_cost : options_.restart_cost;
-      in.saved_hours = UsToSeconds(std::max<TimeUs>(0, restart - options_.repair_cost)) / 3600.0;
-      n = SpareCount(in);
+      n = DomainSpareCount(m, dom.gpus, rate, std::min<int64_t>(options_.largest_gang_gpus, cluster_.total_gpus()),
+                           restart, options_.repair_cost);
     }
     n = std::min(n, m - 1);
     spare_target_[d.value()] = n;

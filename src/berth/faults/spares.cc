@@ -1,6 +1,7 @@
 // The expected-cost spare rule (see spares.h).
 #include "berth/faults/spares.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace berth::faults {
@@ -39,6 +40,18 @@ NodeFaultRate NodeLevelRate(const std::vector<FailureRate>& rates, int32_t gpus_
   }
   if (out.per_node_hour > 0) out.mean_down_hours = weighted / out.per_node_hour;
   return out;
+}
+
+int32_t DomainSpareCount(int32_t nodes, int64_t gpus, const NodeFaultRate& rate, int64_t gang_gpus, TimeUs restart,
+                         TimeUs repair) {
+  SpareInputs in;
+  in.nodes = nodes;
+  in.gpus_per_node = static_cast<int32_t>(std::max<int64_t>(1, gpus / std::max(1, nodes)));
+  in.faults_per_node_hour = rate.per_node_hour;
+  in.mean_down_hours = rate.mean_down_hours;
+  in.gang_gpus = static_cast<double>(gang_gpus);
+  in.saved_hours = UsToSeconds(std::max<TimeUs>(0, restart - repair)) / 3600.0;
+  return SpareCount(in);
 }
 
 }  // namespace berth::faults

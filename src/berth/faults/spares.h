@@ -41,5 +41,11 @@ struct NodeFaultRate {
   double mean_down_hours = 0;
 };
 NodeFaultRate NodeLevelRate(const std::vector<FailureRate>& rates, int32_t gpus_per_node);
+// The rule for one domain of `nodes` nodes holding `gpus` GPUs: the gang a
+// missing spare costs has `gang_gpus` GPUs, a whole restart of it costs
+// `restart` and an in-place repair `repair` (the simulator and the service
+// size their spares with this).
+int32_t DomainSpareCount(int32_t nodes, int64_t gpus, const NodeFaultRate& rate, int64_t gang_gpus, TimeUs restart,
+                         TimeUs repair);
 
 }  // namespace berth::faults

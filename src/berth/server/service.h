@@ -181,7 +181,13 @@ struct ServiceOptions {
   // Hot spares kept out of the scheduler per leaf or spine (per_domain N,
   // at least 1), chosen among empty healthy nodes (the highest names of the
   // domain first) and refilled as nodes come back.
+  // per_domain -1 ("leaf" or "spine" alone): sized per domain from
+  // spare_rates by the expected-cost rule (faults/spares.h) for the largest
+  // gang the service holds, whose whole restart costs its restart_cost_s
+  // (else restart_cost) against repair_cost; without rates, 1.
   faults::SpareSetting spares;
+  std::vector<faults::FailureRate> spare_rates;
+  TimeUs restart_cost = 0;
   TimeUs repair_cost = 0;  // a repaired gang works again after this (SchedulerOptions)
   // The other tasks of a repaired gang: keep running (they are told of the
   // new peer: the run list's "peers" and the task's peers.json), or restart
@@ -459,6 +465,8 @@ class Service final : private VirtualNodes::Sink {
   void OnRepairDurable(int64_t id, int32_t generation, int32_t task, int32_t attempt, const Status& s);
   // Keeps ServiceOptions::spares spares per domain among empty healthy nodes.
   void RefreshSpares();
+  // The spares each domain at `level` keeps (sized at most once a minute).
+  int32_t SpareWant(DomainId d, int32_t nodes);
   // A node-level failure of `node` into the failure history of the policy's
   // plugins that learn from failures (topology-reliable), kept by node name
   // across rebuilds of the cluster model.
@@ -662,6 +670,12 @@ class Service final : private VirtualNodes::Sink {
   // each new scheduler's failure-aware plugins; the last kMaxFailureHistory.
   static constexpr size_t kMaxFailureHistory = 100'000;
   bool recovered_ = false;  // Recover ran (before the loop starts)
+  // Sized spares (ServiceOptions::spares per_domain -1): the largest gang held
+  // (GPUs, restart cost) when last sized, and when.
+  int64_t spare_gang_gpus_ = 0;
+  TimeUs spare_gang_restart_ = 0;
+  TimeUs spare_sized_at_ = -1;
+  size_t spare_sized_jobs_ = 0;
   std::deque<std::tuple<std::string, TimeUs, double>> failure_history_;
   // Agents mode, shared with the HTTP threads under beat_mu_: each agent's
   // identity and last heartbeat (steady clock), by node name.

@@ -12,6 +12,7 @@
 #include <bit>
 #include <climits>
 
+#include "berth/faults/spares.h"
 #include "berth/plugins/topology/failure_history.h"
 #include "berth/server/records.h"
 #include "berth/server/service.h"
@@ -171,7 +172,7 @@ void Service::RefreshSpares() {
   for (DomainId d : cluster_->domains_at(level)) {
     const cluster::Domain& dom = cluster_->domain(d);
     const int32_t m = dom.end.value() - dom.begin.value();
-    const int32_t want = std::min(std::max(1, options_.spares.per_domain), m / 2);
+    const int32_t want = std::min(SpareWant(d, m), m / 2);
     int32_t have = 0;
     for (int32_t k = dom.begin.value(); k < dom.end.value(); ++k) {
       NodeEntry& ne = nodes_[k];
@@ -182,6 +183,17 @@ void Service::RefreshSpares() {
         continue;
       }
       ++have;
+    }
+    // Fewer wanted (a sized target fell): the lowest spares go back to work.
+    for (int32_t k = dom.begin.value(); k < dom.end.value() && have > want; ++k) {
+      NodeEntry& ne = nodes_[k];
+      if (!ne.spare) continue;
+      ne.spare = false;
+      if (!sched_->SetNodeUp(NodeId(k), ne.schedulable()).ok()) continue;
+      --have;
+      node_views_dirty_ = true;
+      dirty_ = true;
+      log_.Info("spare_released", {{"node", cluster_->node(NodeId(k)).name}, {"domain", dom.name}, {"want", want}});
     }
     for (int32_t k = dom.end.value() - 1; k >= dom.begin.value() && have < want; --k) {
       NodeEntry& ne = nodes_[k];
@@ -194,6 +206,40 @@ void Service::RefreshSpares() {
       log_.Info("spare_set", {{"node", cluster_->node(NodeId(k)).name}, {"domain", dom.name}});
     }
   }
+}
+
+int32_t Service::SpareWant(DomainId d, int32_t nodes) {
+  if (options_.spares.per_domain >= 0) return std::max(1, options_.spares.per_domain);
+  if (options_.spare_rates.empty()) return 1;
+  const TimeUs now = clock_.Now();
+  // Once a minute, or a second after the jobs held changed.
+  const size_t held = pending_.size() + running_.size();
+  const bool changed = held != spare_sized_jobs_ && now - spare_sized_at_ >= kUsPerSecond;
+  if (spare_sized_at_ < 0 || changed || now - spare_sized_at_ >= 60 * kUsPerSecond) {
+    // The largest gang pending or running (ties: the lowest id), and its
+    // restart cost: what a domain without a spare loses at a fault.
+    spare_sized_at_ = now;
+    spare_sized_jobs_ = held;
+    spare_gang_gpus_ = 0;
+    spare_gang_restart_ = options_.restart_cost;
+    int64_t best = -1;
+    for (const auto* set : {&pending_, &running_})
+      for (int64_t id : *set) {
+        const auto it = jobs_.find(id);
+        if (it == jobs_.end() || it->second.spec.num_tasks() < 2) continue;
+        const int64_t gpus = it->second.spec.total_gpus();
+        if (gpus < spare_gang_gpus_ || (gpus == spare_gang_gpus_ && best >= 0 && id > best)) continue;
+        best = id;
+        spare_gang_gpus_ = gpus;
+        const TimeUs cost = it->second.spec.restart_cost;
+        spare_gang_restart_ = cost >= 0 ? cost : options_.restart_cost;
+      }
+  }
+  const cluster::Domain& dom = cluster_->domain(d);
+  const faults::NodeFaultRate rate =
+      faults::NodeLevelRate(options_.spare_rates, std::max(1, cluster_->max_gpus_per_node()));
+  return faults::DomainSpareCount(nodes, dom.gpus, rate, std::min<int64_t>(spare_gang_gpus_, cluster_->total_gpus()),
+                                  spare_gang_restart_, options_.repair_cost);
 }
 
 void Service::RecordFailure(NodeId node, double weight) {
