@@ -663,6 +663,51 @@ def scenario_repair(api, binary, work, ns):
             api.delete_pod(ns, p["metadata"]["name"])
 
 
+def scenario_repair_spares(api, binary, work, ns):
+    """--spares leaf:1: the highest-named node of each leaf is kept idle; a NoExecute GPU-health taint on a gang's
+    node moves that pod's task to its leaf's spare, where the re-created pod is bound."""
+    berth = Berth(binary, api, work, ["--spares", "leaf:1"], name="berth-spares")
+    berth.start()
+    taint = {"spec": {"taints": [{"key": "gpu-health", "value": "xid-79", "effect": "NoExecute"}]}}
+    try:
+        def spares():
+            return sorted(n["name"] for n in (berth.get("/v1/nodes") or {}).get("nodes", []) if n.get("spare"))
+        ok = wait_until(lambda: len(spares()) == 8, 20)
+        check("spares: one spare per leaf, the highest name", ok and all(int(n.split("-")[1]) % 8 == 7 for n in spares()),
+              str(spares()))
+        gang = make_gang(api, ns, "sp", 2, 8, "berth")
+        b = wait_until(lambda: bound(api, ns, gang), 30)
+        check("spares: the gang binds beside the spares", b and not set(b.values()) & set(spares()), str(b))
+        if b:
+            lost, kept = b[gang[0]], b[gang[1]]
+            spare = [n for n in spares() if leaf_of(api, n) == leaf_of(api, lost)]
+            kept_uid = api.pod(ns, gang[1])["metadata"]["uid"]
+            api.patch("/api/v1/nodes/" + lost, taint)
+            ok = wait_until(lambda: api.pod(ns, gang[0]) is None, 30)
+            time.sleep(1)
+            p1 = api.pod(ns, gang[1]) or {}
+            check("spares: a NoExecute taint evicts only the pod on %s" % lost,
+                  ok and p1.get("metadata", {}).get("uid") == kept_uid and p1["spec"].get("nodeName") == kept,
+                  str(p1.get("spec", {}).get("nodeName")))
+            api.make_pod(ns, gang[0], gpus=8, labels={"berth.dev/pod-group": "sp"},
+                         annotations={"berth.dev/min-member": "2"})
+            nb = wait_until(lambda: bound(api, ns, [gang[0]]), 30)
+            check("spares: the re-created pod is bound to the leaf's spare %s" % spare,
+                  nb and [nb[gang[0]]] == spare, str(nb))
+            text = berth.get("/metrics")
+            check("spares: /metrics counts the spare used", metric(text, "berth_spares_used_total") == 1 and
+                  metric(text, "berth_gang_repairs_total") == 1, str(metric(text, "berth_spares_used_total")))
+            api.patch("/api/v1/nodes/" + lost, {"spec": {"taints": None}})
+        for n in gang:
+            api.delete_pod(ns, n)
+        ok = wait_until(lambda: counts_agree(api, berth)[0] and not api.pods(ns), 30)
+        check("spares: an emptied namespace leaves no GPU held in Berth", ok, str(counts_agree(api, berth)[1:]))
+    finally:
+        berth.kill(signal.SIGTERM)
+        for p in api.pods(ns):
+            api.delete_pod(ns, p["metadata"]["name"])
+
+
 def scenario_preemption(api, binary, work, ns):
     """Priority preemption through the Eviction API: one minimal set evicted,
     the preemptor placed on what it freed, no further evictions."""
@@ -758,6 +803,7 @@ def main():
         berth = None
         if wanted("repair"):
             scenario_repair(api, args.berth, work, "rep")
+            scenario_repair_spares(api, args.berth, work, "rep")
         api.ensure_namespace("ext")
         if wanted("extender"):
             scenario_extender(api, args.berth, work, cp, "ext")

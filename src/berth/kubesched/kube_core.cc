@@ -300,15 +300,18 @@ void KubeScheduler::FormJobs() {
   }
   for (auto& [key, members] : waiting) {
     if (pending_job_of_group_.count(key)) continue;  // one pending job per group at a time
-    PodEntry& first = *members[0];
-    const int32_t need = MinMember(first);
-    const int32_t have = static_cast<int32_t>(members.size()) + (first.group.empty() ? 0 : bound_members[first.group]);
+    const int32_t need = MinMember(*members[0]);  // the same for every member
+    const int32_t have =
+        static_cast<int32_t>(members.size()) + (members[0]->group.empty() ? 0 : bound_members[members[0]->group]);
     if (have < need) continue;
     std::sort(members.begin(), members.end(), [](const PodEntry* a, const PodEntry* b) {
       if (a->gpus != b->gpus) return a->gpus > b->gpus;  // workers (the GPU shape) first, then helpers
       if (a->subgroup != b->subgroup) return a->subgroup < b->subgroup;
       return NaturalLess(a->name, b->name);
     });
+    // The gang's annotations are read from its first pod in rank order (not
+    // from whichever the pod table's hash order gave first).
+    PodEntry& first = *members[0];
     JobEntry job;
     job.id = next_job_++;
     job.group = key;
