@@ -74,6 +74,14 @@ class KubeSchedulerTestPeer {
     for (const auto& [name, leaf] : nodes) s_.OnNode("ADDED", Node(name, leaf));
   }
   void SetNode(const json& node) { s_.OnNode("MODIFIED", node); }
+  // A berth.dev/v1alpha1 PodGroup ml/NAME with these annotations.
+  void AddPodGroup(const std::string& name, int min_member, json annotations) {
+    s_.OnPodGroup("berth-podgroup", "ADDED",
+                  {{"apiVersion", "berth.dev/v1alpha1"},
+                   {"kind", "PodGroup"},
+                   {"metadata", {{"name", name}, {"namespace", "ml"}, {"annotations", annotations}}},
+                   {"spec", {{"minMember", min_member}}}});
+  }
   void AddPod(const json& pod) { s_.OnPod("ADDED", pod); }
   void DeletePod(const std::string& uid) {
     auto it = s_.pods_.find(uid);
@@ -323,6 +331,28 @@ TEST(KubeRepairTest, TheGangsAnnotationOverridesTheFlag) {
   r.Turn();
   EXPECT_EQ(Evicted(r.Writes()), std::vector<std::string>{"h-1"});
   EXPECT_EQ(r.metrics().gang_repairs.load(), 1u);
+}
+
+TEST(KubeRepairTest, ThePodGroupsAnnotationWinsOverThePods) {
+  Peer k{KubeSchedulerOptions{}};
+  TwoLeaves(k);
+  k.AddPodGroup("g", 2, {{"berth.dev/repair", "in-place"}});
+  const auto placed = PlaceGang(k, "g", 2, {{"berth.dev/repair", "requeue"}});
+  ASSERT_EQ(placed.size(), 2u);
+  const std::string lost = placed.at("g-0");
+  k.SetNode(Peer::Node(lost, k.LeafOf(lost), false));
+  k.Turn();
+  EXPECT_EQ(Evicted(k.Writes()), std::vector<std::string>{"g-0"});
+  EXPECT_EQ(k.metrics().gang_repairs.load(), 1u);
+
+  Peer bad{KubeSchedulerOptions{}};
+  TwoLeaves(bad);
+  bad.AddPodGroup("h", 2, {{"berth.dev/repair", "yes"}});
+  for (int i = 0; i < 2; ++i) bad.AddPod(Peer::Pod("h-" + std::to_string(i), "h-uid-" + std::to_string(i), "h", 2));
+  bad.Turn();
+  const auto messages = bad.ConditionMessages();
+  ASSERT_FALSE(messages.empty());
+  EXPECT_EQ(messages[0], "berth: PodGroup ml/h: annotation berth.dev/repair: expected in-place or requeue, found 'yes'");
 }
 
 TEST(KubeRepairTest, ABadAnnotationKeepsTheGangOutWithAMessageNamingThePod) {
