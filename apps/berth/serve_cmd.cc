@@ -68,13 +68,14 @@ struct ServeFlags {
   std::string kill_grace;
   std::string heartbeat_interval;
   std::string heartbeat_timeout;
-  // In-place repair with node agents or virtual nodes (docs/failures.md): as in berth simulate.
+  // In-place repair with node agents, virtual nodes or --kube (docs/failures.md): as in berth simulate.
   std::string spares = "none";
   std::string repair;  // "" = in-place with --spares, else requeue
   std::string repair_cost;
   std::string failure_rates;  // sizes --spares leaf|spine
   std::string restart_cost;
   std::string repair_peers = "keep";
+  std::string repair_timeout;  // --kube: how long a repaired task waits for its replacement pod
   std::string tls_cert, tls_key, tls_client_ca;
   bool tls_require_client_cert = false;  // every connection must present a verified client certificate  // TLS for the API (http/tls.h)
   bool extender_anonymous = false;               // extender verbs without credentials (loopback only)
@@ -153,7 +154,7 @@ int Serve(const ServeFlags& f) {
   TimeUs grace = 0, min_runtime = -1, restore_cost = 0, idempotency_ttl = server::ServiceOptions{}.idempotency_ttl,
          pass_budget = server::ServiceOptions{}.pass_budget, kill_grace = server::ServiceOptions{}.kill_grace,
          heartbeat_interval = -1, heartbeat_timeout = -1, yield_best_effort = -1, yield_training_grace = -1,
-         repair_cost = 0, restart_cost = 0;
+         repair_cost = 0, restart_cost = 0, repair_timeout = KubeServeFlags{}.repair_timeout;
   for (const auto& [flag, text, out] : {std::tuple{"--preemption-grace", &f.preemption_grace, &grace},
                                         std::tuple{"--min-runtime", &f.min_runtime, &min_runtime},
                                         std::tuple{"--restore-cost", &f.restore_cost, &restore_cost},
@@ -164,6 +165,7 @@ int Serve(const ServeFlags& f) {
                                         std::tuple{"--heartbeat-timeout", &f.heartbeat_timeout, &heartbeat_timeout},
                                         std::tuple{"--repair-cost", &f.repair_cost, &repair_cost},
                                         std::tuple{"--restart-cost", &f.restart_cost, &restart_cost},
+                                        std::tuple{"--repair-timeout", &f.repair_timeout, &repair_timeout},
                                         std::tuple{"--yield-best-effort", &f.yield_best_effort, &yield_best_effort},
                                         std::tuple{"--yield-training-grace", &f.yield_training_grace,
                                                    &yield_training_grace}}) {
@@ -236,6 +238,10 @@ int Serve(const ServeFlags& f) {
     k.min_runtime = min_runtime;
     k.plugin_args = f.plugin_args;
     k.preemption_grace = grace;
+    k.repair = *repair;
+    k.spares = *spares;
+    k.repair_cost = repair_cost;
+    k.repair_timeout = repair_timeout;
     return ServeKube(k);
   }
   // Block the stop signals in every thread; the main thread waits for them.
@@ -552,9 +558,9 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
                   "a node silent this long is down and its gangs requeued, e.g. 10s (default 10s, at least 3 "
                   "intervals; virtual nodes 2s)");
   cmd->add_option("--spares", flags->spares,
-                  "node agents or --virtual-nodes: hot spare nodes kept idle per domain for in-place repairs: none, leaf:N or spine:N, "
-                  "or leaf / spine: sized from --failure-rates for the largest gang held (without rates: 1; at most "
-                  "half a domain's nodes)")
+                  "node agents, --virtual-nodes or --kube: hot spare nodes kept idle per domain for in-place repairs: "
+                  "none, leaf:N or spine:N, or leaf / spine: sized from --failure-rates for the largest gang held "
+                  "(--kube, or without rates: 1; at most half a domain's nodes)")
       ->capture_default_str();
   cmd->add_option("--failure-rates", flags->failure_rates,
                   "with --spares leaf|spine: the failure rates that size the spares: a built-in profile (llama3, "
@@ -563,12 +569,17 @@ void AddServeCommand(CLI::App& app, std::function<int()>& run) {
                   "with sized --spares: time a gang restarted whole loses (jobs without restart_cost_s), e.g. 30m "
                   "(default 0)");
   cmd->add_option("--repair", flags->repair,
-                  "node agents or --virtual-nodes: what a gang hit by a node or GPU failure does: requeue (restart whole) or in-place "
-                  "(only the failed tasks restart, as new attempts with their ranks, on a spare or free node of their "
-                  "domain; else requeue); default: in-place with --spares, else requeue");
+                  "node agents, --virtual-nodes or --kube: what a gang hit by a node or GPU failure does: requeue "
+                  "(restart whole) or in-place (only the failed tasks restart, with their ranks, on a spare or free "
+                  "node of their domain; else requeue). --kube: a lost node (NotReady, NoExecute taint) evicts only "
+                  "its pods and their replacements are bound to the target nodes; a gang's berth.dev/repair "
+                  "annotation overrides the flag. Default: in-place with --spares, else requeue");
   cmd->add_option("--repair-cost", flags->repair_cost,
                   "with --repair in-place: time a repaired gang spends restoring before it works, e.g. "
                   "5m (default 0)");
+  cmd->add_option("--repair-timeout", flags->repair_timeout,
+                  "--kube with in-place repair: how long a repaired task's target node is held for its replacement "
+                  "pod; then the whole gang is requeued, e.g. 10m (default 5m)");
   cmd->add_option("--repair-peers", flags->repair_peers,
                   "node agents with --repair in-place: the repaired gang's other tasks keep running and are told "
                   "of the new peer (keep), or restart too as new attempts on their own GPUs (restart)")

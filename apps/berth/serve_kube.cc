@@ -68,6 +68,10 @@ int ServeKube(const KubeServeFlags& f) {
   opts.yield_best_effort = f.yield_best_effort;
   opts.yield_training_grace = f.yield_training_grace;
   opts.colocation = f.colocation;
+  opts.repair = f.repair;
+  opts.spares = f.spares;
+  opts.repair_cost = f.repair_cost;
+  opts.replacement_timeout = f.repair_timeout;
   auto levels = ParseTopologyLabels(f.topology_labels);
   if (!levels.ok()) return fail("topology-label", levels.status());
   opts.node_model.levels = *levels;

@@ -9,6 +9,7 @@
 #include "berth/cluster/level.h"
 #include "berth/common/quantity.h"
 #include "berth/common/status.h"
+#include "berth/faults/handler.h"
 #include "berth/server/colocation_flags.h"
 #include "berth/server/log.h"
 
@@ -32,6 +33,11 @@ struct KubeServeFlags {
   TimeUs preemption_grace = 0;
   TimeUs yield_best_effort = -1, yield_training_grace = -1;  // -1: the grace
   server::ServeColocation colocation;  // --reserved-nodes (Node names), --colocation-mode, --overcommit, ...
+  // In-place repair (--repair, --spares, --repair-cost, --repair-timeout; parsed as for berth serve).
+  faults::RepairMode repair = faults::RepairMode::kRequeue;
+  faults::SpareSetting spares;
+  TimeUs repair_cost = 0;
+  TimeUs repair_timeout = 300'000'000;
   bool leader_elect = true;
   std::string lease_namespace;  // "" = the kubeconfig's namespace
   std::string lease_name = "berth-scheduler";

@@ -549,6 +549,165 @@ def scenario_queues_normalized(api, berth, ns):
     wait_until(lambda: not api.pods(ns), 20)
 
 
+def metric(text, name):
+    for line in (text or "").splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None
+
+
+def scenario_repair(api, binary, work, ns):
+    """In-place repair (--repair in-place): a NotReady node evicts only the gang's pod there; the pod made again
+    under its name is bound to a free node of the same leaf; no room in the leaf, or a gang annotated
+    berth.dev/repair: requeue, evicts the whole gang."""
+    berth = Berth(binary, api, work, ["--repair", "in-place", "--repair-timeout", "2m"], name="berth-repair")
+    berth.start()
+
+    def uids(names):
+        out = {}
+        for n in names:
+            p = api.pod(ns, n)
+            out[n] = p and (p["metadata"]["uid"], p["spec"].get("nodeName"))
+        return out
+
+    def gone(names):
+        return all(api.pod(ns, n) is None for n in names)
+
+    def lose(node):
+        api.set_node_status(node, ready=False)
+        return wait_until(lambda: any(n["name"] == node and n.get("usable") is False
+                                      for n in (berth.get("/v1/nodes") or {}).get("nodes", [])), 20)
+
+    def heal(node):
+        api.set_node_status(node, ready=True)
+        wait_until(lambda: any(n["name"] == node and n.get("usable") is True
+                               for n in (berth.get("/v1/nodes") or {}).get("nodes", [])), 20)
+
+    def cleanup(names):
+        for n in names:
+            api.delete_pod(ns, n)
+        wait_until(lambda: gone(names), 30)
+    try:
+        # A 2 x 8 gang: one pod per node, in one leaf.
+        gang = make_gang(api, ns, "rp", 2, 8, "berth")
+        b = wait_until(lambda: bound(api, ns, gang), 30)
+        check("repair: the 2-pod gang binds, one pod per node in one leaf",
+              b and b[gang[0]] != b[gang[1]] and leaf_of(api, b[gang[0]]) == leaf_of(api, b[gang[1]]), str(b))
+        if b:
+            lost, kept = b[gang[0]], b[gang[1]]
+            before = uids(gang)
+            old_rank = ((api.pod(ns, gang[0]) or {}).get("metadata", {}).get("annotations") or {}).get("berth.dev/rank")
+            check("repair: node %s is taken out" % lost, lose(lost))
+            ok = wait_until(lambda: api.pod(ns, gang[0]) is None, 30)
+            time.sleep(1)
+            after = uids(gang)
+            check("repair: only the pod on the NotReady node is evicted; the other keeps its uid and node %s" % kept,
+                  ok and after[gang[1]] == before[gang[1]], "before=%s after=%s" % (before, after))
+            # The owner makes the pod again under its name (as a StatefulSet does).
+            labels = {"berth.dev/pod-group": "rp"}
+            api.make_pod(ns, gang[0], gpus=8, labels=labels, annotations={"berth.dev/min-member": "2"})
+            nb = wait_until(lambda: bound(api, ns, [gang[0]]), 30)
+            target = nb and nb[gang[0]]
+            check("repair: the re-created pod is bound to another node of the same leaf",
+                  target and target not in (lost, kept) and leaf_of(api, target) == leaf_of(api, lost),
+                  "lost=%s kept=%s target=%s" % (lost, kept, target))
+            p0 = api.pod(ns, gang[0]) or {}
+            rank = p0.get("metadata", {}).get("annotations", {}).get("berth.dev/rank")
+            check("repair: the replacement takes the freed rank", rank is not None and rank == old_rank,
+                  "old=%s new=%s" % (old_rank, rank))
+            text = berth.get("/metrics")
+            check("repair: /metrics counts one repair and no fallback",
+                  metric(text, "berth_gang_repairs_total") == 1 and metric(text, "berth_repair_fallbacks_total") == 0,
+                  "repairs=%s fallbacks=%s" % (metric(text, "berth_gang_repairs_total"),
+                                               metric(text, "berth_repair_fallbacks_total")))
+            ok = wait_until(lambda: counts_agree(api, berth)[0], 10)
+            check("repair: Berth's GPU count equals Kubernetes' after the repair", ok, str(counts_agree(api, berth)[1:]))
+            heal(lost)
+        cleanup(gang)
+
+        # A gang annotated berth.dev/repair: requeue is requeued whole despite the flag.
+        gang = make_gang(api, ns, "rq", 2, 8, "berth", {"berth.dev/repair": "requeue"})
+        b = wait_until(lambda: bound(api, ns, gang), 30)
+        check("repair: the requeue-annotated gang binds", b, str(b))
+        if b:
+            lost = b[gang[0]]
+            check("repair: node %s is taken out" % lost, lose(lost))
+            ok = wait_until(lambda: gone(gang), 30)
+            check("repair: berth.dev/repair: requeue evicts every pod of the gang", ok,
+                  str([n for n in gang if api.pod(ns, n)]))
+            heal(lost)
+        cleanup(gang)
+
+        # No room: a gang of 8 x 8 fills its leaf; losing one node evicts the whole gang.
+        gang = make_gang(api, ns, "full", 8, 8, "berth", {"berth.dev/required-level": "leaf"})
+        b = wait_until(lambda: bound(api, ns, gang), 30)
+        check("repair: an 8-pod gang fills one leaf", b and len({leaf_of(api, n) for n in b.values()}) == 1, str(b))
+        if b:
+            lost = b[gang[3]]
+            check("repair: node %s is taken out" % lost, lose(lost))
+            ok = wait_until(lambda: gone(gang), 30)
+            check("repair: without room in the leaf every pod of the gang is evicted", ok,
+                  str([n for n in gang if api.pod(ns, n)]))
+            text = berth.get("/metrics")
+            check("repair: /metrics counts the fallback", metric(text, "berth_repair_fallbacks_total") == 1 and
+                  metric(text, "berth_gang_repairs_total") == 1,
+                  "repairs=%s fallbacks=%s" % (metric(text, "berth_gang_repairs_total"),
+                                               metric(text, "berth_repair_fallbacks_total")))
+            heal(lost)
+        cleanup(gang)
+        ok = wait_until(lambda: counts_agree(api, berth)[0], 10)
+        check("repair: an emptied namespace leaves no GPU held in Berth", ok, str(counts_agree(api, berth)[1:]))
+    finally:
+        berth.kill(signal.SIGTERM)
+        for p in api.pods(ns):
+            api.delete_pod(ns, p["metadata"]["name"])
+
+
+def scenario_repair_spares(api, binary, work, ns):
+    """--spares leaf:1: the highest-named node of each leaf is kept idle; a NoExecute GPU-health taint on a gang's
+    node moves that pod's task to its leaf's spare, where the re-created pod is bound."""
+    berth = Berth(binary, api, work, ["--spares", "leaf:1"], name="berth-spares")
+    berth.start()
+    taint = {"spec": {"taints": [{"key": "gpu-health", "value": "xid-79", "effect": "NoExecute"}]}}
+    try:
+        def spares():
+            return sorted(n["name"] for n in (berth.get("/v1/nodes") or {}).get("nodes", []) if n.get("spare"))
+        ok = wait_until(lambda: len(spares()) == 8, 20)
+        check("spares: one spare per leaf, the highest name", ok and all(int(n.split("-")[1]) % 8 == 7 for n in spares()),
+              str(spares()))
+        gang = make_gang(api, ns, "sp", 2, 8, "berth")
+        b = wait_until(lambda: bound(api, ns, gang), 30)
+        check("spares: the gang binds beside the spares", b and not set(b.values()) & set(spares()), str(b))
+        if b:
+            lost, kept = b[gang[0]], b[gang[1]]
+            spare = [n for n in spares() if leaf_of(api, n) == leaf_of(api, lost)]
+            kept_uid = api.pod(ns, gang[1])["metadata"]["uid"]
+            api.patch("/api/v1/nodes/" + lost, taint)
+            ok = wait_until(lambda: api.pod(ns, gang[0]) is None, 30)
+            time.sleep(1)
+            p1 = api.pod(ns, gang[1]) or {}
+            check("spares: a NoExecute taint evicts only the pod on %s" % lost,
+                  ok and p1.get("metadata", {}).get("uid") == kept_uid and p1["spec"].get("nodeName") == kept,
+                  str(p1.get("spec", {}).get("nodeName")))
+            api.make_pod(ns, gang[0], gpus=8, labels={"berth.dev/pod-group": "sp"},
+                         annotations={"berth.dev/min-member": "2"})
+            nb = wait_until(lambda: bound(api, ns, [gang[0]]), 30)
+            check("spares: the re-created pod is bound to the leaf's spare %s" % spare,
+                  nb and [nb[gang[0]]] == spare, str(nb))
+            text = berth.get("/metrics")
+            check("spares: /metrics counts the spare used", metric(text, "berth_spares_used_total") == 1 and
+                  metric(text, "berth_gang_repairs_total") == 1, str(metric(text, "berth_spares_used_total")))
+            api.patch("/api/v1/nodes/" + lost, {"spec": {"taints": None}})
+        for n in gang:
+            api.delete_pod(ns, n)
+        ok = wait_until(lambda: counts_agree(api, berth)[0] and not api.pods(ns), 30)
+        check("spares: an emptied namespace leaves no GPU held in Berth", ok, str(counts_agree(api, berth)[1:]))
+    finally:
+        berth.kill(signal.SIGTERM)
+        for p in api.pods(ns):
+            api.delete_pod(ns, p["metadata"]["name"])
+
+
 def scenario_preemption(api, binary, work, ns):
     """Priority preemption through the Eviction API: one minimal set evicted,
     the preemptor placed on what it freed, no further evictions."""
@@ -583,7 +742,7 @@ def main():
     ap.add_argument("--keep", help="work folder to keep (default: a temporary one, removed)")
     ap.add_argument("--burst", type=int, default=500)
     ap.add_argument("--only", help="run only these scenarios (comma-separated: basic, launch, health, queues, "
-                                   "restart, extender, preemption, services)")
+                                   "restart, repair, extender, preemption, services)")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else None
 
@@ -613,7 +772,7 @@ def main():
                     "fabric.topograph.run/tier-0": "leaf-%d" % (i // 8),
                     "fabric.topograph.run/tier-1": "spine-%d" % (i // 32)})
         add_nodes(0, 16)
-        for ns in ("ml", "burst", "ext", "qa", "prio", "svc"):
+        for ns in ("ml", "burst", "ext", "qa", "prio", "svc", "rep"):
             api.ensure_namespace(ns)
         for path in ("/apis/scheduling.volcano.sh/v1beta1/podgroups", "/apis/berth.dev/v1alpha1/queues"):
             wait_until(lambda: api.get(path, ok404=True) is not None, 20)
@@ -642,6 +801,9 @@ def main():
             scenario_restart(api, berth, "burst", args.burst)
         berth.kill(signal.SIGTERM)
         berth = None
+        if wanted("repair"):
+            scenario_repair(api, args.berth, work, "rep")
+            scenario_repair_spares(api, args.berth, work, "rep")
         api.ensure_namespace("ext")
         if wanted("extender"):
             scenario_extender(api, args.berth, work, cp, "ext")

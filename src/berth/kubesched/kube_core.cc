@@ -11,6 +11,7 @@
 
 #include "berth/kubesched/informer.h"
 #include "berth/kubesched/kube_queues.h"
+#include "berth/kubesched/kube_repair.h"
 #include "berth/kubesched/kube_util.h"
 #include "berth/kubesched/launch_config.h"
 #include "berth/plugins/builtin.h"
@@ -151,6 +152,7 @@ void KubeScheduler::Rebuild() {
   }
   cluster_ = std::move(next_cluster);
   sched_ = std::move(s);
+  ReapplySpares();
   for (int64_t id : lost) {
     auto jit = jobs_.find(id);
     if (jit == jobs_.end()) continue;
@@ -244,6 +246,13 @@ void KubeScheduler::AdoptUntracked() {
     }
     if (members.size() == 1 && members[0]->group.empty() && members[0]->service_error.empty())
       MarkReplica(*members[0], job);  // a replica stays one after a restart
+    if (auto r = ParseRepairAnnotation("pod " + members[0]->ns + "/" + members[0]->name + ": annotation berth.dev/repair",
+                                       members[0]->repair);
+        r.ok()) {
+      job.repair = *r;
+    } else {
+      log_.Warn("kube_repair_annotation_invalid", {{"group", key}, {"error", r.status().message()}});
+    }
     Status s = sched_->Submit(job.spec);
     // Pods run on cordoned or NotReady nodes too: such a node is up while
     // its pods are adopted.
@@ -291,15 +300,18 @@ void KubeScheduler::FormJobs() {
   }
   for (auto& [key, members] : waiting) {
     if (pending_job_of_group_.count(key)) continue;  // one pending job per group at a time
-    PodEntry& first = *members[0];
-    const int32_t need = MinMember(first);
-    const int32_t have = static_cast<int32_t>(members.size()) + (first.group.empty() ? 0 : bound_members[first.group]);
+    const int32_t need = MinMember(*members[0]);  // the same for every member
+    const int32_t have =
+        static_cast<int32_t>(members.size()) + (members[0]->group.empty() ? 0 : bound_members[members[0]->group]);
     if (have < need) continue;
     std::sort(members.begin(), members.end(), [](const PodEntry* a, const PodEntry* b) {
       if (a->gpus != b->gpus) return a->gpus > b->gpus;  // workers (the GPU shape) first, then helpers
       if (a->subgroup != b->subgroup) return a->subgroup < b->subgroup;
       return NaturalLess(a->name, b->name);
     });
+    // The gang's annotations are read from its first pod in rank order (not
+    // from whichever the pod table's hash order gave first).
+    PodEntry& first = *members[0];
     JobEntry job;
     job.id = next_job_++;
     job.group = key;
@@ -322,6 +334,9 @@ void KubeScheduler::FormJobs() {
     // spec.subGroups (group_topology.h); a bad value keeps the gang out.
     Status topology = Status::Ok();
     const PodGroupTopology* group_topology = nullptr;
+    // Repair mode: the PodGroup's berth.dev/repair annotation, else the first pod's.
+    std::string repair_where = "pod " + first.ns + "/" + first.name + ": annotation berth.dev/repair";
+    std::string repair_text = first.repair;
     for (const auto& [field, text, level] :
          {std::tuple{"annotation berth.dev/required-level", &first.required_level, &job.spec.required_level},
           std::tuple{"annotation berth.dev/preferred-level", &first.preferred_level, &job.spec.preferred_level}}) {
@@ -337,6 +352,10 @@ void KubeScheduler::FormJobs() {
       else if (g->second.gpu_memory_mib > 0)
         gpu_memory_mib = g->second.gpu_memory_mib;
       if (!g->second.queue.empty()) job.spec.queue = g->second.queue;
+      if (!g->second.repair.empty()) {
+        repair_where = "PodGroup " + first.group + ": annotation berth.dev/repair";
+        repair_text = g->second.repair;
+      }
       if (!g->second.topology_error.empty()) {
         if (topology.ok()) topology = InvalidArgument(g->second.topology_error);
       } else {
@@ -352,6 +371,12 @@ void KubeScheduler::FormJobs() {
         launcher = InvalidArgument("annotation berth.dev/launcher: expected torch, tf, mpi or none, found '" +
                                    first.launcher.substr(0, 64) + "'");
       }
+    }
+    Status repair = Status::Ok();
+    if (auto r = ParseRepairAnnotation(repair_where, repair_text); r.ok()) {
+      job.repair = *r;
+    } else {
+      repair = r.status();
     }
     std::vector<std::string> subgroup_of_group;  // a task group per run of one shape and subgroup
     for (PodEntry* p : members) {
@@ -385,6 +410,7 @@ void KubeScheduler::FormJobs() {
                : !service.ok()     ? service
                : !gpu_memory.ok()  ? gpu_memory
                : !topology.ok()    ? topology
+               : !repair.ok()      ? repair
                                    : job::ValidateJob(job.spec);
     if (s.ok()) s = sched_->Submit(job.spec);
     if (!s.ok()) {
@@ -482,7 +508,7 @@ void KubeScheduler::GroupStatus(const std::string& group, const std::string& pha
                         std::to_string(scheduled), message));
 }
 
-void KubeScheduler::SendBinds(JobEntry& job) {
+void KubeScheduler::SendBinds(JobEntry& job, int32_t only_task) {
   job.binds_sent = true;
   const auto* rec = sched_->Find(JobId(job.id));
   if (!rec) return;
@@ -490,7 +516,11 @@ void KubeScheduler::SendBinds(JobEntry& job) {
   // and the master ride along as annotations of its Binding; a gang's whole
   // spec goes into its launch ConfigMap, written before the binds.
   std::vector<const workload::TaskLaunch*> launch_of_task(rec->spec.num_tasks(), nullptr);
-  StatusOr<workload::LaunchSpec> launch = workload::ComputeLaunchSpec(*cluster_, rec->spec, rec->placements, {});
+  if (job.rank_order.empty()) job.rank_order = workload::RankOrder(rec->placements);
+  workload::LaunchOptions launch_options;
+  launch_options.rank_order = job.rank_order;  // a replacement takes its task's rank
+  StatusOr<workload::LaunchSpec> launch =
+      workload::ComputeLaunchSpec(*cluster_, rec->spec, rec->placements, launch_options);
   if (launch.ok()) {
     for (const auto& t : launch->tasks)
       if (t.task >= 0 && t.task < static_cast<int32_t>(launch_of_task.size())) launch_of_task[t.task] = &t;
@@ -508,6 +538,7 @@ void KubeScheduler::SendBinds(JobEntry& job) {
   const std::string config = gang && launch.ok() && !ns.empty() ? LaunchConfigMapName(job.group) : "";
   std::vector<WriteOp> binds;
   for (const auto& p : rec->placements) {
+    if (only_task >= 0 && p.task.index != only_task) continue;
     const std::string& uid = job.pod_of_task[p.task.index];
     auto pit = pods_.find(uid);
     if (pit == pods_.end()) continue;
@@ -544,7 +575,7 @@ void KubeScheduler::SendBinds(JobEntry& job) {
   } else {
     for (auto& op : binds) Enqueue(std::move(op));
   }
-  log_.Info("kube_placed", {{"group", job.group}, {"job", job.id}, {"pods", rec->placements.size()}});
+  if (only_task < 0) log_.Info("kube_placed", {{"group", job.group}, {"job", job.id}, {"pods", rec->placements.size()}});
 }
 
 void KubeScheduler::OnLaunchConfigWritten(int64_t job, const std::string& ns, const std::string& name,
@@ -610,25 +641,6 @@ void KubeScheduler::UpdateWaiting() {
       pod.shown_reason = message;
       pod.shown_at = now;
       Enqueue(WriteOp::Make(WriteOp::Kind::kCondition, pod.ns, pod.name, uid, "", "", message));
-    }
-  }
-}
-
-// A node that turned NotReady: gangs with a pod there are broken; all their
-// pods are evicted so no partial gang holds GPUs (owners re-create them).
-void KubeScheduler::NodeLost(NodeId node, const std::string& reason) {
-  for (auto& [id, job] : jobs_) {
-    if (!job.running) continue;
-    const auto* rec = sched_->Find(JobId(id));
-    if (!rec) continue;
-    bool hit = false;
-    for (const auto& p : rec->placements) hit = hit || p.alloc.node == node;
-    if (!hit) continue;
-    ++metrics_.node_failures;
-    log_.Warn("kube_gang_lost_node", {{"group", job.group}, {"job", id}, {"reason", reason}});
-    for (const auto& uid : job.pod_of_task) {
-      auto p = pods_.find(uid);
-      if (p != pods_.end()) Enqueue(WriteOp::Make(WriteOp::Kind::kEvict, p->second.ns, p->second.name, uid));
     }
   }
 }

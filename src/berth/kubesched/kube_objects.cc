@@ -109,14 +109,14 @@ void KubeScheduler::OnNode(const std::string& type, const json& obj) {
   }
   if (was_usable != info->usable() && sched_ && !topology_dirty_) {
     if (auto id = NodeIdOf(name)) {
-      (void)sched_->SetNodeUp(*id, info->usable());
+      (void)sched_->SetNodeUp(*id, info->usable() && !spares_.count(name));  // a spare stays down
       log_.Info("kube_node_usable", {{"node", name}, {"usable", info->usable()}, {"ready", info->ready},
                                      {"no_execute", info->no_execute}});
     }
     dirty_ = true;
   }
-  // Not ready, or a NoExecute taint: the gangs with a pod there are requeued
-  // (their pods evicted), also when the node was cordoned before.
+  // Not ready, or a NoExecute taint: the gangs with a pod there are repaired
+  // in place or requeued (kube_repair.cc), also when the node was cordoned before.
   if (had_pods && info->loses_pods() && sched_ && !topology_dirty_) {
     if (auto id = NodeIdOf(name))
       NodeLost(*id, !info->ready ? "node " + name + " is not ready"
@@ -159,6 +159,7 @@ void KubeScheduler::OnPodGroup(const std::string& kind, const std::string& type,
     if (const json& mem = Sub(spec, "gpuMemoryMiB"); !mem.is_null())  // -1: not a non-negative integer
       g.gpu_memory_mib = mem.is_number_integer() && mem.get<int64_t>() >= 0 ? mem.get<int64_t>() : -1;
   }
+  g.repair = Label(md, "annotations", "berth.dev/repair");
   pod_groups_[key] = g;
   dirty_ = true;
 }
@@ -227,6 +228,7 @@ void KubeScheduler::OnPod(const std::string& type, const json& obj) {
   p.subgroup = Label(md, "labels", "berth.dev/subgroup");
   if (p.subgroup.empty()) p.subgroup = Label(md, "labels", "kai.scheduler/subgroup-name");
   p.launcher = Label(md, "annotations", "berth.dev/launcher");
+  p.repair = Label(md, "annotations", "berth.dev/repair");
   p.gpu_memory = Label(md, "annotations", "berth.dev/gpu-memory-mib");
   if (auto service = server::k8s::ServiceOfPod(*parsed); service.ok()) {
     p.service = std::move(service).value();
@@ -266,6 +268,7 @@ void KubeScheduler::PodGone(PodEntry& pod, JobState how) {
   const bool any_left =
       std::any_of(job.pod_of_task.begin(), job.pod_of_task.end(), [](const std::string& u) { return !u.empty(); });
   if (!any_left) {
+    DropAwaited(job);  // a repaired task's replacement has no gang left to join
     ++metrics_.jobs_finished;
     ForgetLaunchConfig(job);
     jobs_.erase(jit);

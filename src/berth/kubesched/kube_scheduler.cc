@@ -164,17 +164,24 @@ void KubeScheduler::Loop() {
       batch.swap(queue_);
     }
     for (auto& fn : batch) fn();
-    if (topology_dirty_) Rebuild();
-    if (!untracked_.empty()) AdoptUntracked();
-    if (!deployments_.empty()) AutoscaleTick();
-    const TimeUs now = clock_.Now();
-    if (budget_renew_at_ >= 0 && now >= budget_renew_at_) dirty_ = true;
-    if (guard_expires_at_ >= 0 && now >= guard_expires_at_) dirty_ = true;
-    if (dirty_ && sched_) {
-      dirty_ = false;
-      FormJobs();
-      Pass();
-    }
+    Turn();
+  }
+}
+
+void KubeScheduler::Turn() {
+  if (topology_dirty_) Rebuild();
+  if (!untracked_.empty()) AdoptUntracked();
+  if (!deployments_.empty()) AutoscaleTick();
+  const TimeUs now = clock_.Now();
+  if (!awaiting_jobs_.empty()) ExpireRepairs(now);
+  if (budget_renew_at_ >= 0 && now >= budget_renew_at_) dirty_ = true;
+  if (guard_expires_at_ >= 0 && now >= guard_expires_at_) dirty_ = true;
+  if (dirty_ && sched_) {
+    dirty_ = false;
+    RefreshSpares();
+    if (!awaiting_jobs_.empty()) AttachReplacements();
+    FormJobs();
+    Pass();
   }
 }
 
@@ -382,7 +389,8 @@ json KubeScheduler::NodesJson() {
                      {"gpus_used_milli", used},
                      {"gpu_type", n.gpu_type.valid() ? cluster_->gpu_type(n.gpu_type).name : ""},
                      {"leaf", cluster_->domain(n.domain[static_cast<int>(cluster::Level::kLeaf)]).name},
-                     {"usable", it != nodes_.end() && it->second.usable()}});
+                     {"usable", it != nodes_.end() && it->second.usable()},
+                     {"spare", spares_.count(n.name) > 0}});
     }
   });
   return out;
@@ -440,6 +448,7 @@ std::string KubeScheduler::MetricsText() {
     out += "berth_jobs{state=\"running\"} " + std::to_string(running) + "\n";
     out += "# HELP berth_kube_pods Pods Berth tracks.\n# TYPE berth_kube_pods gauge\nberth_kube_pods " +
            std::to_string(pods_.size()) + "\n";
+    out += RepairMetricsText();
   });
   std::string hist;
   metrics_.pass_latency.Render("berth_scheduling_pass_seconds", "Wall time of one scheduling pass.", hist);

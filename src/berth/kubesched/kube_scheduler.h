@@ -26,6 +26,13 @@
 // labels changed) rebuild the cluster model and re-adopt every placement
 // (ADR 0001: the node order is fixed per model); cordon and readiness only
 // mark a node down or up.
+//
+// A node lost (NotReady, or a NoExecute taint) requeues each gang with a pod
+// there (all its pods evicted), or, with in-place repair (--repair in-place,
+// or the gang's berth.dev/repair annotation), moves only the tasks there to
+// a spare or free node of their domain and evicts only their pods; the
+// replacement pod the owner makes is bound to that node, in the freed rank
+// (kube_repair.cc).
 #pragma once
 
 #include <atomic>
@@ -45,6 +52,7 @@
 
 #include "berth/cluster/cluster.h"
 #include "berth/common/clock.h"
+#include "berth/faults/handler.h"
 #include "berth/framework/registry.h"
 #include "berth/kubesched/client.h"
 #include "berth/kubesched/group_topology.h"
@@ -96,6 +104,15 @@ struct KubeSchedulerOptions {
   bool events = true;            // Scheduled / FailedScheduling events
   TimeUs condition_interval = 2'000'000;  // at most one condition update per waiting pod per interval
   int watch_timeout_s = 300;
+  // In-place repair of gangs on a lost node (docs/kubernetes.md, "In-place
+  // repair"): the mode (a gang's berth.dev/repair annotation overrides it),
+  // hot spares kept idle per leaf or spine (as ServiceOptions::spares), the
+  // repair cost (SchedulerOptions), and how long a repaired task's target is
+  // held for its replacement pod before the gang is requeued after all.
+  faults::RepairMode repair = faults::RepairMode::kRequeue;
+  faults::SpareSetting spares;
+  TimeUs repair_cost = 0;
+  TimeUs replacement_timeout = 300'000'000;
   // When set, writes happen only while it is true (leader election: a
   // replica that lost its Lease binds and evicts nothing more).
   const std::atomic<bool>* leading = nullptr;
@@ -122,6 +139,7 @@ struct PodEntry {
   std::string gpu_memory;  // berth.dev/gpu-memory-mib: GPU memory per GPU (MiB), as written
   std::string subgroup;        // label berth.dev/subgroup (or kai.scheduler/subgroup-name)
   std::string launcher;        // berth.dev/launcher: torch, tf, mpi, none ("" = none)
+  std::string repair;          // berth.dev/repair: in-place or requeue ("" = the --repair flag)
   // A Deployment's pod (or one labelled berth.dev/service) is a service
   // replica (pod_service.h); why it cannot be read, when it cannot.
   server::k8s::PodService service;
@@ -186,6 +204,19 @@ class KubeScheduler {
     // for this job, and its uid once the API server answered.
     std::string launch_config, launch_config_uid;
     std::string service;  // "ns/NAME" when the job is a replica of that service
+    // The task index of each rank, from the first placement bound: kept
+    // through in-place repairs (workload::LaunchOptions::rank_order).
+    std::vector<int32_t> rank_order;
+    // The gang's repair mode (nullopt: KubeSchedulerOptions::repair).
+    std::optional<faults::RepairMode> repair;
+    // Tasks repaired in place whose replacement pod is awaited: the task's
+    // placement is already on the target node (pod_of_task is "" for it).
+    struct Awaited {
+      std::string pod;       // the evicted pod's name (a replacement of that name is preferred)
+      std::string from, to;  // the lost node and the target node
+      TimeUs deadline = 0;   // then the gang is requeued
+    };
+    std::map<int32_t, Awaited> awaiting;  // by task index
   };
   struct GroupInfo {  // from a PodGroup object
     int32_t min_member = 0;
@@ -194,6 +225,7 @@ class KubeScheduler {
     PodGroupTopology topology;   // spec.topology and spec.subGroups (group_topology.h)
     std::string topology_error;  // why they could not be read ("" when they could)
     int64_t gpu_memory_mib = 0;  // spec.gpuMemoryMiB: every member's GPU memory per GPU (0: not set)
+    std::string repair;          // metadata.annotations berth.dev/repair, as written
   };
   // A Deployment with berth.dev/autoscale: "true" (kube_autoscale.h).
   struct ScaledDeployment {
@@ -242,6 +274,9 @@ class KubeScheduler {
   void WatchLoop(const std::string& kind, const std::string& collection, std::string rv);
   void Post(std::function<void()> fn);
   void Loop();
+  // One turn of the loop after the queued work ran: rebuild, adopt, repairs
+  // and spares, then a pass when one is due.
+  void Turn();
   void WriterLoop();
   void Enqueue(WriteOp op);
   // A Berth PodGroup's status: phase, pods scheduled, and the reason it waits.
@@ -259,9 +294,28 @@ class KubeScheduler {
   void FormJobs();
   void Pass();
   void AfterStart(JobEntry& job);
-  void SendBinds(JobEntry& job);
+  // Binds the job's pods (only task `only_task`'s, when >= 0: a replacement).
+  void SendBinds(JobEntry& job, int32_t only_task = -1);
   void UpdateWaiting();
+  // In-place repair and spares (kube_repair.cc). NodeLost repairs or
+  // requeues every running gang with a pod on `node`.
   void NodeLost(NodeId node, const std::string& reason);
+  // Moves the gang's tasks on `node` to replacements and evicts their pods;
+  // false (the caller requeues the gang) when repair is off for it, does not
+  // apply, or a task finds no place.
+  bool TryRepair(JobEntry& job, NodeId node, const std::string& reason);
+  faults::RepairMode RepairModeOf(const JobEntry& job) const { return job.repair.value_or(options_.repair); }
+  // Pending pods of a gang awaiting replacements take the freed ranks.
+  void AttachReplacements();
+  // Awaited replacements past their deadline: the gang is requeued.
+  void ExpireRepairs(TimeUs now);
+  // Releases the awaited tasks' placements (no replacement will come).
+  void DropAwaited(JobEntry& job);
+  // Keeps options_.spares spares per domain among empty usable nodes.
+  void RefreshSpares();
+  // After a rebuild: the spares are down in the new scheduler.
+  void ReapplySpares();
+  std::string RepairMetricsText() const;
   void OnBindDone(const WriteOp& op, const Status& s);
   // A gang's launch ConfigMap was written (uid) or could not be ("").
   void OnLaunchConfigWritten(int64_t job, const std::string& ns, const std::string& name, const std::string& uid);
@@ -295,6 +349,8 @@ class KubeScheduler {
   void MarkReplica(const PodEntry& pod, JobEntry& job);
   // The colocation filter's args for cluster `c` (empty: no reservation).
   StatusOr<framework::PluginArgs> ColocationFor(const cluster::Cluster& c) const;
+
+  friend class KubeSchedulerTestPeer;  // kube_repair_test.cc drives the loop's methods
 
   KubeClient& client_;
   KubeClient& event_client_;
@@ -345,6 +401,9 @@ class KubeScheduler {
   std::map<std::string, int64_t> service_ids_;  // "ns/NAME" -> the id its replicas' replica_of names
   std::map<std::string, ScaledDeployment> deployments_;  // "ns/NAME" -> an autoscaled Deployment
   int64_t scale_writes_ = 0, scale_failures_ = 0;
+  std::set<std::string> spares_;     // names of the hot spares (down for the scheduler)
+  std::set<int64_t> awaiting_jobs_;  // jobs with an awaited replacement
+  int64_t repair_timeouts_ = 0;      // replacements that did not come in time
 };
 
 }  // namespace berth::kube

@@ -12,6 +12,7 @@
 #include <bit>
 #include <climits>
 
+#include "berth/faults/repair_target.h"
 #include "berth/faults/spares.h"
 #include "berth/plugins/topology/failure_history.h"
 #include "berth/server/records.h"
@@ -42,44 +43,25 @@ std::optional<state::Allocation> Service::RepairTarget(const JobEntry& e, const 
   if (failed_gpus == 0 && home_alive) return p.alloc;
   if (failed_gpus != ~uint64_t{0} && home_alive)
     if (auto a = faults::FitTaskOn(*cluster_, st, p.alloc, node, p.alloc.gpu_mask | failed_gpus)) return a;
-  const cluster::Node& home = cluster_->node(node);
-  const std::optional<cluster::Level> spanned = faults::SpannedLevel(*cluster_, e.placements);
-  const int widest = spanned ? static_cast<int>(*spanned) : cluster::kNumLevels - 1;
-  const cluster::Domain& nv = cluster_->domain(home.domain[cluster::kNumLevels - 1]);
-  const bool nvlink_bound = !cluster_->single_node_nvlink() && nv.end.value() - nv.begin.value() > 1;
-  const int first = nvlink_bound ? cluster::kNumLevels - 1 : static_cast<int>(cluster::Level::kLeaf);
-  const int last = nvlink_bound ? cluster::kNumLevels - 1 : widest;
-  for (int l = first; l >= last && l >= 0; --l) {
-    const cluster::Domain& dom = cluster_->domain(home.domain[l]);
-    // A spare of this domain first (the lowest id), then the best-fitting free node.
-    for (int32_t k = dom.begin.value(); k < dom.end.value(); ++k) {
-      NodeEntry& ne = nodes_[k];
-      if (!ne.spare || !ne.up || ne.quarantined || ne.draining || NodeId(k) == node) continue;
-      auto a = faults::FitTaskOn(*cluster_, st, p.alloc, NodeId(k), st.gpu_down_mask(NodeId(k)));
-      if (!a) continue;
-      ne.spare = false;
-      if (!sched_->SetNodeUp(NodeId(k), true).ok()) continue;
-      ++metrics_.spares_used;
-      node_views_dirty_ = true;
-      log_.Info("spare_taken", {{"node", cluster_->node(NodeId(k)).name}, {"job", e.id}, {"task", p.task.index}});
-      return a;
-    }
-    std::optional<state::Allocation> best;
-    int32_t best_left = INT32_MAX;
-    for (int32_t k = dom.begin.value(); k < dom.end.value(); ++k) {
-      const NodeId n(k);
-      if (n == node || !nodes_[k].schedulable() || !st.up(n)) continue;
-      auto a = faults::FitTaskOn(*cluster_, st, p.alloc, n, st.gpu_down_mask(n));
-      if (!a) continue;
-      const int32_t left = st.full_free_gpus(n) - a->gpu_count();
-      if (left < best_left) {
-        best_left = left;
-        best = a;
-      }
-    }
-    if (best) return best;
+  // A spare of its domain first, then the best-fitting free node (faults/repair_target.h).
+  faults::RepairNodes candidates;
+  candidates.spare = [this](NodeId n) {
+    const NodeEntry& ne = nodes_[n.value()];
+    return ne.spare && ne.up && !ne.quarantined && !ne.draining;
+  };
+  candidates.usable = [this](NodeId n) { return nodes_[n.value()].schedulable(); };
+  for (;;) {
+    std::optional<faults::RepairPick> pick = faults::FindRepairTarget(*cluster_, st, e.placements, p, node, candidates);
+    if (!pick) return std::nullopt;
+    if (!pick->spare) return pick->alloc;
+    const NodeId k = pick->alloc.node;
+    nodes_[k.value()].spare = false;  // no longer a spare either way
+    node_views_dirty_ = true;
+    if (!sched_->SetNodeUp(k, true).ok()) continue;
+    ++metrics_.spares_used;
+    log_.Info("spare_taken", {{"node", cluster_->node(k).name}, {"job", e.id}, {"task", p.task.index}});
+    return pick->alloc;
   }
-  return std::nullopt;
 }
 
 bool Service::TryRepair(JobEntry& e, const std::vector<int32_t>& tasks, NodeId node, uint64_t failed_gpus,
@@ -166,45 +148,37 @@ void Service::OnRepairDurable(int64_t id, int32_t generation, int32_t task, int3
 
 void Service::RefreshSpares() {
   if (options_.spares.mode == faults::SpareMode::kNone || !recovered_ || !sched_ || cluster_->num_nodes() == 0) return;
-  const cluster::Level level =
-      options_.spares.mode == faults::SpareMode::kSpine ? cluster::Level::kSpine : cluster::Level::kLeaf;
   const state::ClusterState& st = sched_->state();
-  for (DomainId d : cluster_->domains_at(level)) {
-    const cluster::Domain& dom = cluster_->domain(d);
-    const int32_t m = dom.end.value() - dom.begin.value();
-    const int32_t want = std::min(SpareWant(d, m), m / 2);
-    int32_t have = 0;
-    for (int32_t k = dom.begin.value(); k < dom.end.value(); ++k) {
-      NodeEntry& ne = nodes_[k];
-      if (!ne.spare) continue;
-      if (!ne.up || ne.quarantined || ne.draining || ne.failed_gpus) {
-        ne.spare = false;  // a spare that failed is no spare; it may become one again once healthy
-        node_views_dirty_ = true;
-        continue;
-      }
-      ++have;
-    }
-    // Fewer wanted (a sized target fell): the lowest spares go back to work.
-    for (int32_t k = dom.begin.value(); k < dom.end.value() && have > want; ++k) {
-      NodeEntry& ne = nodes_[k];
-      if (!ne.spare) continue;
-      ne.spare = false;
-      if (!sched_->SetNodeUp(NodeId(k), ne.schedulable()).ok()) continue;
-      --have;
+  for (NodeEntry& ne : nodes_) {
+    if (ne.spare && (!ne.up || ne.quarantined || ne.draining || ne.failed_gpus)) {
+      ne.spare = false;  // a spare that failed is no spare; it may become one again once healthy
       node_views_dirty_ = true;
-      dirty_ = true;
-      log_.Info("spare_released", {{"node", cluster_->node(NodeId(k)).name}, {"domain", dom.name}, {"want", want}});
     }
-    for (int32_t k = dom.end.value() - 1; k >= dom.begin.value() && have < want; --k) {
-      NodeEntry& ne = nodes_[k];
-      if (ne.spare || !ne.schedulable() || ne.failed_gpus || !st.tasks_on(NodeId(k)).empty()) continue;
-      if (!sched_->SetNodeUp(NodeId(k), false).ok()) continue;
-      ne.spare = true;
-      ++have;
-      node_views_dirty_ = true;
-      dirty_ = true;
-      log_.Info("spare_set", {{"node", cluster_->node(NodeId(k)).name}, {"domain", dom.name}});
-    }
+  }
+  const faults::SpareChanges changes = faults::SpareChangesFor(
+      *cluster_, options_.spares, [this](NodeId n) { return nodes_[n.value()].spare; },
+      [&](NodeId n) {
+        const NodeEntry& ne = nodes_[n.value()];
+        return ne.schedulable() && !ne.failed_gpus && st.tasks_on(n).empty();
+      },
+      [this](DomainId d, int32_t m) { return SpareWant(d, m); });
+  // Fewer wanted (a sized target fell): those spares go back to work.
+  for (NodeId k : changes.release) {
+    NodeEntry& ne = nodes_[k.value()];
+    ne.spare = false;
+    (void)sched_->SetNodeUp(k, ne.schedulable());
+    node_views_dirty_ = true;
+    dirty_ = true;
+    log_.Info("spare_released", {{"node", cluster_->node(k).name}});
+  }
+  for (NodeId k : changes.add) {
+    if (!sched_->SetNodeUp(k, false).ok()) continue;
+    nodes_[k.value()].spare = true;
+    node_views_dirty_ = true;
+    dirty_ = true;
+    log_.Info("spare_set", {{"node", cluster_->node(k).name},
+                            {"domain", cluster_->domain(cluster_->node(k).domain[static_cast<int>(
+                                           *faults::SpareLevel(options_.spares))]).name}});
   }
 }
 
