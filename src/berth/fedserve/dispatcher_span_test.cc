@@ -120,7 +120,8 @@ class FedSpanServeTest : public ::testing::Test {
   json Counters() { return d_->Federation().body["counters"]; }
   bool Running(int64_t id) { return Job(id)["state"] == "running"; }
   bool Digested() {
-    for (const auto& m : d_->Federation().body["members"])
+    const json f = d_->Federation().body;
+    for (const auto& m : f["members"])
       if (!m["digest"].is_object()) return false;
     return true;
   }
