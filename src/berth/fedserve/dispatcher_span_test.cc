@@ -5,8 +5,8 @@
 // runs as two parts (2 tasks in the east, 1 in the west). Split only with the
 // flag; the parts, their names, keys and ranks at the members; no part
 // submitted until every lease is granted; a refused part releases the other;
-// a part that ends early stops the gang and re-dispatches it once; a restart
-// keeps the parts.
+// a part that ends early, or whose member dies, stops the gang and
+// re-dispatches it once (from its checkpoint); a restart keeps the parts.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -268,6 +268,39 @@ TEST_F(FedSpanServeTest, APartThatEndsEarlyStopsTheGangAndRedispatchesItOnce) {
   for (Member* m : {east_.get(), west_.get()})
     for (const auto& mj : m->Jobs()) live += mj["state"] == "running" ? 1 : 0;
   EXPECT_EQ(live, 2);  // the new parts only
+}
+
+TEST_F(FedSpanServeTest, APartsMemberThatDiesStopsTheGangFromItsCheckpoint) {
+  // The members' runs count 1,000 s of job time per second; a checkpoint every 60 s.
+  fed_.checkpoint_gib_per_gpu = 0.1;
+  StartMembers();
+  store_ = std::make_unique<store::MemoryStore>(data_);
+  DispatcherOptions o;
+  o.poll_interval = 20'000;
+  o.member_timeout = 500'000;
+  o.tick = 5'000;
+  o.link.timeout = 300'000;
+  o.member_speedup = 1000;
+  d_ = std::make_unique<Dispatcher>(fed_, std::vector<std::string>{east_->url(), west_->url()}, *store_, o, *log_);
+  ASSERT_TRUE(d_->Start().ok());
+  std::string body = Gang(36000);
+  body.replace(body.find("\"groups\""), 0, "\"checkpoint_interval_s\":60,");
+  const int64_t id = Submit(body);
+  ASSERT_TRUE(WaitFor([&] { return Running(id); })) << Job(id).dump();
+  const int64_t east_part = Job(id)["parts"][0]["member_job"].get<int64_t>();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // some checkpoints written
+  west_->http->Stop();  // west dies: marked down, the gang stops at once
+  ASSERT_TRUE(WaitFor([&] { return east_->h.State(east_part) == "cancelled"; })) << Job(id).dump();
+  const json j = Job(id);
+  EXPECT_EQ(j["state"], "pending");
+  EXPECT_EQ(j["requeues"], 1);
+  EXPECT_LT(j["remaining_s"].get<double>(), 36000);
+  ASSERT_TRUE(j.contains("checkpoint")) << j.dump();
+  EXPECT_EQ(j["checkpoint"]["region"], "east");  // the largest part's
+  const json c = Counters();
+  EXPECT_EQ(c["span_breaks"], 1);
+  EXPECT_EQ(c["requeued_running"], 1);
+  EXPECT_EQ(c["redispatches"], 1);
 }
 
 TEST_F(FedSpanServeTest, ARestartKeepsThePartsAndMakesNoOthers) {
