@@ -258,6 +258,16 @@ int StatusOne(const ClientFlags& f, const std::string& id) {
               Str(j["gpus"]).c_str(), FormatAge(AgeOf(j.value("submitted_at", json()))).c_str());
   for (const auto& p : j["placements"])
     std::printf("  task %s on %s gpus %s\n", Str(p["task"]).c_str(), Str(p["node"]).c_str(), p["gpus"].dump().c_str());
+  // A federation dispatcher's gang split across regions: its parts, and why it was split.
+  if (j.contains("parts") && j["parts"].is_array()) {
+    if (j.contains("span") && j["span"].is_object())
+      std::printf("  split across regions: %s (estimated run %.0f s)\n", Str(j["span"]["reason"]).c_str(),
+                  j["span"].value("run_s", 0.0));
+    for (const auto& p : j["parts"])
+      std::printf("  part %s  %s (%s)  tasks=%s ranks=%s  state=%s  member job %s\n", Str(p["part"]).c_str(),
+                  Str(p["member"]).c_str(), Str(p["region"]).c_str(), Str(p["tasks"]).c_str(),
+                  p["ranks"].dump().c_str(), Str(p["state"]).c_str(), Str(p["member_job"]).c_str());
+  }
   Reply why = Request(f, "GET", "/v1/jobs/" + id + "/why");
   if (why.status == 200) std::printf("  why: %s\n", Str(why.body["why"]).c_str());
   if (why.status == 200 && why.body.contains("verdict") && why.body["verdict"].is_object())

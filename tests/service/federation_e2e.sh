@@ -5,7 +5,9 @@
 # --federation` over them (data-local dispatch), every port chosen free, every
 # process stopped by its PID. Checks:
 #   1. jobs submitted through the CLI land where the policy says (a dataset's
-#      region; a region pin), a gang no member holds is refused (never split);
+#      region; a region pin), a gang no member holds is refused (without
+#      span_regions); with span_regions a 72-GPU gang runs as two parts on
+#      members of two regions (names, ranks, launch spec) and succeeds;
 #   2. SIGSTOP of the ap-south member (it hangs: connections accepted, nothing
 #      answered): jobs for the other members are dispatched as before, its
 #      queued job moves; SIGCONT with free GPUs: the fenced member starts
@@ -120,11 +122,44 @@ for pair in "$ID_CRAWL:west-a100" "$ID_SPEECH:south-v100" "$ID_PINNED:east-h100"
 done
 echo "landing: crawl-0 -> west-a100 (web-crawl's region), speech -> south-v100, pinned -> east-h100"
 "$BERTH" status "$ID_CRAWL" | head -3
-# A gang larger than every member is refused whole (never split over regions).
+# A gang larger than every member is refused whole (without span_regions it is never split).
 if echo '{"name":"huge","duration_s":60,"groups":[{"count":10,"gpus":8}]}' | "$BERTH" submit - 2> "$WORK/huge.err"; then
   echo "an 80-GPU gang was accepted; no member holds it"; exit 1
 fi
 grep -q "422" "$WORK/huge.err" || { echo "expected a 422:"; cat "$WORK/huge.err"; exit 1; }
+
+# --- 1b. a gang across regions ---
+# 9 x 8 GPUs with span_regions: more than any member has (west-a100 has 64),
+# so it runs as two parts: 7 tasks on west-a100 (crawl-0 holds its eighth
+# node), 2 on east-h100 (pinned holds half of it).
+ID_SPAN=$(echo '{"name":"span-gang","duration_s":8,"span_regions":true,"launcher":"torch","command":["train"],"env":{"MASTER_ADDR":"rdzv.example","MASTER_PORT":"29400"},"groups":[{"count":9,"gpus":8}]}' | "$BERTH" submit -)
+wait_until "span-gang running" '[ "$(field "$(job "$ID_SPAN")" "[\"state\"]")" = running ]'
+SPAN_DOC=$(job "$ID_SPAN")
+python3 - "$SPAN_DOC" <<'EOF2'
+import json, sys
+d = json.loads(sys.argv[1])
+parts = [(p["member"], p["tasks"], p["ranks"], p["state"]) for p in d["parts"]]
+assert parts == [("west-a100", 7, [0, 6], "running"), ("east-h100", 2, [7, 8], "running")], parts
+assert d["member"] is None and d["span"]["world_size"] == 9, d["span"]
+print(f"span-gang split: {parts}; why: {d['span']['reason']}; estimated run {d['span']['run_s']:.1f} s")
+EOF2
+EAST_PART=$(field "$SPAN_DOC" '["parts"][1]["member_job"]')
+auth() { curl -sf -H "Authorization: Bearer $(cat "$WORK/token")" "$@"; }
+python3 - "$(auth "${MURL[east-h100]}/v1/jobs/$EAST_PART")" "$(auth "${MURL[east-h100]}/v1/jobs/$EAST_PART/launch")" <<'EOF2'
+import json, sys
+doc, launch = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert doc["name"] == "span-gang.part-1", doc["name"]
+assert doc["spec"]["span_part"] == {"index": 1, "parts": 2, "world_size": 9, "rank_offset": 7}, doc["spec"]
+env = launch["tasks"][0]["env"]
+ranks = sorted(int(t["env"]["RANK"]) for t in launch["tasks"])
+assert (launch["world_size"], ranks, env["WORLD_SIZE"], env["MASTER_ADDR"]) == (9, [7, 8], "9", "rdzv.example"), env
+print("east-h100 runs span-gang.part-1: RANKs 7 and 8 of WORLD_SIZE 9, rendezvous at the job's MASTER_ADDR")
+EOF2
+"$BERTH" status "$ID_SPAN" | grep -q "part 1  east-h100" || { echo "berth status shows no parts"; "$BERTH" status "$ID_SPAN"; exit 1; }
+wait_until "span-gang succeeded" '[ "$(field "$(job "$ID_SPAN")" "[\"state\"]")" = succeeded ]'
+curl -sf "$BERTH_SERVER/v1/federation" | python3 -c "
+import json,sys; c = json.load(sys.stdin)['counters']; assert (c['spanning_jobs'], c['spanning_parts']) == (1, 2), c
+print('span-gang succeeded (every part); spanning_jobs 1, spanning_parts 2')"
 
 # --- 2. a member hangs: SIGSTOP ---
 # ap-south (8 V100s) runs speech (4 GPUs, an hour); sv-short takes the other 4

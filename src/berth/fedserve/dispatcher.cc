@@ -1,7 +1,8 @@
 // The live federation dispatcher: submissions, the loop (digests, dispatch,
 // forwarding, following jobs, failures) and recovery (dispatcher.h). The
-// read side is in dispatcher_reads.cc; the role (standby, stepping down) and
-// Reconcile in dispatcher_role.cc.
+// read side is in dispatcher_reads.cc; the role (standby, stepping down),
+// Reconcile and cancels in dispatcher_role.cc; gangs split across regions in
+// dispatcher_span.cc.
 #include "berth/common/clock.h"
 #include "berth/fedserve/dispatcher.h"
 
@@ -12,6 +13,7 @@
 
 #include "berth/federation/digest_json.h"
 #include "berth/federation/ledger.h"
+#include "berth/federation/span.h"
 #include "berth/federation/speed.h"
 #include "berth/server/records.h"
 
@@ -163,6 +165,11 @@ Status Dispatcher::Recover() {
         json b = json::parse(r.body, nullptr, false);
         if (!b.is_object() || !b.contains("member") || !b["member"].is_string())
           return Internal(where + ": a job assignment without a member");
+        if (b.contains("parts")) {  // a split gang (dispatcher_span.cc)
+          BERTH_RETURN_IF_ERROR(RecoverSpan(j, b, where));
+          ++assigned;
+          break;
+        }
         int32_t m = -1;
         for (size_t k = 0; k < fed_.members.size(); ++k)
           if (fed_.members[k].name == b["member"].get<std::string>()) m = static_cast<int32_t>(k);
@@ -172,8 +179,7 @@ Status Dispatcher::Recover() {
         const int32_t attempt = b.value("attempt", 0);
         const int64_t member_job = b.value("member_job", int64_t{-1});
         const std::string outcome = b.value("outcome", "sent");
-        if (attempt != j.attempt && j.member >= 0 && j.phase != Phase::kWaiting)
-          j.stale.push_back({j.member, j.attempt, j.member_job});  // superseded: cancel it there
+        SupersedeLocked(j, attempt);  // superseded: cancel it there
         j.member = m;
         j.attempt = attempt;
         j.member_job = member_job;
@@ -264,9 +270,14 @@ ApiResult Dispatcher::SubmitJob(const std::string& body) {
       // It must be able to run on some member (regions, types, sizes).
       federation::Request req;
       req.spec = &sub->spec;
-      if (dispatcher_->Allowed(ContextLocked(clock_.Now()), req).empty())
-        return ApiResult::Error(422, "the job can never run in this federation: no member in the regions it "
-                                     "allows has GPU types and nodes that hold it");
+      if (dispatcher_->Allowed(ContextLocked(clock_.Now()), req).empty() &&
+          !(federation::Splittable(sub->spec) && federation::PlanSpan(ContextLocked(clock_.Now()), req).could_ever))
+        return ApiResult::Error(422, std::string("the job can never run in this federation: no member in the regions "
+                                                 "it allows has GPU types and nodes that hold it") +
+                                         (sub->spec.span_regions ? ", and no split across regions could" : ""));
+      if (federation::Splittable(sub->spec) && sub->spec.name.size() + 16 > options_.limits.max_name_bytes)
+        return ApiResult::Error(422, "name: " + std::to_string(sub->spec.name.size()) +
+                                         " bytes leaves no room for the part suffix (.part-K) of a split gang");
       Job j;
       j.id = id = next_id_++;
       j.key = key;
@@ -344,7 +355,8 @@ void Dispatcher::Turn() {
   // from a store thread at any time).
   for (void (Dispatcher::*step)(TimeUs) : {&Dispatcher::PollMembers, &Dispatcher::HandleDownMembers,
                                            &Dispatcher::SendAssigned, &Dispatcher::DispatchWaiting,
-                                           &Dispatcher::SendAssigned, &Dispatcher::PollJobs}) {
+                                           &Dispatcher::SendAssigned, &Dispatcher::SendSpans,
+                                           &Dispatcher::PollJobs}) {
     if (!leading()) return;
     (this->*step)(now);
   }
@@ -489,6 +501,7 @@ void Dispatcher::HandleDownMembers(TimeUs now) {
       in_flight_[m].clear();
     }
     if (ms.up) continue;
+    SpanMemberDownLocked(static_cast<int32_t>(m));
     const bool requeue_running = now - ms.down_since >= options_.requeue_running_after;
     for (auto& [id, j] : jobs_) {
       if (j.member != static_cast<int32_t>(m) || j.phase == Phase::kEnded || j.phase == Phase::kWaiting) continue;
@@ -542,6 +555,7 @@ void Dispatcher::MoveAwayLocked(Job& j, const std::string& why) {
 
 void Dispatcher::EndLocked(Job& j, JobState state, const std::string& reason) {
   if (j.ledger_attempt >= 0 && j.member >= 0) federation::ReleaseAttempt(in_flight_[j.member], j.ledger_attempt);
+  ReleasePartLeasesLocked(j);
   j.ledger_attempt = -1;
   j.phase = Phase::kEnded;
   j.state = state;
@@ -583,6 +597,10 @@ void Dispatcher::DispatchWaiting(TimeUs now) {
       *dispatcher_, [&] { return ContextLocked(wall); }, reqs, options_.batch_min,
       [&](size_t i, const federation::Choice& c) {
         Job& j = jobs_.at(ids[i]);
+        if (TrySpanLocked(j, reqs[i], c, wall, now)) {
+          if (j.phase == Phase::kSending) sent.push_back(j.id);
+          return;
+        }
         if (c.member < 0) {
           j.why = "no member that is up can run it; waiting";
           return;
@@ -645,6 +663,10 @@ void Dispatcher::DispatchWaiting(TimeUs now) {
   std::vector<store::Record> recs;
   for (int64_t id : sent) {
     const Job& j = jobs_.at(id);
+    if (!j.parts.empty()) {
+      recs.push_back(SpanRecord(j, "sent"));
+      continue;
+    }
     const json body = AssignedBody(j, "sent");
     recs.push_back({store::RecordKind::kJobAssigned, id, wall, fed_.members[j.member].name, body.dump()});
   }
@@ -674,7 +696,7 @@ void Dispatcher::SendAssigned(TimeUs now) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [id, j] : jobs_)
-      if (j.phase == Phase::kSending && ResponsiveLocked(j.member, now) && !j.cancel_requested &&
+      if (j.phase == Phase::kSending && j.parts.empty() && ResponsiveLocked(j.member, now) && !j.cancel_requested &&
           clock_.Now() >= j.send_after)  // its checkpoint is there
         todo.push_back({id, j.member, j.attempt, ForwardBody(j)});
   }
@@ -766,6 +788,7 @@ void Dispatcher::PollJobs(TimeUs now) {
           lo = lo < 0 ? j.member_job : std::min(lo, j.member_job);
           hi = std::max(hi, j.member_job);
         }
+      SpanRangeLocked(static_cast<int32_t>(m), lo, hi);
       if (lo < 0) continue;
       members_[m].last_job_poll = now;
     }
@@ -807,6 +830,7 @@ void Dispatcher::PollJobs(TimeUs now) {
       }
       ApplyMemberDoc(j, it->second);
     }
+    ApplySpanDocsLocked(static_cast<int32_t>(m), docs, complete);
   }
 }
 
@@ -841,39 +865,6 @@ void Dispatcher::ApplyMemberDoc(Job& j, const json& doc) {
   } else {
     j.state = JobState::kPending;
     j.why = "queued at " + at + (why.empty() ? "" : ": " + why);
-  }
-}
-
-void Dispatcher::DoCancels() {
-  struct Cancel {
-    int64_t id;
-    int32_t member, attempt;
-    int64_t member_job;
-  };
-  std::vector<Cancel> todo;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [id, j] : jobs_)
-      if (j.cancel_requested && j.phase != Phase::kEnded) {
-        if (j.phase == Phase::kWaiting || j.phase == Phase::kSending) {
-          // Not yet at a member (or its answer unseen: kept to cancel there).
-          if (j.phase == Phase::kSending) {
-            j.stale.push_back({j.member, j.attempt, -1});
-            stale_dirty_ = true;
-          }
-          EndLocked(j, JobState::kCancelled, "cancelled");
-        } else if (ResponsiveLocked(j.member, SteadyNow())) {
-          todo.push_back({id, j.member, j.attempt, j.member_job});
-        }
-      }
-  }
-  for (const Cancel& c : todo) {
-    MemberReply r = members_[c.member].link->Call("DELETE", "/v1/jobs/" + std::to_string(c.member_job));
-    std::lock_guard<std::mutex> lock(mu_);
-    Job& j = jobs_.at(c.id);
-    if (j.phase == Phase::kEnded || j.attempt != c.attempt) continue;
-    if (r.status == 200 || r.status == 404 || r.status == 409)
-      EndLocked(j, JobState::kCancelled, "cancelled");
   }
 }
 

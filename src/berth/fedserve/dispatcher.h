@@ -23,8 +23,19 @@
 // (checkpoint_gib_per_gpu x its GPUs, in the region it ran in): the
 // estimator counts its move to every candidate, and the job is forwarded
 // once the move over the links (FIFO, as the simulator's) would be done.
-// A gang always goes whole to one member: the live dispatcher does not split
-// span_regions gangs (the simulator does: federation/span.h, ADR 0039).
+// Gangs across regions (dispatcher_span.cc): a span_regions job no member
+// holds whole now, or whose split finishes sooner (the `global` policy
+// weighs both), is split by the simulator's planner (federation::PlanSpan)
+// into parts on members of different regions. The dispatcher takes a lease
+// (a ledger hold, durable in a kJobAssigned record with every part) on each
+// part's member; only while every member is responsive and holds the
+// dispatcher's fence lease are the parts submitted, each as the member job
+// "<name>.part-<k>" under the key "fed-<id>-<attempt>-part-<k>" with its
+// ranks (JobSpec::span_part). The job runs when every part runs and succeeds
+// when every part has. A refused part, or parts not all running within
+// lease_s, release every part (cancelled where sent) and re-dispatch the job;
+// a part that fails or whose member goes down stops the gang (the others are
+// cancelled) and re-dispatches it from its checkpoint (ADR 0039, ADR 0040).
 //
 // Hung members: each member's digest poll runs beside the loop (the loop
 // takes its answer on a later turn), and the loop's own calls go only to
@@ -144,6 +155,33 @@ class Dispatcher {
     int32_t member = -1;
     int32_t attempt = 0;
     int64_t member_job = -1;  // -1: the forward's answer was never seen
+    int32_t part = -1;        // >= 0: part `part` of a split gang (of `parts`, its tasks from rank_offset)
+    int32_t parts = 0, tasks = 0, rank_offset = 0;
+  };
+  // One part of a gang split across regions (dispatcher_span.cc).
+  struct Part {
+    int32_t member = -1;
+    int32_t tasks = 0;
+    int32_t rank_offset = 0;
+    int32_t type = -1;          // the card type the plan chose there
+    int64_t member_job = -1;    // -1: not acknowledged yet
+    bool sent = false;          // a submission went out (or may have, before a restart)
+    int64_t ledger_attempt = -1;
+    job::JobState state = job::JobState::kPending;
+    std::vector<std::string> nodes;
+    federation::Estimate estimate;  // the plan's, of the part alone there
+  };
+  // Why and how a gang was split: the plan's estimate against the best whole one.
+  struct SpanInfo {
+    TimeUs at = 0;              // wall clock of the plan
+    TimeUs run = 0, finish = 0;  // the spanning run; the estimated finish (absolute)
+    double cost_usd = 0;
+    int32_t whole_member = -1;  // the member the whole job would have gone to (-1: none holds it now)
+    TimeUs whole_finish = -1;
+    TimeUs deadline = 0;        // wall clock: every part runs by then, or every lease lapses
+    TimeUs running_since = -1;  // wall clock: every part running
+    int32_t failures = 0;       // gangs stopped by a part that failed at its member
+    bool ran = false;           // some split run of the job has started (counted once)
   };
   struct Candidate {
     int32_t member = -1;
@@ -178,6 +216,8 @@ class Dispatcher {
     std::vector<Candidate> candidates;  // the estimates of the last decision
     int32_t requeues = 0;
     bool cancel_requested = false;
+    std::vector<Part> parts;  // non-empty: the current attempt is a split gang (member is then -1)
+    SpanInfo span;
   };
   struct MemberState {
     std::unique_ptr<MemberLink> link;                // digests, job lists, cancels
@@ -207,6 +247,7 @@ class Dispatcher {
     int64_t batches = 0, forward_retries = 0;
     int64_t checkpoint_moves = 0;
     double checkpoint_bytes = 0, checkpoint_egress_usd = 0;
+    int64_t spanning_jobs = 0, spanning_parts = 0, span_releases = 0, span_breaks = 0;
   };
   // The body of a kJobAssigned record (`outcome`: sent, accepted, refused).
   nlohmann::json AssignedBody(const Job& j, const std::string& outcome) const;
@@ -245,6 +286,38 @@ class Dispatcher {
   void MoveAwayLocked(Job& j, const std::string& why);
   void EndLocked(Job& j, job::JobState state, const std::string& reason);
   std::string ForwardBody(const Job& j) const;
+
+  // --- gangs across regions (dispatcher_span.cc); *Locked: with mu_ held ---
+  // Whether job `j` (request `r`, the policy's choice `c`) goes split: sent
+  // under leases (true), waiting for a split (true), or not (false: whole as `c` says).
+  bool TrySpanLocked(Job& j, const federation::Request& r, const federation::Choice& c, TimeUs wall, TimeUs now);
+  // The kJobAssigned body of a split attempt (`outcome`: sent, accepted, released).
+  nlohmann::json SpanAssignedBody(const Job& j, const std::string& outcome) const;
+  store::Record SpanRecord(const Job& j, const std::string& outcome) const;
+  // Folds a split attempt's record back (Recover).
+  Status RecoverSpan(Job& j, const nlohmann::json& body, const std::string& where);
+  // The submission of part `part` of a split attempt (a forward, or a Reconcile of its copy).
+  std::string PartBody(const Job& j, const Copy& c) const;
+  // Submits the parts of split attempts whose leases are all granted; lapses the others.
+  void SendSpans(TimeUs now);
+  // Every part of the current attempt to its member's copies to cancel, the
+  // ledger released, the job waiting for dispatch (re-dispatched).
+  void ReleaseSpanLocked(Job& j, const std::string& why);
+  // A split gang stopped (a part failed, or a part's member is down): from
+  // its checkpoint when it ran, then ReleaseSpanLocked.
+  void BreakSpanLocked(Job& j, const std::string& why, bool part_failed);
+  void ApplyPartDocLocked(Job& j, size_t k, const nlohmann::json& doc);
+  // A user's cancel of a split gang: its parts are copies to cancel.
+  void CancelSpanLocked(Job& j);
+  // Member `m` is down: every split attempt with a part there breaks.
+  void SpanMemberDownLocked(int32_t m);
+  // Parts followed at member `m`: the range of their member jobs (PollJobs).
+  void SpanRangeLocked(int32_t m, int64_t& lo, int64_t& hi) const;
+  void ApplySpanDocsLocked(int32_t m, const std::unordered_map<int64_t, nlohmann::json>& docs, bool complete);
+  nlohmann::json SpanJson(const Job& j) const;
+  void ReleasePartLeasesLocked(Job& j);
+  // Copies of job `j`'s current attempt a later one supersedes (Recover).
+  void SupersedeLocked(Job& j, int32_t attempt);
   void AppendAssigned(const Job& j, const std::string& outcome, bool wait);
   void Append(store::Record rec, bool wait);
   nlohmann::json JobJson(const Job& j, bool detail) const;

@@ -83,6 +83,7 @@ json Dispatcher::JobJson(const Job& j, bool detail) const {
                      {"cost_usd", e.cost_usd()}});
   }
   out["candidates"] = cands;
+  if (!j.parts.empty()) out.update(SpanJson(j));  // a gang split across regions: its parts and why
   return out;
 }
 
@@ -99,8 +100,9 @@ ApiResult Dispatcher::WhyJob(int64_t id) {
   if (it == jobs_.end() || !it->second.durable) return ApiResult::Error(404, "no job " + std::to_string(id));
   const Job& j = it->second;
   json d = JobJson(j, true);
-  return {200, {{"id", id}, {"state", d["state"]}, {"why", j.why}, {"member", d["member"]},
-                {"candidates", d["candidates"]}}};
+  json out = {{"id", id}, {"state", d["state"]}, {"why", j.why}, {"member", d["member"]}, {"candidates", d["candidates"]}};
+  if (d.contains("parts")) out["parts"] = d["parts"], out["span"] = d["span"];
+  return {200, out};
 }
 
 ApiResult Dispatcher::ListJobs(const std::string& state, int64_t after, int64_t limit) {
@@ -139,8 +141,11 @@ ApiResult Dispatcher::Federation() {
     json leases = json::array();
     for (const auto& f : in_flight_[m]) {
       int64_t job = -1;
-      for (const auto& [id, j] : jobs_)
+      for (const auto& [id, j] : jobs_) {
         if (j.member == static_cast<int32_t>(m) && j.ledger_attempt == f.attempt) job = id;
+        for (const Part& p : j.parts)
+          if (p.member == static_cast<int32_t>(m) && p.ledger_attempt == f.attempt) job = id;
+      }
       leases.push_back({{"job", job},
                         {"gpus", f.gpus},
                         {"promise", f.expires != federation::kNoExpiry && f.type >= 0},
@@ -148,9 +153,12 @@ ApiResult Dispatcher::Federation() {
                                                                                 : json(UsToSeconds(f.expires - wall))}});
     }
     int64_t queued = 0, running = 0;
-    for (const auto& [id, j] : jobs_)
-      if (j.member == static_cast<int32_t>(m) && j.phase != Phase::kEnded && j.phase != Phase::kWaiting)
-        ++(j.state == JobState::kRunning ? running : queued);
+    for (const auto& [id, j] : jobs_) {
+      if (j.phase == Phase::kEnded || j.phase == Phase::kWaiting) continue;
+      if (j.member == static_cast<int32_t>(m)) ++(j.state == JobState::kRunning ? running : queued);
+      for (const Part& p : j.parts)  // a split gang's part there
+        if (p.member == static_cast<int32_t>(m)) ++(p.state == JobState::kRunning ? running : queued);
+    }
     json item = {{"name", fed_.members[m].name},
                  {"region", fed_.regions[fed_.members[m].region]},
                  {"endpoint", ms.link->endpoint()},
@@ -194,7 +202,11 @@ ApiResult Dispatcher::Federation() {
              {"forward_retries", c.forward_retries},
              {"checkpoint_moves", c.checkpoint_moves},
              {"checkpoint_bytes", c.checkpoint_bytes},
-             {"checkpoint_egress_usd", c.checkpoint_egress_usd}}}}};
+             {"checkpoint_egress_usd", c.checkpoint_egress_usd},
+             {"spanning_jobs", c.spanning_jobs},
+             {"spanning_parts", c.spanning_parts},
+             {"span_releases", c.span_releases},
+             {"span_breaks", c.span_breaks}}}}};
 }
 
 std::string Dispatcher::MetricsText() {

@@ -1,7 +1,8 @@
 // The dispatcher's role over a replicated store (dispatcher.h, "Standby"):
 // the 503 a standby or a deposed dispatcher answers, naming the leader,
-// stepping down when the term is lost, and cancelling copies moved away from
-// a member (Reconcile), which only a dispatcher a write proves to lead does.
+// stepping down when the term is lost, cancelling copies moved away from a
+// member (Reconcile), which only a dispatcher a write proves to lead does,
+// and the cancellations users ask for (DoCancels).
 #include <algorithm>
 #include <future>
 
@@ -10,6 +11,7 @@
 
 namespace berth::fedserve {
 
+using job::JobState;
 using nlohmann::json;
 using server::ApiResult;
 
@@ -95,6 +97,10 @@ void Dispatcher::Reconcile(int32_t member) {
     for (auto& [id, j] : jobs_) {
       for (const Copy& c : j.stale) {
         if (c.member != member) continue;
+        if (c.part >= 0) {  // a part of a split gang
+          todo.push_back({id, c, PartBody(j, c)});
+          continue;
+        }
         Job probe = j;
         probe.attempt = c.attempt;
         todo.push_back({id, c, ForwardBody(probe)});
@@ -149,6 +155,41 @@ void Dispatcher::Reconcile(int32_t member) {
                                  [&](const Copy& c) { return c.member == member && c.attempt == d.copy.attempt; }),
                   stale.end());
     }
+  }
+}
+
+void Dispatcher::DoCancels() {
+  struct Cancel {
+    int64_t id;
+    int32_t member, attempt;
+    int64_t member_job;
+  };
+  std::vector<Cancel> todo;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, j] : jobs_)
+      if (j.cancel_requested && j.phase != Phase::kEnded) {
+        if (!j.parts.empty()) {
+          CancelSpanLocked(j);
+        } else if (j.phase == Phase::kWaiting || j.phase == Phase::kSending) {
+          // Not yet at a member (or its answer unseen: kept to cancel there).
+          if (j.phase == Phase::kSending) {
+            j.stale.push_back({j.member, j.attempt, -1});
+            stale_dirty_ = true;
+          }
+          EndLocked(j, JobState::kCancelled, "cancelled");
+        } else if (ResponsiveLocked(j.member, SteadyNow())) {
+          todo.push_back({id, j.member, j.attempt, j.member_job});
+        }
+      }
+  }
+  for (const Cancel& c : todo) {
+    MemberReply r = members_[c.member].link->Call("DELETE", "/v1/jobs/" + std::to_string(c.member_job));
+    std::lock_guard<std::mutex> lock(mu_);
+    Job& j = jobs_.at(c.id);
+    if (j.phase == Phase::kEnded || j.attempt != c.attempt) continue;
+    if (r.status == 200 || r.status == 404 || r.status == 409)
+      EndLocked(j, JobState::kCancelled, "cancelled");
   }
 }
 

@@ -105,6 +105,19 @@ struct JobSpec {
   std::vector<std::string> regions;
   std::vector<std::string> avoid_regions;
   bool span_regions = false;
+  // Set on the job a member receives for one part of a gang the federation
+  // dispatcher split across regions ("Gangs across regions"): the part's
+  // tasks are ranks rank_offset .. rank_offset + num_tasks() - 1 of a gang of
+  // world_size ranks in `parts` parts (part `index`; part 0 holds rank 0).
+  // The launch spec ranks the part's tasks from rank_offset and gives them the
+  // gang's WORLD_SIZE (docs/launch.md).
+  struct SpanPart {
+    int32_t index = 0;
+    int32_t parts = 0;
+    int32_t world_size = 0;
+    int32_t rank_offset = 0;
+  };
+  std::optional<SpanPart> span_part;
   TimeUs deadline = -1;
   int64_t budget_cents = -1;
   // What runs (for a node agent; the scheduler and the simulator ignore it):

@@ -112,6 +112,39 @@ Status GetStringList(const std::string& key, const json& v, std::vector<std::str
   return Status::Ok();
 }
 
+// `span_part`: {"index", "parts", "world_size", "rank_offset"} (job.h,
+// JobSpec::SpanPart); checked against the job's tasks once groups are read.
+Status GetSpanPart(const json& v, job::JobSpec::SpanPart& out) {
+  if (!v.is_object())
+    return InvalidArgument("span_part: expected an object {index, parts, world_size, rank_offset}, found " + Shown(v));
+  bool has[4] = {false, false, false, false};
+  for (const auto& [key, val] : v.items()) {
+    const std::string k = "span_part." + ShownKey(key);
+    if (key == "index") {
+      BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 0, kMaxTasksHard, out.index));
+      has[0] = true;
+    } else if (key == "parts") {
+      BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 2, kMaxTasksHard, out.parts));
+      has[1] = true;
+    } else if (key == "world_size") {
+      BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 2, kMaxTasksHard, out.world_size));
+      has[2] = true;
+    } else if (key == "rank_offset") {
+      BERTH_RETURN_IF_ERROR(GetIntAs(k, val, 0, kMaxTasksHard, out.rank_offset));
+      has[3] = true;
+    } else {
+      return InvalidArgument("unknown field '" + k + "'");
+    }
+  }
+  const char* names[4] = {"index", "parts", "world_size", "rank_offset"};
+  for (int i = 0; i < 4; ++i)
+    if (!has[i]) return InvalidArgument(std::string("span_part.") + names[i] + ": missing");
+  if (out.index >= out.parts)
+    return InvalidArgument("span_part.index: " + std::to_string(out.index) + " is not below parts (" +
+                           std::to_string(out.parts) + ")");
+  return Status::Ok();
+}
+
 // US dollars (a number >= 0, at most 10^12) as whole cents.
 Status GetUsd(const std::string& key, const json& v, int64_t& cents) {
   if (!v.is_number()) return InvalidArgument(key + ": expected a number of US dollars, found " + Shown(v));
@@ -303,6 +336,10 @@ StatusOr<JobSubmission> ParseJobJson(const json& v, JobSource source) {
     } else if (key == "span_regions") {
       if (!val.is_boolean()) return InvalidArgument("span_regions: expected true or false, found " + Shown(val));
       j.span_regions = val.get<bool>();
+    } else if (key == "span_part") {
+      job::JobSpec::SpanPart part;
+      BERTH_RETURN_IF_ERROR(GetSpanPart(val, part));
+      j.span_part = part;
     } else if (key == "best_effort") {
       if (!val.is_boolean()) return InvalidArgument("best_effort: expected true or false, found " + Shown(val));
       j.best_effort = val.get<bool>();
@@ -354,6 +391,11 @@ StatusOr<JobSubmission> ParseJobJson(const json& v, JobSource source) {
   for (const auto& g : j.groups) tasks += g.count;
   if (tasks > kMaxTasksHard)
     return InvalidArgument("groups: more than " + std::to_string(kMaxTasksHard) + " tasks in one job");
+  if (j.span_part && j.span_part->rank_offset + tasks > j.span_part->world_size)
+    return InvalidArgument("span_part.rank_offset: ranks " + std::to_string(j.span_part->rank_offset) + ".." +
+                           std::to_string(j.span_part->rank_offset + tasks - 1) + " of this part's " +
+                           std::to_string(tasks) + " tasks are not within world_size " +
+                           std::to_string(j.span_part->world_size));
   if (block_tasks > 0) {
     std::vector<bool> inherits;
     for (const auto& g : v.at("groups")) inherits.push_back(!g.contains("block_tasks"));
@@ -438,6 +480,11 @@ json JobToJson(const job::JobSpec& s) {
   if (!s.regions.empty()) j["regions"] = s.regions;
   if (!s.avoid_regions.empty()) j["avoid_regions"] = s.avoid_regions;
   if (s.span_regions) j["span_regions"] = true;
+  if (s.span_part)
+    j["span_part"] = {{"index", s.span_part->index},
+                      {"parts", s.span_part->parts},
+                      {"world_size", s.span_part->world_size},
+                      {"rank_offset", s.span_part->rank_offset}};
   if (s.best_effort) j["best_effort"] = true;
   if (s.deadline > 0) j["deadline_s"] = UsToSeconds(s.deadline);
   if (s.budget_cents >= 0) j["budget_usd"] = static_cast<double>(s.budget_cents) / 100.0;

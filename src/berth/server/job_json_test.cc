@@ -1,6 +1,7 @@
 // The job document's Kubernetes-style fields: quantities beside the integer
 // fields (gpus "8", cpu "500m", memory "256Gi") and priority_class, with 400s
-// naming the field for bad ones.
+// naming the field for bad ones; span_part (a part of a gang split across
+// regions).
 #include "berth/server/job_json.h"
 
 #include <gtest/gtest.h>
@@ -60,6 +61,32 @@ TEST(JobJsonTest, BadQuantitiesNameTheField) {
   EXPECT_NE(Error(R"({"name":"a","groups":[{"count":1,"cpu_milli":"500m"}]})").find("use \"cpu\""),
             std::string::npos);
   EXPECT_NE(Error(R"({"name":"a","groups":[{"count":1,"cpu":"1","cpu_milli":1000}]})").find("not both"),
+            std::string::npos);
+}
+
+TEST(JobJsonTest, SpanPartRoundTripsAndBadOnesNameTheField) {
+  const job::JobSpec j = Parse(
+      R"({"name":"g.part-1","span_part":{"index":1,"parts":2,"world_size":8,"rank_offset":6},"groups":[{"count":2,"gpus":8}]})");
+  ASSERT_TRUE(j.span_part.has_value());
+  EXPECT_EQ(j.span_part->index, 1);
+  EXPECT_EQ(j.span_part->parts, 2);
+  EXPECT_EQ(j.span_part->world_size, 8);
+  EXPECT_EQ(j.span_part->rank_offset, 6);
+  EXPECT_EQ(JobToJson(j)["span_part"]["rank_offset"], 6);
+  EXPECT_EQ(SpecFingerprint(Parse(JobToJson(j).dump())), SpecFingerprint(j));
+  EXPECT_NE(Error(R"({"name":"a","span_part":{"index":0,"parts":2,"world_size":8},"groups":[{"count":1}]})")
+                .find("span_part.rank_offset: missing"),
+            std::string::npos);
+  EXPECT_NE(Error(R"({"name":"a","span_part":{"index":2,"parts":2,"world_size":8,"rank_offset":0},"groups":[{"count":1}]})")
+                .find("span_part.index"),
+            std::string::npos);
+  EXPECT_NE(Error(R"({"name":"a","span_part":{"index":1,"parts":2,"world_size":8,"rank_offset":7},"groups":[{"count":2}]})")
+                .find("span_part.rank_offset"),
+            std::string::npos);
+  EXPECT_NE(Error(R"({"name":"a","span_part":{"index":1,"parts":2,"world_size":8,"rank_offset":0,"x":1},"groups":[{"count":1}]})")
+                .find("span_part.x"),
+            std::string::npos);
+  EXPECT_NE(Error(R"({"name":"a","span_part":3,"groups":[{"count":1}]})").find("span_part: expected an object"),
             std::string::npos);
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -41,6 +42,37 @@ std::string Escaped(const std::string& s) {
     }
   }
   return out;
+}
+
+// A part of a gang split across regions (JobSpec::span_part): its ranks are
+// the gang's from rank_offset, WORLD_SIZE is the gang's, and a rendezvous the
+// job's env names (MASTER_ADDR, MASTER_PORT: reachable from every part's
+// region) wins over the part's own first node, which no other part knows.
+void ShiftToGang(const job::JobSpec& job, LaunchSpec& s) {
+  const job::JobSpec::SpanPart& part = *job.span_part;
+  const int32_t off = part.rank_offset;
+  const int32_t part_tasks = s.world_size;
+  s.world_size = part.world_size;
+  for (auto& t : s.tasks) {
+    t.rank += off;
+    auto& e = t.env;
+    e["RANK"] = std::to_string(t.rank);
+    e["WORLD_SIZE"] = std::to_string(part.world_size);
+    e["BERTH_SPAN_PART"] = std::to_string(part.index);
+    e["BERTH_SPAN_PARTS"] = std::to_string(part.parts);
+    e["BERTH_SPAN_RANK_OFFSET"] = std::to_string(off);
+    e["BERTH_SPAN_PART_TASKS"] = std::to_string(part_tasks);
+    for (const char* name : {"MASTER_ADDR", "MASTER_PORT"})
+      if (auto user = job.env.find(name); user != job.env.end()) e[name] = user->second;
+  }
+  if (auto a = job.env.find("MASTER_ADDR"); a != job.env.end()) s.master_addr = a->second;
+  if (auto p = job.env.find("MASTER_PORT"); p != job.env.end()) {
+    const long port = std::strtol(p->second.c_str(), nullptr, 10);
+    if (port > 0 && port <= 65535) s.master_port = static_cast<int32_t>(port);
+  }
+  for (auto& n : s.nodes)
+    for (auto& r : n.ranks) r += off;
+  for (auto& r : s.nccl_ring) r += off;
 }
 
 }  // namespace
@@ -272,6 +304,7 @@ StatusOr<LaunchSpec> ComputeLaunchSpec(const cluster::Cluster& cluster, const jo
   // Ranks already follow the topology, so the ring is rank order: it crosses
   // each node, NVLink domain and leaf boundary once each way.
   for (int32_t r = 0; r < s.world_size; ++r) s.nccl_ring.push_back(r);
+  if (job.span_part) ShiftToGang(job, s);
   return s;
 }
 

@@ -66,6 +66,42 @@ TEST(LaunchSpec, RanksFollowTheTopologyNotTheTaskIndex) {
   EXPECT_EQ(again->tasks[2].env, s->tasks[2].env);
 }
 
+TEST(LaunchSpec, APartOfAGangAcrossRegionsTakesTheGangsRanks) {
+  auto c = cluster::ParseClusterSpec("4x8:H100/leaf=2");
+  ASSERT_TRUE(c.ok());
+  // Part 1 of 2: 2 tasks, ranks 6 and 7 of a gang of 8, its rendezvous in the job's env.
+  job::JobSpec j = Gang(2, 8, job::Launcher::kTorch);
+  j.span_part = job::JobSpec::SpanPart{1, 2, 8, 6};
+  j.env = {{"MASTER_ADDR", "rdzv.example"}, {"MASTER_PORT", "29400"}, {"RANK", "user"}};
+  auto s = ComputeLaunchSpec(*c, j, std::vector<framework::TaskPlacement>{At(0, 1, 0xff), At(1, 2, 0xff)}, {});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->world_size, 8);
+  EXPECT_EQ(s->master_addr, "rdzv.example");
+  EXPECT_EQ(s->master_port, 29400);
+  ASSERT_EQ(s->tasks.size(), 2u);
+  for (int k = 0; k < 2; ++k) {
+    const auto& e = s->tasks[k].env;
+    EXPECT_EQ(s->tasks[k].rank, 6 + k);
+    EXPECT_EQ(e.at("RANK"), std::to_string(6 + k));
+    EXPECT_EQ(e.at("WORLD_SIZE"), "8");
+    EXPECT_EQ(e.at("LOCAL_RANK"), "0");
+    EXPECT_EQ(e.at("MASTER_ADDR"), "rdzv.example");
+    EXPECT_EQ(e.at("MASTER_PORT"), "29400");
+    EXPECT_EQ(e.at("BERTH_SPAN_PART"), "1");
+    EXPECT_EQ(e.at("BERTH_SPAN_PARTS"), "2");
+    EXPECT_EQ(e.at("BERTH_SPAN_RANK_OFFSET"), "6");
+    EXPECT_EQ(e.at("BERTH_SPAN_PART_TASKS"), "2");
+  }
+  EXPECT_EQ(s->nodes[1].ranks, (std::vector<int32_t>{7}));
+  EXPECT_EQ(s->nccl_ring, (std::vector<int32_t>{6, 7}));
+  // Without a rendezvous in its env, a part's MASTER_ADDR is its own first node.
+  j.env.clear();
+  auto own = ComputeLaunchSpec(*c, j, std::vector<framework::TaskPlacement>{At(0, 1, 0xff), At(1, 2, 0xff)}, {});
+  ASSERT_TRUE(own.ok());
+  EXPECT_EQ(own->master_addr, c->node(NodeId(1)).name);
+  EXPECT_EQ(own->tasks[0].env.at("RANK"), "6");
+}
+
 TEST(LaunchSpec, AddressesPortsAndTheJobsEnv) {
   auto c = cluster::ParseClusterSpec("2x4:H100");
   ASSERT_TRUE(c.ok());
