@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -40,6 +41,7 @@
 
 #include "berth/framework/cycle.h"
 #include "berth/framework/verdict.h"
+#include "berth/framework/workload_facts.h"
 #include "berth/state/events.h"
 
 namespace berth::elastic {
@@ -303,6 +305,8 @@ using PluginArgs = std::map<std::string, std::string>;
 // knows before the run starts (the FGD protocol's pod list; empty when jobs
 // are only known as they arrive, as in a live service). Borrowed: valid while
 // the factory runs; a plugin keeps what it derives, not these pointers.
+// Plugins read the workload through its facts (FactsOf(ctx), workload_facts.h),
+// which a driver that streams its trace supplies without the jobs.
 //
 //   PluginContext ctx{&cluster, trace.jobs};
 //   Framework::Create(profile, registry, ctx);
@@ -311,6 +315,9 @@ struct PluginContext {
   std::span<const job::JobSpec> workload;
   // Goodput models of the workload's applications (pollux traces), or null.
   const elastic::GoodputCatalog* goodput = nullptr;
+  // The workload's facts gathered by the driver (a streamed trace's first
+  // read), or null: then FactsOf computes them from `workload`.
+  std::shared_ptr<const WorkloadFacts> facts;
 };
 
 }  // namespace berth::framework

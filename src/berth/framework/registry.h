@@ -72,7 +72,8 @@ class PluginRegistry {
 
 // Whether any plugin of `profile` (queue sort included) reads the context
 // when built (PluginRegistry::ReadsContext): such a profile needs the
-// workload up front, which a streamed replay does not hold.
+// cluster or the workload's facts up front (a streamed replay hands over the
+// facts of its first read, workload_facts.h).
 bool ProfileReadsContext(const Profile& profile, const PluginRegistry& registry);
 
 // A user's plugin argument, "PLUGIN.KEY=VALUE" (e.g. goodput.exact_cells=0,

@@ -192,9 +192,6 @@ StatusOr<PolicyResult> Replay(const cluster::Cluster& cluster, const Trace* inpu
   if (stream) {
     BERTH_RETURN_IF_ERROR(stream->Streamable());
     if (opts.failures) return InvalidArgument("replay: failures need the trace in memory, not streamed");
-    if (framework::ProfileReadsContext(profile, registry))
-      return InvalidArgument("replay: policy '" + profile.name +
-                             "' reads the workload up front; replay its trace from memory, not streamed");
     BERTH_ASSIGN_OR_RETURN(feed, JobFeed::Open(*stream));
   }
   // Workflows: their stage attempts become held jobs (workflow_replay.h).
@@ -238,7 +235,8 @@ StatusOr<PolicyResult> Replay(const cluster::Cluster& cluster, const Trace* inpu
   std::vector<Partition> parts;
   framework::PluginContext context;  // plugins that learn from the workload (fgd) see the trace as read
   context.cluster = &cluster;
-  context.workload = trace.jobs;
+  context.workload = trace.jobs;                // empty when streamed:
+  if (stream) context.facts = stream->facts;   // the first read's facts instead
   context.goodput = trace.goodput.get();
   auto make_scheduler = [&]() -> StatusOr<std::unique_ptr<scheduler::Scheduler>> {
     BERTH_ASSIGN_OR_RETURN(std::unique_ptr<framework::Framework> fw,

@@ -118,10 +118,10 @@ StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const Trace& t
 // The same replay of a streamed trace (trace_stream.h): each job's spec is
 // read from the file as its submit time comes, so the run holds the specs of
 // the jobs alive, not the whole list; the same results as RunReplay on the
-// trace read whole. Refused (an error saying why) for a trace that cannot
-// stream (StreamedTrace::Streamable), with failures, or for a policy with a
-// plugin that reads the workload up front (framework::ProfileReadsContext:
-// fgd, berth-frag, the preemption plugins).
+// trace read whole. Plugins that read the workload up front (fgd, berth-frag,
+// the preemption plugins) get the facts of the first read
+// (StreamedTrace::facts). Refused (an error saying why) for a trace that
+// cannot stream (StreamedTrace::Streamable) or with failures.
 StatusOr<PolicyResult> RunReplay(const cluster::Cluster& cluster, const StreamedTrace& trace,
                                  const framework::Profile& profile, const framework::PluginRegistry& registry,
                                  const ReplayOptions& options);

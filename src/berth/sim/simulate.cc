@@ -138,19 +138,16 @@ void AdjustJob(const SimulateOptions& o, job::JobSpec& j, size_t index) {
 }
 
 // Whether this run may stream its trace (trace_stream.h) before the file is
-// read: a native trace replayed without failures by policies none of whose
-// plugins reads the workload up front. The file itself may still refuse
-// (StreamedTrace::Streamable).
-bool MayStream(const SimulateOptions& o, const std::vector<framework::Profile>& profiles,
-               const framework::PluginRegistry& plugins) {
+// read: a native trace replayed without failures (plugins that read the
+// workload up front get the facts of the first read). The file itself may
+// still refuse (StreamedTrace::Streamable).
+bool MayStream(const SimulateOptions& o) {
   if (o.stream_trace == "off") return false;
   const std::string fmt = o.trace_format.empty() ? GuessTraceFormat(o.trace) : o.trace_format;
   if (fmt != "native" || o.mode == "fgd" || !o.failures.empty()) return false;
   // Filters and bad limits: ReadTrace refuses them with its own errors.
   if (o.max_jobs == 0 || o.max_jobs < -1 || !o.window_from.empty() || !o.window_to.empty() || !o.tenants.empty())
     return false;
-  for (const auto& p : profiles)
-    if (framework::ProfileReadsContext(p, plugins)) return false;
   return true;
 }
 
@@ -206,7 +203,7 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
   // A streamed trace (--stream-trace): a first read keeps each job's facts,
   // the replay reads the specs again as their submit times come.
   std::optional<StreamedTrace> streamed;
-  if (MayStream(o, profiles, plugins)) {
+  if (MayStream(o)) {
     Trace native;
     native.format = "native";
     BERTH_RETURN_IF_ERROR(ApplyTenantsFrom(o.tenants_from, native));  // what the format allows
@@ -222,8 +219,8 @@ StatusOr<SimulateOutput> RunSimulation(const SimulateOptions& o) {
     }
   } else if (o.stream_trace == "on") {
     return InvalidArgument(
-        "--stream-trace on needs a native trace (.jsonl) replayed without --failures by policies that do not read "
-        "the workload up front (not fgd, berth-frag or the preemption policies)");
+        "--stream-trace on needs a native trace (.jsonl) replayed without --failures, --from, --to, --tenants or "
+        "--mode fgd");
   }
   Trace trace;
   if (!streamed) {

@@ -38,10 +38,11 @@ struct SimulateOptions {
   int64_t max_jobs = -1;
   // Replay mode: read a native trace's jobs from the file as their submit
   // times come instead of holding the whole list (trace_stream.h). "auto":
-  // when the trace and policies allow it (a native trace sorted by submit
-  // time, no workflows, elastic jobs or services, no --failures, no policy
-  // that reads the workload up front), else from memory; "on": the same, an
-  // error when it cannot; "off": always from memory. The same results.
+  // when the trace and options allow it (a native trace sorted by submit
+  // time, no workflows, elastic jobs or services, no --failures; plugins that
+  // read the workload up front get the first read's facts), else from
+  // memory; "on": the same, an error when it cannot; "off": always from
+  // memory. The same results.
   std::string stream_trace = "auto";
   // Trace filters (philly): submission window and tenants (see ReadOptions).
   std::string window_from;

@@ -69,6 +69,7 @@ StatusOr<StreamedTrace> ScanNativeTrace(const std::string& path, const ReadOptio
   t.adjust = std::move(adjust);
   t.head.format = "native";
   TenantIndex tenants;
+  framework::WorkloadFacts facts;
   job::JobSpec j;
   while (true) {
     BERTH_ASSIGN_OR_RETURN(const bool more, reader->Next(j));
@@ -79,7 +80,9 @@ StatusOr<StreamedTrace> ScanNativeTrace(const std::string& path, const ReadOptio
     t.service = t.service || j.service.has_value();
     t.first_submit = t.table.jobs.empty() ? j.submit_time : std::min(t.first_submit, j.submit_time);
     t.table.jobs.push_back(FactsOf(j, tenants.Of(j.tenant, t.table.tenants)));
+    facts.Add(j);
   }
+  t.facts = std::make_shared<const framework::WorkloadFacts>(std::move(facts));
   t.table.jobs.shrink_to_fit();
   t.duplicate_lines = reader->duplicate_lines();
   t.head.report = std::move(reader->report());

@@ -6,6 +6,10 @@
 // order), so a replay of millions of jobs holds the specs of the jobs alive
 // instead of the whole list (JobSpec is about 650 bytes with its task group).
 //
+// The first read also gathers the workload's facts that plugins read before
+// the run (framework::WorkloadFacts: the lowest priority, the tasks per
+// shape), so the preemption policies, fgd and berth-frag stream too.
+//
 // Only native traces (JSON lines) whose submit times never decrease in file
 // order stream: the arrival order is then the file order. A trace that is not
 // sorted, has workflows or jobs timed by their allocation (elastic jobs) is
@@ -21,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/framework/workload_facts.h"
 #include "berth/job/job.h"
 #include "berth/sim/readers/readers.h"
 #include "berth/sim/trace.h"
@@ -58,6 +63,10 @@ struct StreamedTrace {
   TimeUs first_submit = 0;   // the earliest submit time as read (before rate_scale)
   JobTable table;            // submit times after rate_scale
   Trace head;                // format, report and workflows of the file; no jobs
+  // What plugins read of the workload before the run, from the adjusted jobs
+  // in file order (as PluginContext::workload would give them); shared by the
+  // runs of every policy.
+  std::shared_ptr<const framework::WorkloadFacts> facts;
   std::vector<int64_t> duplicate_lines;  // skipped for a name seen before (NativeJobReader)
   bool sorted = true;        // submit times never decrease in file order
   bool elastic = false;      // some job is elastic (its runtime follows its allocation)
@@ -70,7 +79,8 @@ struct StreamedTrace {
 };
 
 // The first read of a native trace: every job is checked as ReadNative checks
-// it (names included), adjusted, and kept as its facts.
+// it (names included), adjusted, and kept as its facts; the workload's facts
+// for the plugins are gathered on the way.
 StatusOr<StreamedTrace> ScanNativeTrace(const std::string& path, const ReadOptions& read, JobAdjust adjust);
 
 // The jobs of a scanned trace read again, in file order, adjusted and

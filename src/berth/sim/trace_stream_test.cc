@@ -2,7 +2,8 @@
 // gives the same report as one that holds the whole list (every JSON figure
 // but the timings), with the per-job options of `berth simulate`; traces and
 // policies that cannot stream are refused by `--stream-trace on` and replayed
-// from memory by `auto`.
+// from memory by `auto`. Policies whose plugins read the workload up front
+// stream with the first read's facts (framework::WorkloadFacts).
 #include "berth/sim/trace_stream.h"
 
 #include <gtest/gtest.h>
@@ -37,6 +38,28 @@ std::vector<job::JobSpec> Jobs(int n, uint64_t seed) {
     g.cpu_milli = 1000;
     j.groups.push_back(g);
     jobs.push_back(std::move(j));
+  }
+  return jobs;
+}
+
+// The same jobs with the variety the up-front readers see: priorities from
+// -2 to 2, shares of a GPU, CPU-only tasks, several CPU requests, a GPU type.
+std::vector<job::JobSpec> MixedJobs(int n, uint64_t seed) {
+  std::vector<job::JobSpec> jobs = Jobs(n, seed);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    job::JobSpec& j = jobs[i];
+    job::TaskGroup& g = j.groups.front();
+    j.priority = static_cast<int32_t>(i * 7 % 5) - 2;
+    g.cpu_milli = 1000 * static_cast<MilliCpu>(1 + i % 3);
+    if (i % 7 == 3) {
+      g.gpus = 1;
+      g.milli_per_gpu = 500;
+    } else if (i % 11 == 4) {
+      g.gpus = 0;
+      g.cpu_milli = 4000;
+    } else if (i % 13 == 6) {
+      g.gpu_type_spec = "V100";
+    }
   }
   return jobs;
 }
@@ -120,20 +143,63 @@ TEST(TraceStream, WhatCannotStreamIsRefusedByOnAndReadWholeByAuto) {
   ASSERT_TRUE(memory.ok());
   EXPECT_EQ(*automatic, *memory);
 
-  // A policy whose plugins read the workload up front (fair share's reclaim).
-  const std::string sorted = WriteTrace(Jobs(300, 5), "stream-fairshare.jsonl");
-  o = Options(sorted, {"fairshare"});
+  // Options a streamed read cannot serve (a time window).
+  const std::string sorted = WriteTrace(Jobs(300, 5), "stream-window.jsonl");
+  o = Options(sorted, {"fifo"});
+  o.window_from = "2017-10-01";
   on = Report(o, "on");
   ASSERT_FALSE(on.ok());
   EXPECT_NE(on.status().message().find("--stream-trace on"), std::string::npos) << on.status().message();
-  automatic = Report(o, "auto");
-  memory = Report(o, "off");
-  ASSERT_TRUE(automatic.ok()) << automatic.status().ToString();
-  ASSERT_TRUE(memory.ok());
-  EXPECT_EQ(*automatic, *memory);
 
   o.stream_trace = "sometimes";
   EXPECT_FALSE(o.Validate().ok());
+}
+
+// The policies whose plugins read the workload before the run (the
+// preemption plugins' lowest priority, fgd's and berth-frag's typical pods and
+// kappa) stream with the facts of the first read and decide as from memory.
+TEST(TraceStream, PoliciesThatReadTheWorkloadUpFrontStreamWithTheSameDecisions) {
+  const std::string path = WriteTrace(MixedJobs(600, 11), "stream-readers.jsonl");
+  for (const char* policy :
+       {"fairshare", "priority-preempt", "priority-preempt-lpf", "srtf", "tiresias", "fgd", "berth-frag"}) {
+    SimulateOptions o = Options(path, {policy});
+    auto memory = Report(o, "off");
+    auto streamed = Report(o, "on");  // "on": an error if the run did not stream
+    ASSERT_TRUE(memory.ok()) << policy << ": " << memory.status().ToString();
+    ASSERT_TRUE(streamed.ok()) << policy << ": " << streamed.status().ToString();
+    EXPECT_EQ(*memory, *streamed) << policy;
+    EXPECT_NE(memory->find("\"decision_log_hash\""), std::string::npos) << policy;
+  }
+  // Priorities raised by --high-priority and a prefix: the facts are those of
+  // the adjusted jobs that are kept.
+  SimulateOptions o = Options(path, {"fairshare", "priority-preempt", "berth-frag"});
+  o.high_priority_share = 0.3;
+  o.max_jobs = 400;
+  auto memory = Report(o, "off");
+  auto streamed = Report(o, "on");
+  ASSERT_TRUE(memory.ok()) << memory.status().ToString();
+  ASSERT_TRUE(streamed.ok()) << streamed.status().ToString();
+  EXPECT_EQ(*memory, *streamed);
+}
+
+// The first read's facts are those computed from the jobs read whole.
+TEST(TraceStream, TheScanGathersTheWorkloadFactsOfTheJobsAsRead) {
+  const std::string path = WriteTrace(MixedJobs(300, 13), "stream-workload-facts.jsonl");
+  auto st = ScanNativeTrace(path, ReadOptions{}, nullptr);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  auto whole = ReadTrace(path, "native", ReadOptions{});
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  const framework::WorkloadFacts expected = framework::WorkloadFacts::Of(whole->jobs);
+  ASSERT_NE(st->facts, nullptr);
+  const framework::WorkloadFacts& got = *st->facts;
+  EXPECT_EQ(got.jobs, 300);
+  EXPECT_EQ(got.lowest_priority, -2);
+  EXPECT_EQ(got.lowest_priority, expected.lowest_priority);
+  EXPECT_EQ(got.shape_tasks, expected.shape_tasks);
+  EXPECT_GT(got.shape_tasks.size(), 5u);
+  EXPECT_EQ(got.total_tasks, expected.total_tasks);
+  EXPECT_EQ(got.gpu_task_cpu, expected.gpu_task_cpu);  // the same sums, bit for bit
+  EXPECT_EQ(got.gpu_task_milli, expected.gpu_task_milli);
 }
 
 TEST(TraceStream, ProfilesThatReadTheWorkloadAreKnown) {

@@ -61,7 +61,8 @@ Status RegisterFgdPlugins(framework::PluginRegistry& r) {
   framework::PluginRegistry::ContextFactory factory =
       [](const framework::PluginArgs& args,
          const framework::PluginContext& ctx) -> StatusOr<std::unique_ptr<framework::Plugin>> {
-    if (ctx.cluster == nullptr || ctx.workload.empty())
+    const std::shared_ptr<const framework::WorkloadFacts> facts = framework::FactsOf(ctx);
+    if (ctx.cluster == nullptr || !facts)
       return FailedPrecondition(
           "plugin 'fgd' needs the workload's typical pods, but this driver supplies no workload up front");
     int64_t coverage = 95;
@@ -70,7 +71,7 @@ Status RegisterFgdPlugins(framework::PluginRegistry& r) {
         return InvalidArgument("plugin 'fgd': typical_coverage_percent must be an integer in 1..100, not '" +
                                it->second + "'");
     }
-    fgd::TypicalPods typical = fgd::ComputeTypicalPods(ctx.workload, static_cast<int>(coverage));
+    fgd::TypicalPods typical = fgd::ComputeTypicalPods(*facts, static_cast<int>(coverage));
     return std::unique_ptr<framework::Plugin>(std::make_unique<FgdScore>(fgd::FragModel(typical, *ctx.cluster)));
   };
   return r.Register(std::string(FgdScore::kName), std::move(factory));

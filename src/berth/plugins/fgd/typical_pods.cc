@@ -6,20 +6,17 @@
 
 namespace berth::plugins::fgd {
 
-PodShape ShapeOf(const job::TaskGroup& g) {
-  return PodShape{g.cpu_milli, g.gpus == 0 ? 0 : g.milli_per_gpu, g.gpus, g.gpu_type_spec};
-}
+PodShape ShapeOf(const job::TaskGroup& g) { return framework::TaskShape::Of(g); }
 
 TypicalPods ComputeTypicalPods(std::span<const job::JobSpec> workload, int coverage_percent) {
+  return ComputeTypicalPods(framework::WorkloadFacts::Of(workload), coverage_percent);
+}
+
+TypicalPods ComputeTypicalPods(const framework::WorkloadFacts& facts, int coverage_percent) {
   coverage_percent = std::clamp(coverage_percent, 1, 100);
-  std::map<PodShape, int64_t> counts;
+  const std::map<PodShape, int64_t>& counts = facts.shape_tasks;
   TypicalPods out;
-  for (const auto& j : workload) {
-    for (const auto& g : j.groups) {
-      counts[ShapeOf(g)] += g.count;
-      out.total_pods += g.count;
-    }
-  }
+  out.total_pods = facts.total_tasks;
   std::vector<TypicalPod> all;
   all.reserve(counts.size());
   for (const auto& [shape, count] : counts) all.push_back({shape, count, 0});

@@ -22,20 +22,14 @@
 #include <vector>
 
 #include "berth/common/quantity.h"
+#include "berth/framework/workload_facts.h"
 #include "berth/job/job.h"
 
 namespace berth::plugins::fgd {
 
-struct PodShape {
-  MilliCpu cpu_milli = 0;
-  MilliGpu milli_per_gpu = 0;  // 0 for CPU-only pods
-  int32_t gpus = 0;
-  std::string gpu_spec;  // "" = any GPU type; else '|'-separated types
-
-  // Member order is the tie-break order of the original (CPU, milli, count, spec).
-  auto operator<=>(const PodShape&) const = default;
-  bool operator==(const PodShape&) const = default;
-};
+// The shape of a pod (framework::TaskShape: CPU milli, milli per GPU, GPU
+// count, spec; ordered as the original breaks ties).
+using PodShape = framework::TaskShape;
 
 // The shape of each task of a group.
 PodShape ShapeOf(const job::TaskGroup& group);
@@ -56,5 +50,8 @@ struct TypicalPods {
 // The typical pods of a workload. `coverage_percent` in 1..100; 95 is what the
 // FGD paper's experiments use. An empty workload gives no typical pods.
 TypicalPods ComputeTypicalPods(std::span<const job::JobSpec> workload, int coverage_percent = 95);
+// The same from the workload's facts (its tasks per shape), as gathered on a
+// streamed trace's first read: equal to the above on the same jobs.
+TypicalPods ComputeTypicalPods(const framework::WorkloadFacts& facts, int coverage_percent = 95);
 
 }  // namespace berth::plugins::fgd

@@ -76,7 +76,7 @@ TEST(TypicalPods, EveryTaskOfAGangIsOnePod) {
 }
 
 TEST(TypicalPods, EmptyWorkloadHasNone) {
-  const TypicalPods t = ComputeTypicalPods({}, 95);
+  const TypicalPods t = ComputeTypicalPods(std::vector<job::JobSpec>{}, 95);
   EXPECT_TRUE(t.pods.empty());
   EXPECT_EQ(t.coverage(), 0);
 }

@@ -79,14 +79,15 @@ Status RegisterFragPlugins(framework::PluginRegistry& r) {
   framework::PluginRegistry::ContextFactory factory =
       [](const framework::PluginArgs& args,
          const framework::PluginContext& ctx) -> StatusOr<std::unique_ptr<framework::Plugin>> {
-    if (ctx.cluster == nullptr || ctx.workload.empty())
+    const std::shared_ptr<const framework::WorkloadFacts> facts = framework::FactsOf(ctx);
+    if (ctx.cluster == nullptr || !facts)
       return FailedPrecondition(
           "plugin 'berth-frag' needs the workload's typical pods, but this driver supplies no workload up front");
     int64_t coverage = 95;
     BERTH_ASSIGN_OR_RETURN(frag::WasteModelOptions options, ParseOptions(args, coverage));
-    const fgd::TypicalPods typical = fgd::ComputeTypicalPods(ctx.workload, static_cast<int>(coverage));
-    return std::unique_ptr<framework::Plugin>(
-        std::make_unique<FragScore>(frag::WasteModel(typical, ctx.workload, *ctx.cluster, options)));
+    const fgd::TypicalPods typical = fgd::ComputeTypicalPods(*facts, static_cast<int>(coverage));
+    return std::unique_ptr<framework::Plugin>(std::make_unique<FragScore>(
+        frag::WasteModel(typical, frag::CpuPerGpuMilli(*facts), *ctx.cluster, options)));
   };
   return r.Register(std::string(FragScore::kName), std::move(factory));
 }

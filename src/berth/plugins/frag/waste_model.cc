@@ -5,21 +5,21 @@
 
 namespace berth::plugins::frag {
 
+double CpuPerGpuMilli(const framework::WorkloadFacts& facts) {
+  return facts.gpu_task_milli > 0 ? facts.gpu_task_cpu / facts.gpu_task_milli : 0;
+}
+
 double CpuPerGpuMilli(std::span<const job::JobSpec> workload) {
-  double cpu = 0, milli = 0;
-  for (const auto& j : workload) {
-    for (const auto& g : j.groups) {
-      if (g.gpus == 0) continue;
-      cpu += static_cast<double>(g.count) * static_cast<double>(g.cpu_milli);
-      milli += static_cast<double>(g.count) * g.gpus * static_cast<double>(g.milli_per_gpu);
-    }
-  }
-  return milli > 0 ? cpu / milli : 0;
+  return CpuPerGpuMilli(framework::WorkloadFacts::Of(workload));
 }
 
 WasteModel::WasteModel(const fgd::TypicalPods& typical, std::span<const job::JobSpec> workload,
                        const cluster::Cluster& cluster, WasteModelOptions options)
-    : kappa_(CpuPerGpuMilli(workload)), options_(options) {
+    : WasteModel(typical, CpuPerGpuMilli(workload), cluster, options) {}
+
+WasteModel::WasteModel(const fgd::TypicalPods& typical, double kappa, const cluster::Cluster& cluster,
+                       WasteModelOptions options)
+    : kappa_(kappa), options_(options) {
   double single_weight = 0;
   for (const auto& p : typical.pods) {
     if (p.shape.gpus == 0) continue;

@@ -56,6 +56,9 @@ class WasteModel {
   // `workload`: the tasks kappa is measured on (the trace as read).
   WasteModel(const fgd::TypicalPods& typical, std::span<const job::JobSpec> workload,
              const cluster::Cluster& cluster, WasteModelOptions options = {});
+  // The same with kappa given (CpuPerGpuMilli of the workload or of its facts).
+  WasteModel(const fgd::TypicalPods& typical, double kappa, const cluster::Cluster& cluster,
+             WasteModelOptions options = {});
 
   // W(n) = L(n) + cpu_weight * S(n) for a node of GPU type `type` (invalid
   // for a CPU-only node) whose GPUs have `gpu_free[i]` milli free and
@@ -89,5 +92,7 @@ class WasteModel {
 
 // kappa of a workload: CPU milli per milli-GPU over its GPU tasks (0 if none).
 double CpuPerGpuMilli(std::span<const job::JobSpec> workload);
+// The same from the workload's facts (equal on the same jobs).
+double CpuPerGpuMilli(const framework::WorkloadFacts& facts);
 
 }  // namespace berth::plugins::frag

@@ -58,10 +58,8 @@ StatusOr<PreemptOptions> ParseOptions(std::string_view plugin, const framework::
       return InvalidArgument("plugin '" + std::string(plugin) + "': unknown arg '" + key + "'");
     }
   }
-  if (!context.workload.empty()) {
-    o.floor_priority = std::numeric_limits<int32_t>::max();
-    for (const auto& j : context.workload) o.floor_priority = std::min(o.floor_priority, j.priority);
-  }
+  if (const std::shared_ptr<const framework::WorkloadFacts> facts = framework::FactsOf(context))
+    o.floor_priority = facts->lowest_priority;
   return o;
 }
 
