@@ -686,6 +686,32 @@ std::string Dispatcher::ForwardBody(const Job& j) const {
   return b.dump();
 }
 
+
+// Each member's submissions go out over its pool of connections at once (a
+// member answers a submission once it is durable: one at a time would wait out
+// every commit in turn); none once the term is lost. replies[i] and
+// answered[i] (steady time) belong to posts[i].
+void Dispatcher::PostJobs(const std::vector<std::pair<int32_t, const std::string*>>& posts,
+                          std::vector<MemberReply>& replies, std::vector<TimeUs>& answered) {
+  replies.assign(posts.size(), MemberReply{});
+  answered.assign(posts.size(), 0);
+  std::vector<std::vector<size_t>> of(members_.size());
+  for (size_t i = 0; i < posts.size(); ++i) of[posts[i].first].push_back(i);
+  std::vector<std::thread> senders;
+  for (size_t m = 0; m < members_.size(); ++m) {
+    const size_t conns = std::min(of[m].size(), members_[m].pool.size());
+    for (size_t k = 0; k < conns; ++k)
+      senders.emplace_back([&, m, k, conns] {
+        for (size_t x = k; x < of[m].size() && leading(); x += conns) {
+          const size_t i = of[m][x];
+          replies[i] = members_[m].pool[k]->Call("POST", "/v1/jobs", *posts[i].second);
+          answered[i] = SteadyNow();
+        }
+      });
+  }
+  for (auto& t : senders) t.join();
+}
+
 void Dispatcher::SendAssigned(TimeUs now) {
   struct Send {
     int64_t id;
@@ -700,26 +726,12 @@ void Dispatcher::SendAssigned(TimeUs now) {
           clock_.Now() >= j.send_after)  // its checkpoint is there
         todo.push_back({id, j.member, j.attempt, ForwardBody(j)});
   }
-  // Each member's forwards go out over its pool of connections at once (a
-  // member answers a submission once it is durable: one at a time would
-  // wait out every commit in turn); the answers are then taken in order.
-  std::vector<MemberReply> replies(todo.size());
-  std::vector<TimeUs> answered(todo.size(), 0);
-  std::vector<std::vector<size_t>> of(members_.size());
-  for (size_t i = 0; i < todo.size(); ++i) of[todo[i].member].push_back(i);
-  std::vector<std::thread> senders;
-  for (size_t m = 0; m < members_.size(); ++m) {
-    const size_t conns = std::min(of[m].size(), members_[m].pool.size());
-    for (size_t k = 0; k < conns; ++k)
-      senders.emplace_back([&, m, k, conns] {
-        for (size_t x = k; x < of[m].size() && leading(); x += conns) {  // none once the term is lost
-          const size_t i = of[m][x];
-          replies[i] = members_[m].pool[k]->Call("POST", "/v1/jobs", todo[i].body);
-          answered[i] = SteadyNow();
-        }
-      });
-  }
-  for (auto& t : senders) t.join();
+  // The answers are taken in order.
+  std::vector<std::pair<int32_t, const std::string*>> posts;
+  for (const Send& t : todo) posts.emplace_back(t.member, &t.body);
+  std::vector<MemberReply> replies;
+  std::vector<TimeUs> answered;
+  PostJobs(posts, replies, answered);
   for (size_t i = 0; i < todo.size(); ++i) {
     const Send& s = todo[i];
     const MemberReply& r = replies[i];

@@ -257,6 +257,9 @@ class Dispatcher {
   // dispatcher steps down (the next leader, or a restart, rebuilds from it).
   void OnWriteFailed(const std::string& what, const Status& s);
   bool leading() const { return role_.load() == Role::kLeading; }
+  // POSTs each body to /v1/jobs of its member, every member's at once.
+  void PostJobs(const std::vector<std::pair<int32_t, const std::string*>>& posts, std::vector<MemberReply>& replies,
+                std::vector<TimeUs>& answered);
   // Writes `recs` and waits: true if they are durable under the term still
   // held (else the dispatcher has stepped down).
   bool WriteUnderTerm(std::vector<store::Record> recs, const std::string& what);

@@ -349,23 +349,11 @@ void Dispatcher::SendSpans(TimeUs now) {
   if (!lapsed.empty() && !WriteUnderTerm(std::move(lapsed), "job_assigned")) return;
   if (todo.empty()) return;
   // Every part at once, over each member's forward connections.
-  std::vector<MemberReply> replies(todo.size());
-  std::vector<TimeUs> answered(todo.size(), 0);
-  std::vector<std::vector<size_t>> of(members_.size());
-  for (size_t i = 0; i < todo.size(); ++i) of[todo[i].member].push_back(i);
-  std::vector<std::thread> senders;
-  for (size_t m = 0; m < members_.size(); ++m) {
-    const size_t conns = std::min(of[m].size(), members_[m].pool.size());
-    for (size_t k = 0; k < conns; ++k)
-      senders.emplace_back([&, m, k, conns] {
-        for (size_t x = k; x < of[m].size() && leading(); x += conns) {
-          const size_t i = of[m][x];
-          replies[i] = members_[m].pool[k]->Call("POST", "/v1/jobs", todo[i].body);
-          answered[i] = SteadyNow();
-        }
-      });
-  }
-  for (auto& t : senders) t.join();
+  std::vector<std::pair<int32_t, const std::string*>> posts;
+  for (const Send& t : todo) posts.emplace_back(t.member, &t.body);
+  std::vector<MemberReply> replies;
+  std::vector<TimeUs> answered;
+  PostJobs(posts, replies, answered);
   std::vector<store::Record> recs;
   std::set<int64_t> changed;
   {
