@@ -134,6 +134,21 @@ void Dispatcher::AppendAssigned(const Job& j, const std::string& outcome, bool w
   Append({store::RecordKind::kJobAssigned, j.id, clock_.Now(), fed_.members[j.member].name, body.dump()}, wait);
 }
 
+// A job_assigned record's remaining work and checkpoint (whole runs and splits).
+Status Dispatcher::RecoverProgress(Job& j, const json& b, const std::string& where) const {
+  if (b.contains("remaining_s") && b["remaining_s"].is_number()) j.remaining = SecondsToUs(b["remaining_s"].get<double>());
+  if (b.contains("checkpoint") && b["checkpoint"].is_object()) {
+    const json& c = b["checkpoint"];
+    const std::optional<int32_t> region = fed_.FindRegion(c.value("region", std::string()));
+    if (!region)
+      return FailedPrecondition(where + ": job " + std::to_string(j.id) + "'s checkpoint is in region '" +
+                                c.value("region", std::string()) + "', which the federation file no longer has");
+    j.ckpt = {*region, c.value("mib", MiB{0})};
+    j.send_after = SecondsToUs(c.value("ready_unix_s", 0.0));
+  }
+  return Status::Ok();
+}
+
 Status Dispatcher::Recover() {
   BERTH_ASSIGN_OR_RETURN(store::Loaded loaded, store_.Load());
   std::lock_guard<std::mutex> lock(mu_);
@@ -183,17 +198,7 @@ Status Dispatcher::Recover() {
         j.member = m;
         j.attempt = attempt;
         j.member_job = member_job;
-        if (b.contains("remaining_s") && b["remaining_s"].is_number())
-          j.remaining = SecondsToUs(b["remaining_s"].get<double>());
-        if (b.contains("checkpoint") && b["checkpoint"].is_object()) {
-          const json& c = b["checkpoint"];
-          const std::optional<int32_t> region = fed_.FindRegion(c.value("region", std::string()));
-          if (!region)
-            return FailedPrecondition(where + ": job " + std::to_string(j.id) + "'s checkpoint is in region '" +
-                                      c.value("region", std::string()) + "', which the federation file no longer has");
-          j.ckpt = {*region, c.value("mib", MiB{0})};
-          j.send_after = SecondsToUs(c.value("ready_unix_s", 0.0));
-        }
+        BERTH_RETURN_IF_ERROR(RecoverProgress(j, b, where));
         if (outcome == "refused") {
           j.excluded.push_back(m);
           j.phase = Phase::kWaiting;

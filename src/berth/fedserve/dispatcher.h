@@ -257,6 +257,8 @@ class Dispatcher {
   // dispatcher steps down (the next leader, or a restart, rebuilds from it).
   void OnWriteFailed(const std::string& what, const Status& s);
   bool leading() const { return role_.load() == Role::kLeading; }
+  // Reads a job_assigned record's remaining_s and checkpoint into j.
+  Status RecoverProgress(Job& j, const nlohmann::json& b, const std::string& where) const;
   // POSTs each body to /v1/jobs of its member, every member's at once.
   void PostJobs(const std::vector<std::pair<int32_t, const std::string*>>& posts, std::vector<MemberReply>& replies,
                 std::vector<TimeUs>& answered);

@@ -185,16 +185,7 @@ Status Dispatcher::RecoverSpan(Job& j, const json& b, const std::string& where) 
     p.sent = pj.value("sent", true) || p.member_job >= 0;
     got.push_back(std::move(p));
   }
-  if (b.contains("remaining_s") && b["remaining_s"].is_number()) j.remaining = SecondsToUs(b["remaining_s"].get<double>());
-  if (b.contains("checkpoint") && b["checkpoint"].is_object()) {
-    const json& c = b["checkpoint"];
-    const std::optional<int32_t> region = fed_.FindRegion(c.value("region", std::string()));
-    if (!region)
-      return FailedPrecondition(where + ": job " + std::to_string(j.id) + "'s checkpoint is in region '" +
-                                c.value("region", std::string()) + "', which the federation file no longer has");
-    j.ckpt = {*region, c.value("mib", MiB{0})};
-    j.send_after = SecondsToUs(c.value("ready_unix_s", 0.0));
-  }
+  BERTH_RETURN_IF_ERROR(RecoverProgress(j, b, where));
   const json s = b.value("span", json::object());
   j.span = SpanInfo{};
   j.span.at = SecondsToUs(s.value("planned_unix_s", 0.0));

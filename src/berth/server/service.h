@@ -55,6 +55,7 @@
 #include "berth/cluster/cluster.h"
 #include "berth/common/clock.h"
 #include "berth/faults/handler.h"
+#include "berth/faults/spares.h"
 #include "berth/framework/registry.h"
 #include "berth/scheduler/scheduler.h"
 #include "berth/server/extender_verify.h"
@@ -670,8 +671,9 @@ class Service final : private VirtualNodes::Sink {
   // each new scheduler's failure-aware plugins; the last kMaxFailureHistory.
   static constexpr size_t kMaxFailureHistory = 100'000;
   bool recovered_ = false;  // Recover ran (before the loop starts)
-  // Sized spares (ServiceOptions::spares per_domain -1): the largest gang held
-  // (GPUs, restart cost) when last sized, and when.
+  // Sized spares (ServiceOptions::spares per_domain -1): the rate, the largest
+  // gang held (GPUs, restart cost) when last sized, and when.
+  faults::NodeFaultRate spare_rate_;  // the node-level rate of spare_rates
   int64_t spare_gang_gpus_ = 0;
   TimeUs spare_gang_restart_ = 0;
   TimeUs spare_sized_at_ = -1;

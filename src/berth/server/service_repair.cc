@@ -194,6 +194,7 @@ int32_t Service::SpareWant(DomainId d, int32_t nodes) {
     // restart cost: what a domain without a spare loses at a fault.
     spare_sized_at_ = now;
     spare_sized_jobs_ = held;
+    spare_rate_ = faults::NodeLevelRate(options_.spare_rates, std::max(1, cluster_->max_gpus_per_node()));
     spare_gang_gpus_ = 0;
     spare_gang_restart_ = options_.restart_cost;
     int64_t best = -1;
@@ -209,11 +210,9 @@ int32_t Service::SpareWant(DomainId d, int32_t nodes) {
         spare_gang_restart_ = cost >= 0 ? cost : options_.restart_cost;
       }
   }
-  const cluster::Domain& dom = cluster_->domain(d);
-  const faults::NodeFaultRate rate =
-      faults::NodeLevelRate(options_.spare_rates, std::max(1, cluster_->max_gpus_per_node()));
-  return faults::DomainSpareCount(nodes, dom.gpus, rate, std::min<int64_t>(spare_gang_gpus_, cluster_->total_gpus()),
-                                  spare_gang_restart_, options_.repair_cost);
+  return faults::DomainSpareCount(nodes, cluster_->domain(d).gpus, spare_rate_,
+                                  std::min<int64_t>(spare_gang_gpus_, cluster_->total_gpus()), spare_gang_restart_,
+                                  options_.repair_cost);
 }
 
 void Service::RecordFailure(NodeId node, double weight) {
