@@ -30,6 +30,10 @@ class BucketedOrder {
   // order. False: they cannot be ordered so this pass (the scheduler sorts
   // the whole queue with Less instead).
   virtual bool OrderBuckets(std::vector<int32_t>& buckets) const = 0;
+  // True when a job's bucket is its leaf queue (QueuedJob::queue): a pass
+  // may then pass over the bucket of a queue whose jobs the post-filters
+  // promise no plan (see Scheduler::Schedule).
+  virtual bool BucketIsQueue() const { return false; }
 };
 
 }  // namespace berth::framework

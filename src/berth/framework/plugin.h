@@ -252,7 +252,10 @@ class PostFilterPlugin : public virtual Plugin {
   // (so trying them changes no verdict). The scheduler then skips their
   // preemption tries, and a pass stops once nothing fits the free GPUs
   // either. False makes no promise (the default). Pure, but may keep what
-  // it computed for the view's epoch.
+  // it computed for the view's epoch. A summary stands for every job of a
+  // queue it counts whose priority is at most max_priority (a replica only
+  // when it counts some): the scheduler also asks it for one queue's jobs,
+  // or one job, with the pass's highest priority or the job's own.
   virtual bool NoPlanForAny(const SchedulerView& view, const PendingSummary& pending) { return false; }
 };
 

@@ -111,8 +111,14 @@ bool BucketQueue::Order(const framework::BucketedOrder& plugin, TimeUs now, cons
   if (!plugin.OrderBuckets(nonempty_)) return false;
   out.clear();
   out.reserve(size_);
+  segments_.clear();
   out.insert(out.end(), promoted_.begin(), promoted_.end());
-  for (int32_t b : nonempty_) out.insert(out.end(), buckets_[b].begin(), buckets_[b].end());
+  if (!promoted_.empty()) segments_.push_back({-1, 0, out.size()});
+  for (int32_t b : nonempty_) {
+    const size_t begin = out.size();
+    out.insert(out.end(), buckets_[b].begin(), buckets_[b].end());
+    segments_.push_back({b, begin, out.size()});
+  }
   return true;
 }
 

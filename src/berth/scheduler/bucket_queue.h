@@ -43,6 +43,14 @@ class BucketQueue {
   // order. False (and `out` untouched) when the plugin cannot order them.
   bool Order(const framework::BucketedOrder& plugin, TimeUs now, const Less& less, std::vector<int32_t>& out);
   bool Usable() const { return usable_; }
+  // The last Order's pass order in runs: the promoted jobs (bucket -1), then
+  // each bucket's jobs, as [begin, end) positions in `out`.
+  struct Segment {
+    int32_t bucket = -1;
+    size_t begin = 0;
+    size_t end = 0;
+  };
+  const std::vector<Segment>& segments() const { return segments_; }
   size_t size() const { return size_; }
 
  private:
@@ -57,6 +65,7 @@ class BucketQueue {
   std::vector<std::vector<int32_t>> buckets_;  // by bucket id
   std::vector<int32_t> nonempty_;              // scratch for Order
   std::vector<int32_t> promoted_;
+  std::vector<Segment> segments_;
   std::vector<uint8_t> where_;                 // per job index
   std::vector<int32_t> bucket_of_;             // per job index
   std::vector<TimeUs> enqueued_;               // per job index: time of its last Add

@@ -8,7 +8,8 @@
 // in the same order, give the same verdicts and end with the same hash.
 // The same streams against SchedulerOptions::full_pass check the early stop
 // of passes that no preemption can help (the jobs it reaches get the same
-// verdicts; it may reach fewer).
+// verdicts; it may reach fewer), and of its passing over the runs of queues
+// whose jobs can get no plan while nothing fits.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -60,6 +61,7 @@ enum class Oracle {
 struct Counts {
   int64_t preemptions = 0;
   int64_t stopped = 0;  // kFullPass: passes where the fast one reached fewer jobs
+  int64_t passed_over = 0;  // runs of a queue's jobs the fast passes went past
 };
 
 void RunLockstep(const std::string& policy, uint64_t seed, bool with_tree, int steps, Counts* counts,
@@ -117,6 +119,8 @@ void RunLockstep(const std::string& policy, uint64_t seed, bool with_tree, int s
     if (::testing::Test::HasFailure()) return;
   }
   EXPECT_GT(fast.log().entries(), 0);
+  if (oracle == Oracle::kFullPass) EXPECT_EQ(full.queue_runs_passed_over(), 0);
+  counts->passed_over += fast.queue_runs_passed_over();
 }
 
 TEST(PreemptEpochLockstep, FairshareSameDecisionsAsFullPreempt) {
@@ -151,6 +155,7 @@ TEST(PassStopLockstep, FairshareSameDecisionsAsFullPass) {
     RunLockstep("fairshare", seed, false, 500, &counts, Oracle::kFullPass, /*priorities=*/1);
   EXPECT_GT(counts.preemptions, 0);
   EXPECT_GT(counts.stopped, 0);  // the fast passes did stop early
+  EXPECT_GT(counts.passed_over, 0);  // and went past queues that could not reclaim
 }
 
 TEST(PassStopLockstep, PreemptingPoliciesSameDecisionsAsFullPass) {

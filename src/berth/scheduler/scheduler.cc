@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <charconv>
+#include <cstring>
+#include <string_view>
 
 namespace berth::scheduler {
 
@@ -118,6 +121,52 @@ bool Scheduler::NoPlanForAny(TimeUs now) {
   no_plan_ = true;
   for (auto* pf : framework_->post_filter()) no_plan_ = no_plan_ && pf->NoPlanForAny(view, summary);
   return no_plan_;
+}
+
+bool Scheduler::NoPlanForQueue(int32_t queue, TimeUs now) {
+  if (options_.full_pass || options_.full_scan || pending_priority_.empty() || queue < 0 ||
+      queue >= static_cast<int32_t>(pending_per_queue_.size()) || pending_per_queue_[queue] <= 0)
+    return false;
+  if (queue >= static_cast<int32_t>(queue_promise_.size())) queue_promise_.resize(static_cast<size_t>(queue) + 1);
+  QueuePromise& c = queue_promise_[queue];
+  if (c.pass == pass_ && c.epoch == epoch_) return c.value;
+  one_queue_.assign(static_cast<size_t>(queue) + 1, 0);
+  one_queue_[queue] = pending_per_queue_[queue];
+  const framework::PendingSummary summary{one_queue_, pending_priority_.rbegin()->first, pending_replicas_};
+  const framework::SchedulerView view = View(now);
+  bool none = true;
+  for (auto* pf : framework_->post_filter()) none = none && pf->NoPlanForAny(view, summary);
+  c.pass = pass_;
+  c.epoch = epoch_;
+  c.value = none;
+  return none;
+}
+
+bool Scheduler::NoPlanForJob(int32_t index, TimeUs now) {
+  const JobRecord& r = jobs_[index];
+  if (options_.full_pass || options_.full_scan || r.queue < 0) return false;
+  if (r.queue >= static_cast<int32_t>(queue_promise_.size())) queue_promise_.resize(static_cast<size_t>(r.queue) + 1);
+  QueuePromise& c = queue_promise_[r.queue];
+  const bool replica = demand_[index].counted_replica;
+  if (c.job_pass == pass_ && c.job_epoch == epoch_ && c.job_priority == r.spec.priority && c.job_replica == replica)
+    return c.job_value;
+  one_queue_.assign(static_cast<size_t>(r.queue) + 1, 0);
+  one_queue_[r.queue] = 1;
+  const framework::PendingSummary one{one_queue_, r.spec.priority, replica ? 1 : 0};
+  const framework::SchedulerView view = View(now);
+  bool none = true;
+  for (auto* pf : framework_->post_filter()) none = none && pf->NoPlanForAny(view, one);
+  c.job_pass = pass_;
+  c.job_epoch = epoch_;
+  c.job_priority = r.spec.priority;
+  c.job_replica = replica;
+  c.job_value = none;
+  return none;
+}
+
+bool Scheduler::CapacityBlocksAll() const {
+  return pending_other_ == 0 && !pending_need_.empty() &&
+         pending_need_.begin()->first > state_.free_full_gpus_total();
 }
 
 framework::SchedulerView Scheduler::View(TimeUs now) const {
@@ -608,12 +657,22 @@ bool Scheduler::CapacityShort(int32_t index) {
   JobRecord& rec = jobs_[index];
   const int64_t free = state_.free_full_gpus_total();
   if (d.whole_gpus > free) {
+    // Written only when it differs: a long queue keeps the same few texts.
+    char text[64] = "needs ";
+    char* end = text + 6;
+    end = std::to_chars(end, text + sizeof text, d.whole_gpus).ptr;
+    std::memcpy(end, " GPUs, ", 7);
+    end = std::to_chars(end + 7, text + sizeof text, free).ptr;
+    std::memcpy(end, " free", 5);
+    const std::string_view reason(text, static_cast<size_t>(end + 5 - text));
     Verdict& v = rec.last_verdict;
-    v.code = framework::VerdictCode::kUnschedulable;
-    v.plugin.assign("capacity");
-    v.rejects.clear();
-    v.reason.assign("needs ").append(std::to_string(d.whole_gpus)).append(" GPUs, ");
-    v.reason.append(std::to_string(free)).append(" free");
+    if (v.code != framework::VerdictCode::kUnschedulable || v.plugin != "capacity" || !v.rejects.empty() ||
+        v.reason != reason) {
+      v.code = framework::VerdictCode::kUnschedulable;
+      v.plugin.assign("capacity");
+      v.rejects.clear();
+      v.reason.assign(reason);
+    }
     d.full_verdict = false;
     return true;
   }
@@ -669,23 +728,11 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
   };
   // The same promise for one blocked job (a summary of it alone), when the
   // promise for all of them is refused: its preemption try is skipped.
-  std::vector<int32_t> one_queue;
-  auto no_plan_for = [&](int32_t index) {
-    const JobRecord& r = jobs_[index];
-    if (options_.full_pass || options_.full_scan || r.queue < 0) return false;
-    one_queue.assign(static_cast<size_t>(r.queue) + 1, 0);
-    one_queue[r.queue] = 1;
-    const framework::PendingSummary one{one_queue, r.spec.priority, demand_[index].counted_replica ? 1 : 0};
-    const framework::SchedulerView view = View(now);
-    for (auto* pf : framework_->post_filter())
-      if (!pf->NoPlanForAny(view, one)) return false;
-    return true;
-  };
+  auto no_plan_for = [&](int32_t index) { return NoPlanForJob(index, now); };
   std::vector<int32_t> done;
   // Nothing pending can start: every job needs more whole GPUs than are free.
   auto nothing_fits = [&] {
-    return (stop_when_full || stop_when_hopeless) && pending_other_ == 0 && !pending_need_.empty() &&
-           pending_need_.begin()->first > state_.free_full_gpus_total() &&
+    return (stop_when_full || stop_when_hopeless) && CapacityBlocksAll() &&
            (stop_when_full || (!AdmitsObserveBlocked() && NoPlanForAny(now)));
   };
   // A dynamic order is made now, unless the pass stops before its first job
@@ -693,11 +740,24 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
   // head): then a pass over a million pending jobs costs what one over a
   // thousand does. The next pass orders them again.
   const bool stops_at_once = !hol && nothing_fits();
+  bool by_queue = false;  // pending_ is in runs of one leaf queue each (bucket_queue_.segments())
   if (dynamic && !stops_at_once) {
-    if (!bucketed_ || !bucket_queue_.Order(*bucketed_, now, within_less_, pending_))
+    if (bucketed_ && bucket_queue_.Order(*bucketed_, now, within_less_, pending_)) {
+      by_queue = bucketed_->BucketIsQueue();
+    } else {
       std::sort(pending_.begin(), pending_.end(), [this](int32_t a, int32_t b) { return QueueLess(a, b); });
+    }
     assert(!bucketed_ || bucket_queue_.size() == pending_.size());
   }
+  // While nothing fits the free GPUs but some queue may reclaim (so the pass
+  // goes on), the run of a queue whose jobs can get no plan is passed over
+  // whole: each of its jobs would get the capacity verdict and nothing else.
+  // Its jobs queued since the last pass get that verdict; the others keep
+  // theirs, as in a pass stopped early.
+  const bool pass_over_queues = by_queue && stop_when_hopeless && !hol && !options_.full_pass && !options_.full_scan;
+  const auto& segments = bucket_queue_.segments();
+  size_t segment = 0;
+  bool passed_over = false;  // some job was passed over (noted at the end: jobs reached later keep their marks)
   // pending_ does not change during the pass: placed and failed jobs leave it
   // at the end, and jobs evicted for others rejoin it then.
   // A pass split by its time budget continues where it stopped.
@@ -728,6 +788,22 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
       }
       if (!stop_when_full) hopeless_stop_pass_ = pass_;
       break;
+    }
+    if (pass_over_queues && CapacityBlocksAll() && !AdmitsObserveBlocked()) {
+      while (segment < segments.size() && segments[segment].end <= pos) ++segment;
+      if (segment < segments.size() && segments[segment].bucket >= 0 &&
+          NoPlanForQueue(segments[segment].bucket, now)) {
+        const int32_t queue = segments[segment].bucket;
+        for (int32_t f : fresh_)
+          if (jobs_[f].queue == queue && demand_[f].seen_pass != pass_ && jobs_[f].state == JobState::kPending) {
+            CapacityShort(f);
+            visited_.push_back(jobs_[f].spec.id);
+          }
+        passed_over = true;
+        ++queue_runs_passed_over_;
+        pos = segments[segment].end - 1;
+        continue;
+      }
     }
     // A pass of a preempting profile that stopped early since this job was
     // last reached would have given it a capacity verdict (every pending job
@@ -798,6 +874,7 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
     blocked(rec);
     if (hol) break;
   }
+  if (passed_over) hopeless_stop_pass_ = pass_;
   fresh_.clear();
   if (!done.empty()) {
     for (int32_t i : done) Dequeued(i);

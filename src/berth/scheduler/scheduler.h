@@ -235,6 +235,9 @@ class Scheduler {
   size_t records() const { return index_of_.size(); }
   // Jobs evicted by preemption during the last Schedule() (requeued).
   const std::vector<JobId>& preempted_in_last_pass() const { return preempted_; }
+  // Runs of one leaf queue's pending jobs that passes went past without
+  // reaching them (no job fits, and no job of the queue can get a plan).
+  int64_t queue_runs_passed_over() const { return queue_runs_passed_over_; }
   const tenancy::Ledger& ledger() const { return ledger_; }
   std::span<const framework::RunningJob> running_jobs() const { return running_jobs_; }
   const state::ClusterState& state() const { return state_; }
@@ -406,6 +409,26 @@ class Scheduler {
   // Whether every post-filter promises no plan for any pending job
   // (NoPlanForAny), asked at most once per epoch within a pass.
   bool NoPlanForAny(TimeUs now);
+  // The same promise for the pending jobs of one leaf queue (with the pass's
+  // highest pending priority and replica count), and for one job; each asked
+  // at most once per queue, pass and epoch (and the job's priority).
+  bool NoPlanForQueue(int32_t queue, TimeUs now);
+  bool NoPlanForJob(int32_t index, TimeUs now);
+  struct QueuePromise {
+    int64_t pass = -1;
+    uint64_t epoch = 0;
+    bool value = false;
+    int64_t job_pass = -1;
+    uint64_t job_epoch = 0;
+    int32_t job_priority = 0;
+    bool job_replica = false;
+    bool job_value = false;
+  };
+  std::vector<QueuePromise> queue_promise_;  // per leaf queue
+  int64_t queue_runs_passed_over_ = 0;
+  std::vector<int32_t> one_queue_;           // scratch: a summary's per-queue counts
+  // Every pending job needs more whole GPUs than are free (counters only).
+  bool CapacityBlocksAll() const;
   bool AdmitsObserveBlocked() const;  // some admit plugin's OnBlocked may still matter in this pass
   uint64_t no_plan_epoch_ = 0;
   bool no_plan_ = false;

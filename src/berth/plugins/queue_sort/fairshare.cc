@@ -124,6 +124,7 @@ class FairShare final : public framework::QueueSortPlugin, public framework::Buc
     return a.seq < b.seq;
   }
   TimeUs PromoteAfter() const override { return age_boost_; }
+  bool BucketIsQueue() const override { return true; }
   bool OrderBuckets(std::vector<int32_t>& buckets) const override {
     // CompareQueues is a total order of distinct leaves; a queue with
     // children compares equal to its descendants, which buckets cannot express.
