@@ -249,6 +249,7 @@ void Scheduler::Enqueue(int32_t index) {
   if (jobs_[index].spec.replica_of.valid()) ++pending_replica_jobs_;
   Demand& d = demand_[index];
   d.full_verdict = false;
+  d.unreached = true;
   fresh_.push_back(index);
   if (d.gpu_bound) ++pending_need_[d.whole_gpus]; else ++pending_other_;
   const JobRecord& rec = jobs_[index];
@@ -758,6 +759,7 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
   const auto& segments = bucket_queue_.segments();
   size_t segment = 0;
   bool passed_over = false;  // some job was passed over (noted at the end: jobs reached later keep their marks)
+  const bool pass_over_short = stop_when_full && !hol && !options_.full_pass && !options_.full_scan;
   // pending_ does not change during the pass: placed and failed jobs leave it
   // at the end, and jobs evicted for others rejoin it then.
   // A pass split by its time budget continues where it stopped.
@@ -783,6 +785,7 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
         for (int32_t f : fresh_)
           if (demand_[f].seen_pass != pass_ && jobs_[f].state == JobState::kPending) {
             CapacityShort(f);
+            demand_[f].unreached = false;
             visited_.push_back(jobs_[f].spec.id);
           }
       }
@@ -797,6 +800,7 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
         for (int32_t f : fresh_)
           if (jobs_[f].queue == queue && demand_[f].seen_pass != pass_ && jobs_[f].state == JobState::kPending) {
             CapacityShort(f);
+            demand_[f].unreached = false;
             visited_.push_back(jobs_[f].spec.id);
           }
         passed_over = true;
@@ -809,8 +813,20 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
     // last reached would have given it a capacity verdict (every pending job
     // needed more GPUs than were free): its verdict is no longer one of a
     // full attempt, as if that pass had reached it.
+    // Without preemption, a job that needs more whole GPUs than are free
+    // (free GPUs only shrink during such a pass) would get the capacity
+    // verdict and nothing else: it is passed over, keeping its verdict,
+    // unless no pass has given it one since it was queued.
+    if (pass_over_short) {
+      const Demand& d = demand_[index];
+      if (d.gpu_bound && !d.unreached && d.whole_gpus > state_.free_full_gpus_total() && !AdmitsObserveBlocked()) {
+        passed_over = true;
+        continue;
+      }
+    }
     if (demand_[index].seen_pass < hopeless_stop_pass_) demand_[index].full_verdict = false;
     demand_[index].seen_pass = pass_;
+    demand_[index].unreached = false;
     JobRecord& rec = jobs_[index];
     visited_.push_back(rec.spec.id);
     Verdict v;

@@ -58,9 +58,11 @@ struct SchedulerOptions {
   bool full_preempt = false;
   // Try preemption for every blocked job of a preempting profile, and never
   // stop its pass early, even when the post-filters promise that no pending
-  // job can get a plan (PostFilterPlugin::NoPlanForAny). The same decisions
-  // and the same verdicts for the jobs a pass reaches; the oracle the early
-  // stop is compared with. full_scan implies it.
+  // job can get a plan (PostFilterPlugin::NoPlanForAny); and, for any
+  // profile, reach every job a pass goes through (no passing over the jobs
+  // short of free GPUs, or the runs of queues that can get no plan). The same
+  // decisions and the same verdicts for the jobs a pass reaches; the oracle
+  // the early stop is compared with. full_scan implies it.
   bool full_pass = false;
   // Verify every index against a recomputation after each change (tests).
   bool check_indexes = false;
@@ -390,6 +392,7 @@ class Scheduler {
     bool gpu_bound = false;  // checkable, whole_only, not too_big, whole_gpus >= 1
     bool full_verdict = false;  // last_verdict comes from a full placement attempt
     int64_t seen_pass = -1;     // the last pass that reached the job
+    bool unreached = false;     // queued, and no pass has reached it or given it a verdict since
     // As counted in the pending summary when the job was queued.
     int32_t counted_queue = -1;
     int32_t counted_priority = 0;
