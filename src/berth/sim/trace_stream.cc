@@ -3,6 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "berth/sim/readers/reader_util.h"
@@ -93,28 +97,116 @@ StatusOr<StreamedTrace> ScanNativeTrace(const std::string& path, const ReadOptio
   return t;
 }
 
-StatusOr<std::unique_ptr<JobFeed>> JobFeed::Open(const StreamedTrace& trace) {
+// Batches of parsed jobs between the read-ahead thread and Take. The thread
+// stops after the end of the file, an error (kept as the last item) or when
+// the feed is destroyed.
+struct JobFeed::Ahead {
+  static constexpr size_t kBatch = 256;   // jobs per batch
+  static constexpr size_t kBatches = 8;   // batches held at most
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::vector<StatusOr<job::JobSpec>>> full;
+  std::vector<StatusOr<job::JobSpec>> taking;  // the batch Take reads from
+  size_t at = 0;                               // its next item
+  bool ended = false;                          // the thread pushed its last batch
+  bool stop = false;
+  std::thread thread;
+};
+
+JobFeed::JobFeed(const StreamedTrace& trace) : trace_(trace) {}
+
+StatusOr<std::unique_ptr<JobFeed>> JobFeed::Open(const StreamedTrace& trace, bool read_ahead) {
   std::unique_ptr<JobFeed> feed(new JobFeed(trace));
   BERTH_ASSIGN_OR_RETURN(feed->reader_, NativeJobReader::Open(trace.path, trace.read, /*check_names=*/false));
   feed->reader_->SkipLines(trace.duplicate_lines);
+  if (!read_ahead) return feed;
+  feed->ahead_ = std::make_unique<Ahead>();
+  JobFeed* self = feed.get();
+  feed->ahead_->thread = std::thread([self] {
+    Ahead& a = *self->ahead_;
+    bool last = false;
+    while (!last) {
+      std::vector<StatusOr<job::JobSpec>> batch;
+      batch.reserve(Ahead::kBatch);
+      while (batch.size() < Ahead::kBatch) {
+        job::JobSpec j;
+        StatusOr<bool> more = self->ReadNext(j);
+        if (!more.ok()) {
+          batch.emplace_back(more.status());
+          last = true;
+          break;
+        }
+        if (!*more) {
+          last = true;
+          break;
+        }
+        batch.emplace_back(std::move(j));
+      }
+      std::unique_lock<std::mutex> lock(a.mu);
+      a.cv.wait(lock, [&] { return a.stop || a.full.size() < Ahead::kBatches; });
+      if (a.stop) return;
+      a.full.push_back(std::move(batch));
+      a.ended = last;
+      a.cv.notify_all();
+    }
+  });
   return feed;
 }
 
-StatusOr<job::JobSpec> JobFeed::Take(size_t i) {
-  job::JobSpec j;
-  while (next_ <= static_cast<int64_t>(i)) {
-    BERTH_ASSIGN_OR_RETURN(const bool more, reader_->Next(j));
-    if (!more) return Internal(trace_.path + ": the file ended before job " + std::to_string(i) + " (was it changed?)");
-    ++next_;
+JobFeed::~JobFeed() {
+  if (!ahead_) return;
+  {
+    std::lock_guard<std::mutex> lock(ahead_->mu);
+    ahead_->stop = true;
   }
-  if (next_ != static_cast<int64_t>(i) + 1)
-    return Internal("streamed trace: job " + std::to_string(i) + " asked for after job " + std::to_string(next_ - 1));
+  ahead_->cv.notify_all();
+  ahead_->thread.join();
+}
+
+StatusOr<bool> JobFeed::ReadNext(job::JobSpec& j) {
+  BERTH_ASSIGN_OR_RETURN(const bool more, reader_->Next(j));
+  if (!more) return false;
+  const int64_t i = read_++;
   if (trace_.adjust) trace_.adjust(j);
   if (trace_.rate_scale != 1) j.submit_time = Rescaled(j.submit_time, trace_.first_submit, trace_.rate_scale);
-  if (j.submit_time != trace_.table.jobs[i].submit_time)
+  if (i >= static_cast<int64_t>(trace_.table.jobs.size()) || j.submit_time != trace_.table.jobs[i].submit_time)
     return Internal(trace_.path + ": job " + std::to_string(i) + " has another submit time than on the first read "
                                   "(was the file changed?)");
-  return j;
+  return true;
+}
+
+StatusOr<job::JobSpec> JobFeed::Take(size_t i) {
+  if (next_ > static_cast<int64_t>(i))
+    return Internal("streamed trace: job " + std::to_string(i) + " asked for after job " + std::to_string(next_ - 1));
+  while (true) {
+    job::JobSpec j;
+    if (ahead_) {
+      Ahead& a = *ahead_;
+      if (a.at == a.taking.size()) {
+        std::unique_lock<std::mutex> lock(a.mu);
+        a.cv.wait(lock, [&] { return !a.full.empty() || a.ended; });
+        if (a.full.empty())
+          return Internal(trace_.path + ": the file ended before job " + std::to_string(i) + " (was it changed?)");
+        a.taking = std::move(a.full.front());
+        a.full.pop_front();
+        a.at = 0;
+        a.cv.notify_all();
+        if (a.taking.empty())
+          return Internal(trace_.path + ": the file ended before job " + std::to_string(i) + " (was it changed?)");
+      }
+      StatusOr<job::JobSpec>& item = a.taking[a.at++];
+      if (!item.ok()) {
+        --a.at;  // the same error on the next call
+        return item.status();
+      }
+      j = std::move(item).value();
+    } else {
+      BERTH_ASSIGN_OR_RETURN(const bool more, ReadNext(j));
+      if (!more)
+        return Internal(trace_.path + ": the file ended before job " + std::to_string(i) + " (was it changed?)");
+    }
+    if (next_++ == static_cast<int64_t>(i)) return j;
+  }
 }
 
 }  // namespace berth::sim

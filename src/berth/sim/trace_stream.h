@@ -84,20 +84,31 @@ struct StreamedTrace {
 StatusOr<StreamedTrace> ScanNativeTrace(const std::string& path, const ReadOptions& read, JobAdjust adjust);
 
 // The jobs of a scanned trace read again, in file order, adjusted and
-// rescaled as in the scan.
+// rescaled as in the scan. With read-ahead (the default), a thread of the
+// feed's own parses the file ahead of the replay, a few batches of jobs at a
+// time, so that parsing and scheduling use two cores; the jobs and errors
+// are the same either way, in the same order.
 class JobFeed {
  public:
-  static StatusOr<std::unique_ptr<JobFeed>> Open(const StreamedTrace& trace);
+  static StatusOr<std::unique_ptr<JobFeed>> Open(const StreamedTrace& trace, bool read_ahead = true);
+  ~JobFeed();
+  JobFeed(const JobFeed&) = delete;
+  JobFeed& operator=(const JobFeed&) = delete;
   // The spec of job `i`; jobs before it that were not taken are passed over.
   // Calls come in increasing `i`.
   StatusOr<job::JobSpec> Take(size_t i);
 
  private:
-  explicit JobFeed(const StreamedTrace& trace) : trace_(trace) {}
+  struct Ahead;  // the read-ahead thread and its batches
+  explicit JobFeed(const StreamedTrace& trace);
+  // The next job of the file, adjusted, rescaled and checked (false: the end).
+  StatusOr<bool> ReadNext(job::JobSpec& j);
 
   const StreamedTrace& trace_;
   std::unique_ptr<NativeJobReader> reader_;
-  int64_t next_ = 0;  // index of the next job the reader returns
+  int64_t read_ = 0;  // jobs ReadNext returned
+  int64_t next_ = 0;  // index of the next job Take passes over or returns
+  std::unique_ptr<Ahead> ahead_;
 };
 
 }  // namespace berth::sim

@@ -233,5 +233,48 @@ TEST(TraceStream, TheScanKeepsTheFactsAndTheFeedTheSpecs) {
   EXPECT_FALSE((*feed)->Take(3).ok());  // no going back
 }
 
+// The read-ahead thread gives the same jobs as reading in Take, over several
+// of its batches, with jobs passed over; the same errors at the end of the
+// file and for a file changed after the scan; and a feed destroyed early
+// stops its thread.
+TEST(TraceStream, TheReadAheadFeedGivesTheJobsAndErrorsOfTheDirectOne) {
+  const std::vector<job::JobSpec> jobs = Jobs(2000, 11);
+  const std::string path = WriteTrace(jobs, "stream-ahead.jsonl");
+  auto st = ScanNativeTrace(path, ReadOptions{}, nullptr);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  auto direct = JobFeed::Open(*st, /*read_ahead=*/false);
+  auto ahead = JobFeed::Open(*st, /*read_ahead=*/true);
+  ASSERT_TRUE(direct.ok() && ahead.ok());
+  for (size_t i = 0; i < jobs.size(); i += 1 + i % 3) {
+    auto a = (*direct)->Take(i);
+    auto b = (*ahead)->Take(i);
+    ASSERT_TRUE(a.ok() && b.ok()) << i;
+    EXPECT_EQ(a->name, b->name);
+    EXPECT_EQ(a->id, b->id);
+    EXPECT_EQ(a->submit_time, b->submit_time);
+    EXPECT_EQ(a->duration, b->duration);
+  }
+  auto past_a = (*direct)->Take(jobs.size());
+  auto past_b = (*ahead)->Take(jobs.size());
+  ASSERT_FALSE(past_a.ok());
+  EXPECT_EQ(past_a.status().ToString(), past_b.status().ToString());
+
+  // The file changed after the scan: job 600 arrives 1,000 s later.
+  std::vector<job::JobSpec> changed = jobs;
+  for (size_t i = 600; i < changed.size(); ++i) changed[i].submit_time += SecondsToUs(1000);
+  ASSERT_TRUE(WriteNativeTrace(changed, path).ok());
+  for (bool read_ahead : {false, true}) {
+    auto feed = JobFeed::Open(*st, read_ahead);
+    ASSERT_TRUE(feed.ok());
+    EXPECT_TRUE((*feed)->Take(599).ok());
+    auto bad = (*feed)->Take(700);
+    ASSERT_FALSE(bad.ok()) << read_ahead;
+    EXPECT_NE(bad.status().message().find("job 600 has another submit time"), std::string::npos)
+        << bad.status().ToString();
+  }
+  auto early = JobFeed::Open(*st);  // destroyed with its thread still reading ahead
+  ASSERT_TRUE(early.ok());
+}
+
 }  // namespace
 }  // namespace berth::sim
