@@ -249,7 +249,7 @@ void Scheduler::Enqueue(int32_t index) {
   if (jobs_[index].spec.replica_of.valid()) ++pending_replica_jobs_;
   Demand& d = demand_[index];
   d.full_verdict = false;
-  d.unreached = true;
+  d.capacity_free = -1;
   fresh_.push_back(index);
   if (d.gpu_bound) ++pending_need_[d.whole_gpus]; else ++pending_other_;
   const JobRecord& rec = jobs_[index];
@@ -675,6 +675,7 @@ bool Scheduler::CapacityShort(int32_t index) {
       v.reason.assign(reason);
     }
     d.full_verdict = false;
+    d.capacity_free = free;
     return true;
   }
   if (!d.full_verdict) return false;
@@ -759,7 +760,10 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
   const auto& segments = bucket_queue_.segments();
   size_t segment = 0;
   bool passed_over = false;  // some job was passed over (noted at the end: jobs reached later keep their marks)
-  const bool pass_over_short = stop_when_full && !hol && !options_.full_pass && !options_.full_scan;
+  // (Not with budgets: a job a spent budget holds back is noted for the
+  // budget's renewal and its figures, whether or not GPUs are free.)
+  const bool pass_over_short =
+      stop_when_full && !hol && !options_.full_pass && !options_.full_scan && !ledger_.has_budgets();
   // pending_ does not change during the pass: placed and failed jobs leave it
   // at the end, and jobs evicted for others rejoin it then.
   // A pass split by its time budget continues where it stopped.
@@ -785,7 +789,6 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
         for (int32_t f : fresh_)
           if (demand_[f].seen_pass != pass_ && jobs_[f].state == JobState::kPending) {
             CapacityShort(f);
-            demand_[f].unreached = false;
             visited_.push_back(jobs_[f].spec.id);
           }
       }
@@ -800,7 +803,6 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
         for (int32_t f : fresh_)
           if (jobs_[f].queue == queue && demand_[f].seen_pass != pass_ && jobs_[f].state == JobState::kPending) {
             CapacityShort(f);
-            demand_[f].unreached = false;
             visited_.push_back(jobs_[f].spec.id);
           }
         passed_over = true;
@@ -813,20 +815,19 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
     // last reached would have given it a capacity verdict (every pending job
     // needed more GPUs than were free): its verdict is no longer one of a
     // full attempt, as if that pass had reached it.
-    // Without preemption, a job that needs more whole GPUs than are free
-    // (free GPUs only shrink during such a pass) would get the capacity
-    // verdict and nothing else: it is passed over, keeping its verdict,
-    // unless no pass has given it one since it was queued.
+    // Without preemption, a job that needs more whole GPUs than are free and
+    // whose verdict already names these free GPUs would get that same
+    // verdict again and nothing else: it is passed over without reading its
+    // record (a long queue of jobs waiting for large gangs costs a pass
+    // little more than its length in these checks).
     if (pass_over_short) {
       const Demand& d = demand_[index];
-      if (d.gpu_bound && !d.unreached && d.whole_gpus > state_.free_full_gpus_total() && !AdmitsObserveBlocked()) {
-        passed_over = true;
-        continue;
-      }
+      const int64_t free = state_.free_full_gpus_total();
+      if (d.gpu_bound && d.capacity_free == free && d.whole_gpus > free && !AdmitsObserveBlocked()) continue;
     }
     if (demand_[index].seen_pass < hopeless_stop_pass_) demand_[index].full_verdict = false;
     demand_[index].seen_pass = pass_;
-    demand_[index].unreached = false;
+    demand_[index].capacity_free = -1;
     JobRecord& rec = jobs_[index];
     visited_.push_back(rec.spec.id);
     Verdict v;
@@ -844,15 +845,18 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
                                                 " GPUs; the cluster has " + std::to_string(cluster_.total_gpus()));
     } else if (fast && CapacityShort(index)) {
       if (!preempting || idle_only || NoPlanForAny(now) || no_plan_for(index)) {
-        if (idle_only)
+        if (idle_only) {
+          demand_[index].capacity_free = -1;
           rec.last_verdict = Verdict::Unschedulable(
               "budget", ledger_.BudgetWhy(spent, now) + ", and " + std::to_string(demand_[index].whole_gpus) +
                             " GPUs are not free (" + std::to_string(state_.free_full_gpus_total()) + " free)");
+        }
         blocked(rec);
         if (hol) break;
         continue;
       }
       // The job keeps this verdict if no plan is found (TryPreempt amends it).
+      demand_[index].capacity_free = -1;
       v = TryPreempt(index, std::move(rec.last_verdict), now);
     } else {
       v = TryPlace(rec);

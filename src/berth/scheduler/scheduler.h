@@ -392,7 +392,9 @@ class Scheduler {
     bool gpu_bound = false;  // checkable, whole_only, not too_big, whole_gpus >= 1
     bool full_verdict = false;  // last_verdict comes from a full placement attempt
     int64_t seen_pass = -1;     // the last pass that reached the job
-    bool unreached = false;     // queued, and no pass has reached it or given it a verdict since
+    // The free whole GPUs named by its verdict when that is the capacity
+    // verdict ("needs N GPUs, F free"), else -1.
+    int64_t capacity_free = -1;
     // As counted in the pending summary when the job was queued.
     int32_t counted_queue = -1;
     int32_t counted_priority = 0;
