@@ -92,19 +92,22 @@ struct RunningJob {
   const job::JobSpec* spec = nullptr;
   std::span<const TaskPlacement> placements;
   int32_t queue = -1;
+  // Copies of spec->priority, spec->checkpoint_interval, spec->id and
+  // spec->best_effort, so that scans over every running job (preemption)
+  // read this array only. (Ordered so that the record stays 112 bytes.)
+  int32_t priority = 0;
   int64_t seq = 0;
   TimeUs start_time = 0;  // this run's start
   TimeUs run_start = 0;   // start_time + startup delay (grace, restore): work begins here
   TimeUs work_done = 0;   // runtime saved by checkpoints before this run
   int64_t milli_gpu = 0;  // what it holds
   int64_t charge = 0;     // what its queue is charged for it (the ledger's unit, all GPU types)
-  int32_t preemptions = 0;
-  RunClass run_class = RunClass::kGuaranteed;
-  // Copies of spec->priority and spec->checkpoint_interval, so that scans over
-  // every running job (preemption) read this array only.
-  int32_t priority = 0;
   TimeUs checkpoint_interval = -1;
   double attained_gpu_seconds = 0;  // service of its earlier runs (LAS); this run adds milli_gpu x (now - start_time)
+  JobId id;
+  int32_t preemptions = 0;
+  RunClass run_class = RunClass::kGuaranteed;
+  bool best_effort = false;
 
   // The last checkpoint of this run at `now` (run_start when none yet, or
   // when the job never checkpoints).
@@ -120,6 +123,8 @@ struct RunningJob {
     return static_cast<double>(milli_gpu) / kMilliPerGpu * UsToSeconds(now - LastCheckpoint(now));
   }
 };
+
+static_assert(sizeof(void*) != 8 || sizeof(RunningJob) == 112, "preemption scans stream this array: keep it small");
 
 // What plugins that look beyond one job see of the scheduler at a decision:
 // the state, the queues' ledger, the running jobs (in start order) and the clock.

@@ -136,6 +136,8 @@ void Scheduler::RunStarted(int32_t index, TimeUs now) {
   r.run_class = rec.run_class;
   r.priority = rec.spec.priority;
   r.checkpoint_interval = rec.spec.checkpoint_interval;
+  r.id = rec.spec.id;
+  r.best_effort = rec.spec.best_effort;
   r.attained_gpu_seconds = rec.attained_gpu_seconds;
   if (running_pos_.size() < jobs_.size()) running_pos_.resize(jobs_.size(), -1);
   running_pos_[index] = static_cast<int32_t>(running_jobs_.size());

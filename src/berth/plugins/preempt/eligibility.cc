@@ -77,6 +77,7 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
   for (int32_t a = qj_known ? qj : -1; a >= 0; a = tree.node(a).parent) j_ancestor_[a] = 1;
   path_of_queue_begin_.assign(queues, -1);
   path_of_queue_len_.assign(queues, 0);
+  path_lends_.assign(queues, -1);
   paths_.clear();
   taken_.assign(queues, 0);
   taken_touched_.clear();
@@ -91,9 +92,12 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
     }
     begin = path_of_queue_begin_[q];
     len = static_cast<int16_t>(path_of_queue_len_[q]);
-    for (int32_t i = begin; i < begin + len; ++i)
-      if (ledger_->borrowed(paths_[i], dim_) <= 0) return false;
-    return true;
+    if (path_lends_[q] < 0) {
+      path_lends_[q] = 1;
+      for (int32_t i = begin; i < begin + len; ++i)
+        if (ledger_->borrowed(paths_[i], dim_) <= 0) path_lends_[q] = 0;
+    }
+    return path_lends_[q] == 1;
   };
 
   const cluster::Cluster& cluster = view.state.cluster();
@@ -103,8 +107,8 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
     // The placements live with each job's record: fetch a few jobs ahead.
     if (r + 8 < running.size()) __builtin_prefetch(running[r + 8].placements.data());
     const framework::RunningJob& v = running[r];
-    if (ctx.preempted_by.valid() && v.spec->id == ctx.preempted_by) continue;
-    if (view.now - v.start_time < min_runtime && !v.spec->best_effort) continue;  // best effort is never shielded
+    if (ctx.preempted_by.valid() && v.id == ctx.preempted_by) continue;
+    if (view.now - v.start_time < min_runtime && !v.best_effort) continue;  // best effort is never shielded
     const int32_t pv = v.priority;
     Candidate c;
     c.run = static_cast<int32_t>(r);

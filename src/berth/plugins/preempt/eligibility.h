@@ -114,6 +114,7 @@ class Eligibility {
   std::vector<int64_t> taken_;        // per queue: milli evicted so far
   std::vector<int32_t> taken_touched_;
   std::vector<int32_t> path_of_queue_begin_, path_of_queue_len_;  // per queue, -1: not computed
+  std::vector<int8_t> path_lends_;    // per queue: every queue of its path borrows (1), not (0), -1: not computed
   std::vector<uint8_t> j_ancestor_;   // per queue: qJ or one of its ancestors
 };
 

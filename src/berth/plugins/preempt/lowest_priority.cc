@@ -31,7 +31,7 @@ bool LowestPriorityFirst::NodePick(int32_t node, const TaskShape& shape, Eligibi
     while (end < on.size() && on[end].cand == c) ++end;
     if (!selected_[c]) {
       const auto& v = running[cands[c].run];
-      groups_.push_back({v.priority, v.start_time, v.spec->id.value(), c, e, end});
+      groups_.push_back({v.priority, v.start_time, v.id.value(), c, e, end});
     }
     e = end;
   }

@@ -26,7 +26,7 @@ bool PreemptCache::Sync(const framework::SchedulerView& view, TimeUs min_runtime
   next_slot_ = 0;
   no_plan_.clear();
   why_.clear();
-  min_evictable_priority_ = MinEvictablePriority(view, min_runtime);
+  min_evictable_known_ = false;
   return true;
 }
 
@@ -34,7 +34,7 @@ int32_t PreemptCache::MinEvictablePriority(const framework::SchedulerView& view,
   // The same guard as Eligibility::Build's.
   int32_t lowest = std::numeric_limits<int32_t>::max();
   for (const framework::RunningJob& v : view.running) {
-    if (view.now - v.start_time < min_runtime && !v.spec->best_effort) continue;
+    if (view.now - v.start_time < min_runtime && !v.best_effort) continue;
     lowest = std::min(lowest, v.priority);
   }
   return lowest;

@@ -51,8 +51,16 @@ class PreemptCache {
   bool Sync(const framework::SchedulerView& view, TimeUs min_runtime);
 
   // True when no running job can be a candidate for a job of priority `pj`
-  // that has no reclaim right, in a tree without budgets.
-  bool NoneBelow(int32_t pj) const { return pj <= min_evictable_priority_; }
+  // that has no reclaim right, in a tree without budgets. `view` is the one
+  // of the last Sync; the guard summary is computed at the first call of the
+  // epoch (a pass of reclaims alone never needs it).
+  bool NoneBelow(const framework::SchedulerView& view, int32_t pj) {
+    if (!min_evictable_known_) {
+      min_evictable_priority_ = MinEvictablePriority(view, min_runtime_);
+      min_evictable_known_ = true;
+    }
+    return pj <= min_evictable_priority_;
+  }
   // The guard summary itself: the lowest priority among the view's running
   // jobs past `min_runtime` in their run or best effort (INT32_MAX: none).
   static int32_t MinEvictablePriority(const framework::SchedulerView& view, TimeUs min_runtime);
@@ -94,6 +102,7 @@ class PreemptCache {
   const void* running_ = nullptr;
   size_t running_size_ = 0;
   int32_t min_evictable_priority_ = 0;
+  bool min_evictable_known_ = false;
   std::vector<ClassSlot> slots_;
   size_t next_slot_ = 0, last_slot_ = 0;
   std::unordered_set<std::vector<int64_t>, KeyHash> no_plan_;

@@ -95,7 +95,7 @@ class PreemptBase : public framework::PostFilterPlugin {
   TimeUs NextGuardExpiry(const framework::SchedulerView& view) const override {
     TimeUs next = -1;
     for (const framework::RunningJob& v : view.running) {
-      if (v.spec->best_effort) continue;
+      if (v.best_effort) continue;
       const TimeUs at = v.start_time + options_.min_runtime;
       if (at > view.now && (next < 0 || at < next)) next = at;
     }
@@ -119,7 +119,7 @@ class PreemptBase : public framework::PostFilterPlugin {
     cached_ = true;
     const tenancy::Ledger& l = ctx.view.ledger;
     // The guard summary is the one of min_runtime_s.
-    if (!reclaim && !l.has_budgets() && guard == options_.min_runtime && cache_.NoneBelow(ctx.job.priority))
+    if (!reclaim && !l.has_budgets() && guard == options_.min_runtime && cache_.NoneBelow(ctx.view, ctx.job.priority))
       return false;
     if (ctx.view.running.empty()) return false;
     const preempt::PreemptorClass cls{ctx.queue, ctx.job.priority, preempt::JobDimension(ctx.job, ctx.queue, l),
@@ -162,7 +162,7 @@ class PreemptBase : public framework::PostFilterPlugin {
     }
     if (pending.max_priority <= options_.floor_priority) return true;
     if (l.has_budgets()) return false;
-    if (cache_.Sync(view, options_.min_runtime)) return cache_.NoneBelow(pending.max_priority);
+    if (cache_.Sync(view, options_.min_runtime)) return cache_.NoneBelow(view, pending.max_priority);
     return pending.max_priority <= preempt::PreemptCache::MinEvictablePriority(view, options_.min_runtime);
   }
   // After a search of a prepared job found no plan.
