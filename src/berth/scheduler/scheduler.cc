@@ -602,6 +602,7 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
     for (auto* a : admits) a->OnBlocked(rec.spec, rec.last_verdict, view);
   };
   std::vector<int32_t> done;
+  std::vector<size_t> done_at;  // their positions in pending_ (ascending: pending_ does not change in the pass)
   // Nothing pending can start: every job needs more whole GPUs than are free.
   auto nothing_fits = [&] {
     return (stop_when_full || stop_when_hopeless) && CapacityBlocksAll() &&
@@ -749,6 +750,7 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
       log_.Placed(now, cluster_, rec.spec.id, rec.placements);
       started.push_back(rec.spec.id);
       done.push_back(index);
+      done_at.push_back(pos);
       continue;
     }
     rec.last_verdict = std::move(v);
@@ -759,6 +761,7 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
       rec.demand = {};
       log_.Failed(now, rec.spec.id, rec.last_verdict);
       done.push_back(index);
+      done_at.push_back(pos);
       continue;
     }
     blocked(rec);
@@ -769,8 +772,15 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
   if (!done.empty()) {
     for (int32_t i : done) Dequeued(i);
     if (bucketed_) bucket_queue_.RemoveAll(done);
-    std::sort(done.begin(), done.end());
-    std::erase_if(pending_, [&](int32_t i) { return std::binary_search(done.begin(), done.end(), i); });
+    // Close the gaps: the jobs between two removed ones move down in blocks.
+    for (size_t k = 0; k < done_at.size(); ++k) assert(pending_[done_at[k]] == done[k]);
+    auto out = pending_.begin() + static_cast<std::ptrdiff_t>(done_at.front());
+    for (size_t k = 0; k < done_at.size(); ++k) {
+      const auto from = pending_.begin() + static_cast<std::ptrdiff_t>(done_at[k] + 1);
+      const auto to = k + 1 < done_at.size() ? pending_.begin() + static_cast<std::ptrdiff_t>(done_at[k + 1]) : pending_.end();
+      out = std::move(from, to, out);
+    }
+    pending_.erase(out, pending_.end());
   }
   for (int32_t i : requeue_after_pass_) Enqueue(i);
   requeue_after_pass_.clear();
