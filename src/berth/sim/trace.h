@@ -21,6 +21,9 @@ namespace berth::sim {
 struct ReadOptions {
   bool skip_bad_lines = false;  // false: the first bad line is an error
   int64_t max_jobs = -1;        // stop after this many jobs (-1: all)
+  // native: every line through the JSON document parser, none read directly
+  // (readers/native_line.h); the same jobs and errors, slower (the oracle).
+  bool full_json = false;
 
   // Filters, for formats with wall-clock submission times and tenants (philly).
   // Defaults keep every job; a job left out is counted in ReadReport::filtered.

@@ -13,6 +13,7 @@
 
 #include "berth/json/json_parse.h"
 #include "berth/json/service_fields.h"
+#include "berth/sim/readers/native_line.h"
 #include "berth/sim/readers/reader_util.h"
 #include "berth/sim/readers/readers.h"
 
@@ -340,7 +341,12 @@ LineResult ParseWorkflow(const Place& p, const json& v, workload::WorkflowSpec& 
 
 // A job, or a workflow when the object has `stages` (`is_workflow` says which).
 LineResult ParseLine(const Place& p, const std::string& line, job::JobSpec& j, workload::WorkflowSpec& w,
-                     bool& is_workflow) {
+                     bool& is_workflow, bool full_json) {
+  is_workflow = false;
+  if (!full_json) {
+    if (ParsePlainJobLine(line, j)) return {};
+    j = job::JobSpec{};
+  }
   try {
     auto doc = berth::json::ParseUntrusted(line);
     if (!doc.ok()) return Bad(kBadJson, p.Error("not valid JSON: " + doc.status().message()));
@@ -398,7 +404,7 @@ StatusOr<bool> NativeJobReader::Next(job::JobSpec& out) {
     job::JobSpec j;
     workload::WorkflowSpec w;
     bool is_workflow = false;
-    LineResult r = ParseLine(place, line, j, w, is_workflow);
+    LineResult r = ParseLine(place, line, j, w, is_workflow, opts_.full_json);
     if (r.ok() && check_names_) {
       const std::string& name = is_workflow ? w.name : j.name;
       if (int64_t first = names_->Add(name, line_no_)) {
