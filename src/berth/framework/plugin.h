@@ -142,6 +142,12 @@ class FilterPlugin : public virtual Plugin {
   virtual bool Avoids(const SchedulerView& view, const job::JobSpec& job, std::span<uint8_t> out) const {
     return false;
   }
+  // Optional, for the scheduler's fast paths: true promises that Filter
+  // passes every node for this task of ctx.job whatever the state (e.g. the
+  // spread filter for a job that is not a replica with a limit). The
+  // scheduler then decides the task as if the filter were not in the
+  // profile (it never fails, so its reject count stays 0).
+  virtual bool PassesEveryNode(const CycleContext& ctx, const TaskRequest& req) const { return false; }
 };
 
 class CandidatePlugin : public virtual Plugin {
@@ -176,6 +182,19 @@ class ScorePlugin : public virtual Plugin {
   // other. The scheduler then keeps every node's score per task request and
   // rescores only the nodes that changed.
   virtual bool NodeLocal() const { return false; }
+  // Optional, for the class score cache too: true promises that Score is 0
+  // on every node and that Normalize, given m feasible nodes in node order,
+  // draws ctx.rng.Uniform(m) once and gives 100 to that node and 0 to every
+  // other (a uniformly random feasible node; with one feasible node the
+  // scheduler calls no Normalize). The cache keeps which nodes pass the
+  // filters per task request, so the draw costs O(log N), not a scan.
+  virtual bool UniformPick() const { return false; }
+  // Optional: true promises that Score is the same on every node for this
+  // task of ctx.job and that Normalize then gives every node the same value
+  // (e.g. the entitle score without a reachable entitlement), so the plugin
+  // cannot change the choice. The scheduler then decides the task with the
+  // other score plugins alone, on their fast paths.
+  virtual bool Neutral(const CycleContext& ctx, const TaskRequest& req) const { return false; }
   // Which GPUs on `node` (a bitmask of node-local indexes); nullopt = default.
   virtual std::optional<uint64_t> SelectGpus(const CycleContext& ctx, const TaskRequest& req, NodeId node) const {
     return std::nullopt;

@@ -5,8 +5,10 @@
 // of whole-GPU, shared-GPU, CPU-only, gang and large-group jobs with
 // departures, a scheduler keeping node-local scores per task class and one
 // with SchedulerOptions::full_scan make the same decisions (equal decision
-// logs) for fgd, berth-frag and gpuclustering, including the verdicts of tasks
-// that fit nowhere (which the cache gives without a scan).
+// logs) for fgd, berth-frag, gpuclustering and random (a uniform draw from
+// the cache's feasible nodes), including the verdicts of tasks that fit
+// nowhere (which the cache gives without a scan); and for services, whose
+// spread filter passes every node for jobs that are not limited replicas.
 #include "berth/scheduler/class_score_cache.h"
 
 #include <gtest/gtest.h>
@@ -90,7 +92,8 @@ lockstep::LockstepResult RunBoth(const std::string& policy, uint64_t seed, int s
 }
 
 TEST(ClassScoreCache, SameChoiceAsFullScanForEveryNodeLocalScore) {
-  for (const char* policy : {"fgd", "berth-frag", "gpuclustering"}) {
+  // random draws from the cache's count of feasible nodes the scan's draw.
+  for (const char* policy : {"fgd", "berth-frag", "gpuclustering", "random"}) {
     int64_t settled = 0;
     for (uint64_t seed = 1; seed <= 24; ++seed) {
       const lockstep::LockstepResult r = RunBoth(policy, seed, 300);
@@ -104,6 +107,42 @@ TEST(ClassScoreCache, SameChoiceAsFullScanForEveryNodeLocalScore) {
     // The property is not vacuous.
     EXPECT_GT(settled, 3000) << policy;
   }
+}
+
+// Jobs of the random stream, and one in four a replica of one of three
+// services that limit their replicas per node or per leaf.
+job::JobSpec RandomJobOrReplica(Rng& rng, int64_t id) {
+  job::JobSpec j = RandomJob(rng, id);
+  if (rng.Uniform(4) != 0) return j;
+  job::TaskGroup g;
+  g.gpus = 1;
+  g.cpu_milli = 4000;
+  g.memory_mib = 32 * 1024;
+  j.groups = {g};
+  job::ServiceSpec svc;
+  const uint64_t which = rng.Uniform(3);
+  svc.max_per_node = which == 0 ? 1 : 0;
+  svc.max_per_leaf = which == 1 ? 3 : 0;
+  if (which == 2) svc.max_per_node = 2;
+  j.service = svc;
+  j.replica_of = JobId(1'000'000 + static_cast<int64_t>(which));
+  return j;
+}
+
+TEST(ClassScoreCache, SameChoiceAsFullScanWithFiltersThatPassEveryNode) {
+  // services: berth-frag with the spread filter, which passes every node for
+  // a job that is not a replica (the cache decides it) and not for a replica
+  // with a limit (the scan decides it).
+  int64_t settled = 0, scanned = 0;
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    const lockstep::LockstepResult r = lockstep::RunLockstep("services", seed, 300, RandomCluster,
+                                                             RandomJobOrReplica, {11, 19, 20}, 300);
+    EXPECT_EQ(r.scan.class_cache, 0);
+    settled += r.fast.class_cache;
+    scanned += r.fast.full_scan;
+  }
+  EXPECT_GT(settled, 1500);
+  EXPECT_GT(scanned, 100);
 }
 
 TEST(ClassScoreCache, KeepsScoresAcrossJobsOfTheSameClass) {
@@ -121,7 +160,7 @@ TEST(ClassScoreCache, KeepsScoresAcrossJobsOfTheSameClass) {
     j.groups.push_back(g);
     workload.push_back(j);
   }
-  for (const char* policy : {"fgd", "berth-frag", "gpuclustering"}) {
+  for (const char* policy : {"fgd", "berth-frag", "gpuclustering", "random", "services"}) {
     auto fw = framework::Framework::Create(*reg.policies.Find(policy), reg.plugins, {&*c, workload});
     ASSERT_TRUE(fw.ok()) << policy << ": " << fw.status().ToString();
     Scheduler s(*c, std::move(fw).value(), {}, clock);
@@ -141,9 +180,8 @@ TEST(ClassScoreCache, OtherProfilesDoNotUseIt) {
   auto c = cluster::ParseClusterSpec("4x8:H100");
   ASSERT_TRUE(c.ok());
   ManualClock clock(0);
-  // Bounded scores search the indexes; random depends on the generator;
-  // binpack has its own candidates.
-  for (const char* policy : {"bestfit", "random", "binpack"}) {
+  // Bounded scores search the indexes; binpack has its own candidates.
+  for (const char* policy : {"bestfit", "binpack"}) {
     auto fw = framework::Framework::Create(*reg.policies.Find(policy), reg.plugins);
     ASSERT_TRUE(fw.ok());
     Scheduler s(*c, std::move(fw).value(), {}, clock);

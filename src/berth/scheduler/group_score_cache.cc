@@ -1,6 +1,7 @@
 // The group score cache (see group_score_cache.h).
 #include "berth/scheduler/group_score_cache.h"
 
+#include <bit>
 #include <cassert>
 
 namespace berth::scheduler {
@@ -38,11 +39,41 @@ void GroupScoreCache::Rescore(const framework::CycleContext& ctx, const framewor
         break;
       }
   }
+  if ((reason_[n] == pass_) != (reason == pass_)) SetFeasibleBit(n, reason == pass_);
   --reason_count_[reason_[n]];
   ++reason_count_[reason];
   reason_[n] = reason;
   if (reason == pass_) score_[n] = scorer.Score(ctx, req, node);
   ++visited_;
+}
+
+void GroupScoreCache::SetFeasibleBit(int32_t n, bool on) {
+  const size_t w = static_cast<size_t>(n) / 64;
+  const uint64_t bit = uint64_t{1} << (n % 64);
+  if (on) {
+    feasible_bits_[w] |= bit;
+  } else {
+    feasible_bits_[w] &= ~bit;
+  }
+  for (size_t i = w + 1; i < word_fenwick_.size(); i += i & (~i + 1)) word_fenwick_[i] += on ? 1 : -1;
+}
+
+int32_t GroupScoreCache::KthFeasible(int64_t k) const {
+  // Descend the Fenwick tree to the word holding the k-th passing node.
+  size_t at = 0;
+  size_t step = 1;
+  while (step * 2 < word_fenwick_.size()) step *= 2;
+  for (; step > 0; step /= 2) {
+    const size_t next = at + step;
+    if (next < word_fenwick_.size() && word_fenwick_[next] <= k) {
+      at = next;
+      k -= word_fenwick_[next];
+    }
+  }
+  // Word `at` (0-based) holds it: drop its k lowest set bits.
+  uint64_t bits = feasible_bits_[at];
+  for (; k > 0; --k) bits &= bits - 1;
+  return static_cast<int32_t>(at * 64) + std::countr_zero(bits);
 }
 
 void GroupScoreCache::Replay(int32_t n) {
@@ -69,6 +100,16 @@ void GroupScoreCache::Build(const framework::CycleContext& ctx, const framework:
   leaves_ = 1;
   while (leaves_ < static_cast<size_t>(num)) leaves_ *= 2;
   tree_.assign(2 * leaves_, -1);
+  // Every node starts passing (reason_ above): all bits set, the counts full.
+  const size_t words = (static_cast<size_t>(num) + 63) / 64;
+  feasible_bits_.assign(words, ~uint64_t{0});
+  if (num % 64) feasible_bits_.back() = (uint64_t{1} << (num % 64)) - 1;
+  word_fenwick_.assign(words + 1, 0);
+  for (size_t i = 1; i <= words; ++i) {
+    word_fenwick_[i] += std::popcount(feasible_bits_[i - 1]);
+    const size_t up = i + (i & (~i + 1));
+    if (up <= words) word_fenwick_[up] += word_fenwick_[i];
+  }
   for (int32_t n = 0; n < num; ++n) {
     rank_[n] = ctx.RankOf(NodeId(n));
     Rescore(ctx, req, scorer, filters, n);
@@ -89,6 +130,14 @@ std::optional<NodeId> GroupScoreCache::Find(const framework::CycleContext& ctx, 
     Replay(n);
   }
   dirty_.clear();
+  if (scorer.UniformPick()) {
+    // The scan's draw: one rng.Uniform(m) over the m passing nodes in node
+    // order, none when only one passes.
+    const int64_t m = reason_count_[pass_];
+    if (m == 0) return std::nullopt;
+    const int64_t k = m == 1 ? 0 : static_cast<int64_t>(ctx.rng.Uniform(static_cast<uint64_t>(m)));
+    return NodeId(KthFeasible(k));
+  }
   const int32_t best = tree_[1];
   if (best < 0) return std::nullopt;
   return NodeId(best);

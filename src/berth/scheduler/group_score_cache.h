@@ -12,6 +12,11 @@
 // and the count of nodes per reason, so a task that fits nowhere gets the scan's
 // verdict without a scan.
 //
+// For a score that draws a uniformly random feasible node
+// (ScorePlugin::UniformPick) it keeps which nodes pass in a bitset with a
+// Fenwick tree of counts per word, and Find draws the scan's one
+// rng.Uniform(feasible count) and selects that node in O(log N).
+//
 // It gives the full scan's choice when the profile has exactly one filter
 // (fit), one score plugin with a positive weight whose score depends only on
 // the task request and the node's own state and whose Normalize keeps the
@@ -71,6 +76,9 @@ class GroupScoreCache {
   int32_t Better(int32_t a, int32_t b) const;
   void Replay(int32_t n);
   bool Feasible(int32_t n) const { return reason_[n] == pass_; }
+  // The k-th feasible node in node order (0-based; k < the feasible count).
+  int32_t KthFeasible(int64_t k) const;
+  void SetFeasibleBit(int32_t n, bool on);
 
   bool valid_ = false;
   framework::TaskRequest req_;
@@ -85,6 +93,10 @@ class GroupScoreCache {
   std::vector<int32_t> dirty_;
   size_t leaves_ = 1;              // a power of two >= the number of nodes
   std::vector<int32_t> tree_;      // 1-based heap layout; leaves at [leaves_, 2 leaves_)
+  // Which nodes pass, a bit per node, and a Fenwick tree of the passing
+  // nodes per 64-node word, for a uniform draw (ScorePlugin::UniformPick).
+  std::vector<uint64_t> feasible_bits_;
+  std::vector<int32_t> word_fenwick_;  // 1-based
   int64_t visited_ = 0;
 };
 

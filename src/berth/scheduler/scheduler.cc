@@ -38,19 +38,30 @@ Scheduler::Scheduler(const cluster::Cluster& cluster, std::unique_ptr<framework:
   for (const TypeMax& m : type_max_) type_cpu_max_.push_back(m.cpu);
   bool has_fit = false;
   for (const auto* f : framework_->filter()) has_fit = has_fit || f->Name() == "fit";
-  const bool one_score = !options_.full_scan && has_fit && framework_->candidates().empty() &&
-                         framework_->score().size() == 1 && framework_->score().front().second > 0;
-  // A node-local score that bounds nothing keeps its scores per task class;
-  // the others search the indexes (and keep scores for large groups).
-  use_class_cache_ = one_score && framework_->filter().size() == 1 && framework_->score().front().first->NodeLocal();
+  const bool searchable = !options_.full_scan && has_fit && framework_->candidates().empty();
+  const bool one_score =
+      searchable && framework_->score().size() == 1 && framework_->score().front().second > 0;
+  // A node-local score that bounds nothing (or a uniform draw) keeps its
+  // scores per task class; the others search the indexes (and keep scores
+  // for large groups). A filter besides fit must pass every node for the
+  // task for the cache to decide it (PlaceTask asks).
+  auto per_class = [](const framework::ScorePlugin& p) { return p.NodeLocal() || p.UniformPick(); };
+  use_class_cache_ = one_score && per_class(*framework_->score().front().first);
   use_index_search_ = one_score && !use_class_cache_;
+  // Several score plugins: per task, those neutral for it drop out; when one
+  // is left, the task takes that one's fast path.
+  reducible_ = searchable && framework_->score().size() > 1;
+  if (reducible_) {
+    use_index_search_ = true;
+    for (const auto& [plugin, weight] : framework_->score()) use_class_cache_ |= weight > 0 && per_class(*plugin);
+  }
   if (use_index_search_) index_search_.Reset(state_, type_cpu_max_);
   // The spread filter passes every node for jobs that are not service
   // replicas, and a replica is a one-task job, never a cached group: it does
   // not change the decisions the cache makes.
   size_t group_filters = 0;
   for (const auto* f : framework_->filter()) group_filters += f->Name() != "spread";
-  use_group_cache_ = use_index_search_ && group_filters == 1;
+  use_group_cache_ = one_score && use_index_search_ && group_filters == 1;
   const framework::QueueSortPlugin& qs = framework_->queue_sort();
   if (qs.Dynamic() && !options_.full_scan && !options_.full_sort)
     bucketed_ = dynamic_cast<const framework::BucketedOrder*>(&qs);
@@ -373,8 +384,13 @@ Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const Task
     std::copy(rejects.begin(), rejects.end(), reject_count_.begin());
     counted = true;
   };
-  if (use_class_cache_) {
-    found = class_cache_.Find(ctx, req, *scorers.front().first, filters);
+  // The one score plugin that decides this task: the profile's only one, or
+  // the only one left when those neutral for the task drop out.
+  const framework::ScorePlugin* decider = nullptr;
+  if (use_class_cache_ || use_index_search_) decider = Decider(ctx, req);
+  if (decider != nullptr && use_class_cache_ && (decider->NodeLocal() || decider->UniformPick()) &&
+      OnlyFitFilters(ctx, req)) {
+    found = class_cache_.Find(ctx, req, *decider, filters);
     if (found) {
       ++placement_counts_.class_cache;
       return Chosen(ctx, req, *found);
@@ -393,8 +409,8 @@ Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const Task
     }
     counts_from(group_cache_.rejects());
   }
-  if (use_index_search_ && !counted)
-    found = index_search_.Find(ctx, req, *scorers.front().first, filters, type_cpu_max_);
+  if (decider != nullptr && use_index_search_ && !counted && !decider->NodeLocal() && !decider->UniformPick())
+    found = index_search_.Find(ctx, req, *decider, filters, type_cpu_max_);
   if (found) {
     ++placement_counts_.index_search;
     return Chosen(ctx, req, *found);
@@ -447,6 +463,24 @@ Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const Task
       if (ctx.RankOf(n) < ctx.RankOf(best)) best = n;
   }
   return Chosen(ctx, req, best);
+}
+
+const framework::ScorePlugin* Scheduler::Decider(const CycleContext& ctx, const TaskRequest& req) const {
+  const auto& scorers = framework_->score();
+  if (!reducible_) return scorers.front().first;
+  const framework::ScorePlugin* decider = nullptr;
+  for (const auto& [plugin, weight] : scorers) {
+    if (weight == 0 || plugin->Neutral(ctx, req)) continue;
+    if (weight < 0 || decider != nullptr) return nullptr;
+    decider = plugin;
+  }
+  return decider;
+}
+
+bool Scheduler::OnlyFitFilters(const CycleContext& ctx, const TaskRequest& req) const {
+  for (const auto* f : framework_->filter())
+    if (f->Name() != "fit" && !f->PassesEveryNode(ctx, req)) return false;
+  return true;
 }
 
 Scheduler::PlaceOutcome Scheduler::Chosen(const CycleContext& ctx, const TaskRequest& req, NodeId best) const {

@@ -296,6 +296,11 @@ class Scheduler {
                                       bool checkpoint_now);
   // The outcome of placing `req` on `best`: the GPUs the score plugins (or the default) select.
   PlaceOutcome Chosen(const framework::CycleContext& ctx, const framework::TaskRequest& req, NodeId best) const;
+  // The one score plugin that decides the task on a fast path (the profile's
+  // only one, or the only one not neutral for the task), or nullptr.
+  const framework::ScorePlugin* Decider(const framework::CycleContext& ctx, const framework::TaskRequest& req) const;
+  // Whether every filter but fit passes every node for the task.
+  bool OnlyFitFilters(const framework::CycleContext& ctx, const framework::TaskRequest& req) const;
   uint64_t DefaultGpus(const framework::TaskRequest& req, NodeId node) const;
   // Whether every GPU of `mask` on `node` holds the task's share and GPU memory.
   bool MaskHoldsMemory(const framework::TaskRequest& req, NodeId node, uint64_t mask) const;
@@ -468,6 +473,8 @@ class Scheduler {
   GroupScoreCache group_cache_;
   // The class score cache, for a node-local score (see class_score_cache.h).
   bool use_class_cache_ = false;
+  // Several score plugins, of which those neutral for a task drop out.
+  bool reducible_ = false;
   ClassScoreCache class_cache_;
   std::vector<MilliCpu> type_cpu_max_;
   PlacementCounts placement_counts_;

@@ -18,9 +18,21 @@ class Entitle final : public framework::FilterPlugin, public framework::ScorePlu
     out.emplace_back(std::string(kEntitleName) + ".filtered", static_cast<double>(filtered_));
   }
 
+  // Without a reachable entitlement for the task's queue both the filter and
+  // the score are neutral, and the task is decided by best fit alone.
+  static bool Applies(const framework::CycleContext& ctx) {
+    return ctx.ledger != nullptr && ctx.ledger->reachable_entitlement() && ctx.queue >= 0;
+  }
+  bool PassesEveryNode(const framework::CycleContext& ctx, const framework::TaskRequest& req) const override {
+    return !Applies(ctx) || req.gpus == 0;
+  }
+  bool Neutral(const framework::CycleContext& ctx, const framework::TaskRequest&) const override {
+    return !Applies(ctx);
+  }
+
   bool Filter(const framework::CycleContext& ctx, const framework::TaskRequest& req, NodeId node) const override {
     const tenancy::Ledger* ledger = ctx.ledger;
-    if (!ledger || !ledger->reachable_entitlement() || ctx.queue < 0 || req.gpus == 0) return true;
+    if (!Applies(ctx) || req.gpus == 0) return true;
     const GpuTypeId type = ctx.state.cluster().node(node).gpu_type;
     if (!type.valid() || type.value() >= ledger->tree().num_types()) return true;
     const int64_t charge = ledger->Amount(ctx.job, type, req.total_milli());
@@ -39,7 +51,7 @@ class Entitle final : public framework::FilterPlugin, public framework::ScorePlu
 
   int64_t Score(const framework::CycleContext& ctx, const framework::TaskRequest&, NodeId node) const override {
     const tenancy::Ledger* ledger = ctx.ledger;
-    if (!ledger || !ledger->reachable_entitlement() || ctx.queue < 0) return 0;
+    if (!Applies(ctx)) return 0;
     const GpuTypeId type = ctx.state.cluster().node(node).gpu_type;
     if (!type.valid() || type.value() >= ledger->tree().num_types()) return 0;
     return static_cast<int64_t>(ledger->entitled_on(ctx.queue, type)) - ledger->usage(ctx.queue, type.value());

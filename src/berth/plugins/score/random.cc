@@ -2,7 +2,9 @@
 // drawn uniformly with the cycle's generator, scores 100 and every other 0
 // (done in Normalize, which sees all feasible nodes at once). A share takes a
 // uniformly random GPU among those with enough free milli; whole-GPU tasks
-// take the default (lowest-index completely free GPUs).
+// take the default (lowest-index completely free GPUs). The scheduler keeps
+// the feasible nodes per task class (class_score_cache.h), so the draw needs
+// no scan and makes the scan's choice.
 #include "berth/cluster/cluster.h"
 #include "berth/plugins/builtin.h"
 #include "berth/plugins/score/score_util.h"
@@ -15,6 +17,9 @@ class Random final : public framework::ScorePlugin {
   static constexpr std::string_view kName = "random";
   std::string_view Name() const override { return kName; }
   int64_t Score(const framework::CycleContext&, const framework::TaskRequest&, NodeId) const override { return 0; }
+  // Normalize below is the draw UniformPick promises, so the scheduler draws
+  // from its per-class count of feasible nodes instead of a scan.
+  bool UniformPick() const override { return true; }
   void Normalize(const framework::CycleContext& ctx, const framework::TaskRequest&, std::span<const NodeId> nodes,
                  std::span<int64_t> scores) const override {
     if (scores.empty()) return;

@@ -24,7 +24,7 @@ int32_t SpreadPlugin::ReplicasOn(const state::ClusterState& state, JobId service
 
 bool SpreadPlugin::Filter(const framework::CycleContext& ctx, const framework::TaskRequest&, NodeId node) const {
   const job::JobSpec& j = ctx.job;
-  if (!j.service || (j.service->max_per_node <= 0 && j.service->max_per_leaf <= 0)) return true;
+  if (!Limited(j)) return true;
   const JobId service = j.replica_of.valid() ? j.replica_of : j.id;
   if (j.service->max_per_node > 0 && ReplicasOn(ctx.state, service, j.id, node) >= j.service->max_per_node)
     return false;

@@ -34,6 +34,10 @@ class SpreadPlugin final : public framework::FilterPlugin, public framework::Adm
   std::string_view FailReason() const override { return "service spread limit (replicas per node or leaf)"; }
 
   bool Filter(const framework::CycleContext& ctx, const framework::TaskRequest& req, NodeId node) const override;
+  // Jobs that are not replicas with a limit pass everywhere.
+  bool PassesEveryNode(const framework::CycleContext& ctx, const framework::TaskRequest&) const override {
+    return !Limited(ctx.job);
+  }
   framework::Verdict Admit(const job::JobSpec&, const state::ClusterState&, TimeUs) override {
     return framework::Verdict::Success();
   }
@@ -50,6 +54,9 @@ class SpreadPlugin final : public framework::FilterPlugin, public framework::Adm
   int32_t ReplicasOn(const state::ClusterState& state, JobId service, JobId self, NodeId n) const;
 
  private:
+  static bool Limited(const job::JobSpec& j) {
+    return j.service && (j.service->max_per_node > 0 || j.service->max_per_leaf > 0);
+  }
   std::unordered_map<JobId, JobId> service_of_;  // running replica job -> its service; looked up only
 };
 
