@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "berth/common/bits.h"
+
 namespace berth {
 
 class DenseBitset {
@@ -35,7 +37,7 @@ class DenseBitset {
   }
   int32_t Count() const {
     int32_t n = 0;
-    for (uint64_t w : words_) n += std::popcount(w);
+    for (uint64_t w : words_) n += PopCount(w);
     return n;
   }
   // Set bits in [begin, end).
@@ -44,9 +46,9 @@ class DenseBitset {
     const int32_t bw = begin >> 6, ew = (end - 1) >> 6;
     const uint64_t first = ~uint64_t{0} << (begin & 63);
     const uint64_t last = ~uint64_t{0} >> (63 - ((end - 1) & 63));
-    if (bw == ew) return std::popcount(words_[bw] & first & last);
-    int32_t n = std::popcount(words_[bw] & first) + std::popcount(words_[ew] & last);
-    for (int32_t w = bw + 1; w < ew; ++w) n += std::popcount(words_[w]);
+    if (bw == ew) return PopCount(words_[bw] & first & last);
+    int32_t n = PopCount(words_[bw] & first) + PopCount(words_[ew] & last);
+    for (int32_t w = bw + 1; w < ew; ++w) n += PopCount(words_[w]);
     return n;
   }
   // Heap bytes held by the words.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "berth/common/bits.h"
 #include "berth/faults/spares.h"
 
 namespace berth::faults {
@@ -250,7 +251,7 @@ bool FaultHandler::FitsEmpty(const state::ClusterState& st, const state::Allocat
   const cluster::Node& node = cluster_.node(n);
   if (node.gpu_type != cluster_.node(like.node).gpu_type) return false;
   if (node.cpu_milli < like.cpu_milli || node.memory_mib < like.memory_mib) return false;
-  return node.gpu_count - std::popcount(st.gpu_down_mask(n)) >= like.gpu_count();
+  return node.gpu_count - PopCount(st.gpu_down_mask(n)) >= like.gpu_count();
 }
 
 Status FaultHandler::EvictBorrowers(NodeId n, std::span<Scheduler* const> scheds) {

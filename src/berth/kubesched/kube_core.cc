@@ -9,6 +9,7 @@
 #include <future>
 #include <tuple>
 
+#include "berth/common/bits.h"
 #include "berth/kubesched/informer.h"
 #include "berth/kubesched/kube_queues.h"
 #include "berth/kubesched/kube_repair.h"
@@ -226,9 +227,9 @@ void KubeScheduler::AdoptUntracked() {
       uint64_t mask = ParseMask(p->gpu_annotation);
       const uint64_t all = node.gpu_count >= 64 ? ~uint64_t{0} : (uint64_t{1} << node.gpu_count) - 1;
       const uint64_t free = st.full_free_mask(n) & ~taken[n.value()];
-      if (std::popcount(mask) != p->gpus || (mask & ~all) || (mask & ~free)) {
+      if (PopCount(mask) != p->gpus || (mask & ~all) || (mask & ~free)) {
         mask = 0;  // not Berth's, or stale: take the lowest free GPUs
-        for (int g2 = 0; g2 < node.gpu_count && std::popcount(mask) < p->gpus; ++g2)
+        for (int g2 = 0; g2 < node.gpu_count && PopCount(mask) < p->gpus; ++g2)
           if (free & (uint64_t{1} << g2)) mask |= uint64_t{1} << g2;
       }
       taken[n.value()] |= mask;

@@ -4,6 +4,8 @@
 #include <bit>
 #include <cassert>
 
+#include "berth/common/bits.h"
+
 namespace berth::scheduler {
 
 namespace {
@@ -106,7 +108,7 @@ void GroupScoreCache::Build(const framework::CycleContext& ctx, const framework:
   if (num % 64) feasible_bits_.back() = (uint64_t{1} << (num % 64)) - 1;
   word_fenwick_.assign(words + 1, 0);
   for (size_t i = 1; i <= words; ++i) {
-    word_fenwick_[i] += std::popcount(feasible_bits_[i - 1]);
+    word_fenwick_[i] += PopCount(feasible_bits_[i - 1]);
     const size_t up = i + (i & (~i + 1));
     if (up <= words) word_fenwick_[up] += word_fenwick_[i];
   }

@@ -5,6 +5,8 @@
 #include <bit>
 #include <cassert>
 
+#include "berth/common/bits.h"
+
 namespace berth::scheduler {
 
 using framework::CycleContext;
@@ -141,7 +143,7 @@ void Scheduler::RunStarted(int32_t index, TimeUs now) {
   r.start_time = rec.start_time;
   r.run_start = rec.start_time + rec.startup_delay;
   r.work_done = rec.work_done;
-  for (const auto& p : rec.placements) r.milli_gpu += int64_t{std::popcount(p.alloc.gpu_mask)} * p.alloc.milli_per_gpu;
+  for (const auto& p : rec.placements) r.milli_gpu += int64_t{PopCount(p.alloc.gpu_mask)} * p.alloc.milli_per_gpu;
   r.charge = rec.charge;
   r.preemptions = rec.preemptions;
   r.run_class = rec.run_class;

@@ -7,6 +7,8 @@
 #include <bit>
 #include <cassert>
 
+#include "berth/common/bits.h"
+
 namespace berth::scheduler {
 
 using framework::CycleContext;
@@ -69,7 +71,7 @@ Status Scheduler::RepairTask(JobId id, int32_t task_index, const state::Allocati
     BERTH_RETURN_IF_ERROR(ApplyChecked(state::PlaceTask{p->task, old}));
     return s;
   }
-  auto milli = [](const state::Allocation& a) { return int64_t{std::popcount(a.gpu_mask)} * a.milli_per_gpu; };
+  auto milli = [](const state::Allocation& a) { return int64_t{PopCount(a.gpu_mask)} * a.milli_per_gpu; };
   const GpuTypeId old_type = cluster_.node(old.node).gpu_type, new_type = cluster_.node(alloc.node).gpu_type;
   const int64_t old_charge = ledger_.Amount(rec.spec, old_type, milli(old));
   const int64_t new_charge = ledger_.Amount(rec.spec, new_type, milli(alloc));
@@ -151,7 +153,7 @@ Status Scheduler::ReleaseTask(JobId id, int32_t task_index, JobState final_state
   if (rec.placements.size() == 1) return Finish(id, final_state);
   const TimeUs now = clock_.Now();
   BERTH_RETURN_IF_ERROR(ApplyChecked(state::ReleaseTask{p->task}));
-  const int64_t milli = int64_t{std::popcount(p->alloc.gpu_mask)} * p->alloc.milli_per_gpu;
+  const int64_t milli = int64_t{PopCount(p->alloc.gpu_mask)} * p->alloc.milli_per_gpu;
   const GpuTypeId type = cluster_.node(p->alloc.node).gpu_type;
   const int64_t charge = ledger_.Amount(rec.spec, type, milli);
   ++epoch_;

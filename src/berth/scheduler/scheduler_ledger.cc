@@ -6,13 +6,15 @@
 
 #include "berth/scheduler/scheduler.h"
 
+#include "berth/common/bits.h"
+
 namespace berth::scheduler {
 
 int64_t Scheduler::ChargeLedger(const JobRecord& rec, int64_t sign, TimeUs now) {
   ++epoch_;
   int64_t charged = 0;
   for (const auto& p : rec.placements) {
-    const int64_t milli = int64_t{std::popcount(p.alloc.gpu_mask)} * p.alloc.milli_per_gpu;
+    const int64_t milli = int64_t{PopCount(p.alloc.gpu_mask)} * p.alloc.milli_per_gpu;
     if (milli == 0) continue;
     const GpuTypeId type = cluster_.node(p.alloc.node).gpu_type;
     const int64_t amount = ledger_.Amount(rec.spec, type, milli);

@@ -5,6 +5,8 @@
 #include <bit>
 #include <cmath>
 
+#include "berth/common/bits.h"
+
 namespace berth::sim {
 
 ProgressTracker::ProgressTracker(const Trace& trace, std::span<const JobId> ids)
@@ -75,7 +77,7 @@ void ProgressTracker::Sync(TimeUs t, const FindRecord& find, const PushCompletio
     p.gpus = 0;
     std::vector<int32_t> nodes;
     for (const auto& pl : rec->placements) {
-      p.gpus += std::popcount(pl.alloc.gpu_mask);
+      p.gpus += PopCount(pl.alloc.gpu_mask);
       nodes.push_back(pl.alloc.node.value());
     }
     std::sort(nodes.begin(), nodes.end());

@@ -6,6 +6,8 @@
 #include <map>
 #include <string>
 
+#include "berth/common/bits.h"
+
 namespace berth::sim {
 namespace {
 
@@ -45,7 +47,7 @@ double GuaranteeShare(const tenancy::Ledger& ledger, int32_t q) {
 
 int64_t HeldMilli(const scheduler::JobRecord& rec) {
   int64_t milli = 0;
-  for (const auto& p : rec.placements) milli += int64_t{std::popcount(p.alloc.gpu_mask)} * p.alloc.milli_per_gpu;
+  for (const auto& p : rec.placements) milli += int64_t{PopCount(p.alloc.gpu_mask)} * p.alloc.milli_per_gpu;
   return milli;
 }
 

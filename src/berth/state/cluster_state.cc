@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "berth/common/bits.h"
+
 namespace berth::state {
 
 using cluster::Cluster;
@@ -48,7 +50,7 @@ void ClusterState::AddNodeToIndexes(NodeId n, int sign) {
   const auto& node = cluster_->node(n);
   const int i = n.value();
   if (!up_[i]) return;
-  const int k = __builtin_popcountll(full_free_mask_[i]);
+  const int k = PopCount(full_free_mask_[i]);
   for (int l = 0; l < kNumLevels; ++l) domain_full_free_[node.domain[l].value()] += sign * k;
   free_full_total_ += sign * k;
   if (node.gpu_count == 0) return;

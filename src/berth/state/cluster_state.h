@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/common/bits.h"
 #include "berth/cluster/cluster.h"
 #include "berth/common/bitset.h"
 #include "berth/common/status.h"
@@ -80,7 +81,7 @@ class ClusterState {
   // The GPU-memory test of the fit filter, shared by every placement path.
   bool GpuMemoryFits(NodeId n, int32_t gpus, MilliGpu milli, MiB mem) const;
   MilliGpu node_free_milli(NodeId n) const { return node_free_milli_[n.value()]; }
-  int32_t full_free_gpus(NodeId n) const { return __builtin_popcountll(full_free_mask_[n.value()]); }
+  int32_t full_free_gpus(NodeId n) const { return PopCount(full_free_mask_[n.value()]); }
   uint64_t full_free_mask(NodeId n) const { return full_free_mask_[n.value()]; }
   uint64_t node_version(NodeId n) const { return node_version_[n.value()]; }
   // Counts the changes Apply made (any node): equal versions, equal state.

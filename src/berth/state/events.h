@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <variant>
 
+#include "berth/common/bits.h"
 #include "berth/common/ids.h"
 #include "berth/common/quantity.h"
 
@@ -19,7 +20,7 @@ struct Allocation {
   MiB memory_mib = 0;
   MiB gpu_memory_mib = 0;      // GPU memory taken from each GPU of the mask (0: not stated)
 
-  int gpu_count() const { return __builtin_popcountll(gpu_mask); }
+  int gpu_count() const { return PopCount(gpu_mask); }
   MilliGpu total_milli() const { return gpu_count() * milli_per_gpu; }
   bool is_sharing() const { return gpu_count() == 1 && milli_per_gpu < kMilliPerGpu; }
   bool operator==(const Allocation&) const = default;

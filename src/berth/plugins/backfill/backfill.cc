@@ -7,6 +7,8 @@
 #include <charconv>
 #include <cstdio>
 
+#include "berth/common/bits.h"
+
 namespace berth::plugins::backfill {
 namespace {
 
@@ -87,7 +89,7 @@ void BackfillPlugin::BuildTimeline(const framework::SchedulerView& view) {
     const TimeUs end = PredictedEnd(r);
     for (const framework::TaskPlacement& p : r.placements) {
       if (p.alloc.milli_per_gpu != kMilliPerGpu || p.alloc.gpu_mask == 0 || !state.up(p.alloc.node)) continue;
-      timeline_.releases.push_back({end, p.alloc.node.value(), std::popcount(p.alloc.gpu_mask)});
+      timeline_.releases.push_back({end, p.alloc.node.value(), PopCount(p.alloc.gpu_mask)});
     }
   }
   timeline_.Prepare();

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "berth/common/bits.h"
+
 namespace berth::plugins::preempt {
 namespace {
 // Added to the cost of evicting a guaranteed run when the tree has budgets, so
@@ -17,7 +19,7 @@ int32_t JobDimension(const job::JobSpec& job, int32_t queue, const tenancy::Ledg
   for (const auto& g : job.groups) {
     if (g.gpus == 0) continue;
     const uint64_t bits = g.gpu_types.bits();
-    if (std::popcount(bits) != 1 || (type_bits != 0 && bits != type_bits)) return all;
+    if (PopCount(bits) != 1 || (type_bits != 0 && bits != type_bits)) return all;
     type_bits = bits;
   }
   if (type_bits == 0 || queue < 0 || queue >= ledger.tree().size()) return all;

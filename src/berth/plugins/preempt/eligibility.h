@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "berth/common/bits.h"
 #include "berth/framework/plugin.h"
 
 namespace berth::plugins::preempt {
@@ -60,7 +61,7 @@ class CandidatesByNode {
     uint64_t gpu_mask;
     MilliCpu cpu;
     MiB mem;
-    int64_t milli() const { return int64_t{std::popcount(gpu_mask)} * milli_per_gpu; }
+    int64_t milli() const { return int64_t{PopCount(gpu_mask)} * milli_per_gpu; }
   };
   // Sizes each node's room by its task count in the state.
   void Reset(const state::ClusterState& state);

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "berth/common/bits.h"
+
 namespace berth::plugins::preempt {
 
 namespace {
@@ -160,7 +162,7 @@ int32_t Room::SlotsWith(NodeId n, const TaskShape& shape, uint64_t extra_mask, M
   if (!ruled_out_.empty() && ruled_out_[static_cast<size_t>(n.value())]) return 0;
   const auto& node = state_->cluster().node(n);
   if (!NodeAccepts(state_->cluster(), node, shape)) return 0;
-  const int32_t gpus = std::popcount(FreeMask(n) | extra_mask);
+  const int32_t gpus = PopCount(FreeMask(n) | extra_mask);
   return TasksThatFit(shape, gpus, state_->free_cpu(n) + cpu_[n.value()] + cpu,
                       state_->free_memory(n) + mem_[n.value()] + mem);
 }
@@ -186,7 +188,7 @@ bool Room::Fits(const GangNeed& need, int32_t begin, int32_t end) const {
     const NodeId node(n);
     if (!state_->up(node)) continue;
     const auto& nd = state_->cluster().node(node);
-    int32_t gpus = std::popcount(FreeMask(node));
+    int32_t gpus = PopCount(FreeMask(node));
     MilliCpu cpu = state_->free_cpu(node) + cpu_[n];
     MiB mem = state_->free_memory(node) + mem_[n];
     for (size_t i = 0; i < need.shapes.size(); ++i) {

@@ -5,6 +5,8 @@
 #include <array>
 #include <bit>
 
+#include "berth/common/bits.h"
+
 namespace berth::plugins::preempt {
 
 using framework::RunningJob;
@@ -106,7 +108,7 @@ void VictimSearch::NodeBounds(int32_t n, std::span<const CandidatesByNode::Entry
     }
     return cost;
   };
-  const int64_t free = std::popcount(room_.FreeMask(NodeId(n)));
+  const int64_t free = PopCount(room_.FreeMask(NodeId(n)));
   double prev = 0;
   for (int32_t s = base_slots_[n] + 1; s <= max_slots_[n]; ++s) {
     const double now = f(std::max<int64_t>(0, int64_t{s} * primary_.gpus - free) * kMilliPerGpu);

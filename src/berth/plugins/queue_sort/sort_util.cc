@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "berth/common/bits.h"
 #include "berth/common/csv.h"
 
 namespace berth::plugins::queue_sort {
@@ -129,7 +130,7 @@ class FitCounter {
     for (const framework::RunningJob* v : victims) {
       for (const auto& p : v->placements) {
         if (p.alloc.milli_per_gpu != kMilliPerGpu || !state_.up(p.alloc.node)) continue;
-        freed.At(p.alloc.node) += std::popcount(p.alloc.gpu_mask);
+        freed.At(p.alloc.node) += PopCount(p.alloc.gpu_mask);
       }
     }
     for (size_t g = 0; g < groups_.size(); ++g) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "berth/common/bits.h"
 #include "berth/tenancy/ledger.h"
 
 namespace berth::plugins {
@@ -43,7 +44,7 @@ Verdict QuotaPlugin::Admit(const job::JobSpec& job, const state::ClusterState& s
   }
   if (need <= 0) return Verdict::Success();
   GpuTypeId only;  // invalid: the all-types dimension alone
-  if (std::popcount(usable) == 1) only = GpuTypeId(static_cast<int16_t>(std::countr_zero(usable)));
+  if (PopCount(usable) == 1) only = GpuTypeId(static_cast<int16_t>(std::countr_zero(usable)));
   // In normalized units the charge depends on the type the job lands on: the
   // least it could be charged (necessary, like the rest of Admit).
   need = only.valid() ? ledger_->Amount(job, only, need) : ledger_->LeastAmount(job, need);

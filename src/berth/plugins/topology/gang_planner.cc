@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "berth/common/bits.h"
+
 namespace berth::plugins {
 
 using cluster::Level;
@@ -47,7 +49,7 @@ int32_t GangPlanner::NodeSlots(NodeId n, const Need& need) const {
   if (node.gpu_count < need.gpus || !need.types.Accepts(node.gpu_type)) return 0;
   const Taken* t = FindTaken(n);
   const uint64_t avail = s().full_free_mask(n) & ~(t ? t->mask : 0);
-  int64_t slots = __builtin_popcountll(avail) / need.gpus;
+  int64_t slots = PopCount(avail) / need.gpus;
   if (need.cpu > 0) slots = std::min<int64_t>(slots, (s().free_cpu(n) - (t ? t->cpu : 0)) / need.cpu);
   if (need.mem > 0) slots = std::min<int64_t>(slots, (s().free_memory(n) - (t ? t->mem : 0)) / need.mem);
   return static_cast<int32_t>(std::max<int64_t>(0, slots));
