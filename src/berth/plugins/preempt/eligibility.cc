@@ -106,8 +106,15 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
   const bool all_types = dim_ == ledger_->all_types_dim();
   by_node_.Reset(view.state);
   for (size_t r = 0; r < running.size(); ++r) {
-    // The placements live with each job's record: fetch a few jobs ahead.
-    if (r + 8 < running.size()) __builtin_prefetch(running[r + 8].placements.data());
+    // The placements live with each job's record: fetch a few jobs ahead;
+    // and the records further ahead (two cache lines each): the loop is too
+    // short for the hardware to stream them in time (7% of a reclaiming run).
+    if (r + 12 < running.size()) __builtin_prefetch(running[r + 12].placements.data());
+    if (r + 32 < running.size()) {
+      const char* ahead = reinterpret_cast<const char*>(&running[r + 32]);
+      __builtin_prefetch(ahead);
+      __builtin_prefetch(ahead + 64);
+    }
     const framework::RunningJob& v = running[r];
     if (ctx.preempted_by.valid() && v.id == ctx.preempted_by) continue;
     if (view.now - v.start_time < min_runtime && !v.best_effort) continue;  // best effort is never shielded
