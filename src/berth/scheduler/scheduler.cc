@@ -89,8 +89,8 @@ Status Scheduler::ApplyChecked(const state::Event& e) {
 }
 
 const JobRecord* Scheduler::Find(JobId id) const {
-  auto it = index_of_.find(id);
-  return it == index_of_.end() ? nullptr : &jobs_[it->second];
+  const int32_t* it = index_of_.Find(id);
+  return it == nullptr ? nullptr : &jobs_[*it];
 }
 
 framework::QueuedJob Scheduler::Queued(int32_t index) const {
@@ -240,7 +240,7 @@ void Scheduler::RemovePending(int32_t index) {
 Status Scheduler::Submit(job::JobSpec spec) {
   BERTH_RETURN_IF_ERROR(job::ValidateJob(spec));
   if (!spec.id.valid()) spec.id = JobId(submitted_);
-  if (index_of_.count(spec.id)) return AlreadyExists("job id " + std::to_string(spec.id.value()) + " already exists");
+  if (index_of_.Contains(spec.id)) return AlreadyExists("job id " + std::to_string(spec.id.value()) + " already exists");
   BERTH_RETURN_IF_ERROR(job::CheckGpuMemory(spec, cluster_));
   job::ResolveGpuTypes(spec, cluster_);
   const int32_t queue = ledger_.QueueFor(spec);  // may add an auto leaf
@@ -268,7 +268,7 @@ Status Scheduler::Submit(job::JobSpec spec) {
     jobs_[index] = std::move(rec);
     demand_[index] = Demand{};
   }
-  index_of_.emplace(jobs_[index].spec.id, index);
+  index_of_.Insert(jobs_[index].spec.id, index);
   ComputeDemand(index);
   Enqueue(index);
   return Status::Ok();
@@ -825,19 +825,20 @@ std::vector<JobId> Scheduler::Schedule(const std::function<bool()>& out_of_time)
 }
 
 Status Scheduler::Finish(JobId id, JobState final_state) {
-  auto it = index_of_.find(id);
-  if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
-  JobRecord& rec = jobs_[it->second];
+  const int32_t* it = index_of_.Find(id);
+  if (it == nullptr) return NotFound("no job " + std::to_string(id.value()));
+  const int32_t index = *it;
+  JobRecord& rec = jobs_[index];
   if (!job::IsTerminal(final_state)) return InvalidArgument("Finish needs a terminal state");
   if (rec.state == JobState::kPending && final_state != JobState::kSucceeded) {
-    RemovePending(it->second);
+    RemovePending(index);
   } else {
     BERTH_RETURN_IF_ERROR(job::CheckTransition(rec.state, final_state));
   }
   const TimeUs now = clock_.Now();
   if (rec.state == JobState::kRunning) {
     for (auto* a : framework_->admit()) a->OnFinish(rec.spec);
-    RunEnded(it->second, now, final_state == JobState::kSucceeded);
+    RunEnded(index, now, final_state == JobState::kSucceeded);
     for (const auto& p : rec.placements) BERTH_RETURN_IF_ERROR(ApplyChecked(state::ReleaseTask{p.task}));
     rec.placements.clear();
     --running_;
@@ -851,13 +852,13 @@ Status Scheduler::Finish(JobId id, JobState final_state) {
 }
 
 Status Scheduler::Forget(JobId id) {
-  auto it = index_of_.find(id);
-  if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
-  const int32_t index = it->second;
+  const int32_t* it = index_of_.Find(id);
+  if (it == nullptr) return NotFound("no job " + std::to_string(id.value()));
+  const int32_t index = *it;
   if (!job::IsTerminal(jobs_[index].state))
     return FailedPrecondition("job " + std::to_string(id.value()) + " is " + job::JobStateName(jobs_[index].state) +
                               ": only a finished job can be forgotten");
-  index_of_.erase(it);
+  index_of_.Erase(id);
   std::erase(fresh_, index);
   if (resume_index_ == index) resume_index_ = -1;
   jobs_[index] = JobRecord{};  // frees its spec, placements and verdict

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "berth/common/clock.h"
+#include "berth/common/id_index_map.h"
 #include "berth/common/rng.h"
 #include "berth/framework/registry.h"
 #include "berth/job/job.h"
@@ -375,7 +376,7 @@ class Scheduler {
 
   tenancy::Ledger ledger_;
   std::deque<JobRecord> jobs_;  // a deque: records (and their placements) never move
-  std::unordered_map<JobId, int32_t> index_of_;  // lookups only
+  IdIndexMap<JobId> index_of_;  // lookups only (no iteration)
   std::vector<int32_t> pending_;  // sorted by QueueLess (a bucketed order: at the start of each pass)
   // A bucketed dynamic order (framework::BucketedOrder) keeps the pending
   // jobs here too, and a pass takes its order from it instead of sorting.

@@ -16,9 +16,9 @@ using framework::Verdict;
 using job::JobState;
 
 Status Scheduler::SetPendingSize(JobId id, int32_t tasks) {
-  auto it = index_of_.find(id);
-  if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
-  const int32_t index = it->second;
+  const int32_t* it = index_of_.Find(id);
+  if (it == nullptr) return NotFound("no job " + std::to_string(id.value()));
+  const int32_t index = *it;
   JobRecord& rec = jobs_[index];
   if (rec.state != JobState::kPending) return FailedPrecondition("job " + std::to_string(id.value()) + " is not pending");
   if (!rec.spec.elastic()) return FailedPrecondition("job " + std::to_string(id.value()) + " is not elastic");
@@ -73,9 +73,9 @@ Status Scheduler::ShrinkTo(int32_t index, int32_t tasks, std::string_view why) {
 }
 
 Status Scheduler::Resize(JobId id, int32_t tasks, std::string_view why) {
-  auto it = index_of_.find(id);
-  if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
-  return ResizeIndex(it->second, tasks, why, /*requested=*/true);
+  const int32_t* it = index_of_.Find(id);
+  if (it == nullptr) return NotFound("no job " + std::to_string(id.value()));
+  return ResizeIndex(*it, tasks, why, /*requested=*/true);
 }
 
 Status Scheduler::ResizeIndex(int32_t index, int32_t tasks, std::string_view why, bool requested) {
@@ -137,7 +137,7 @@ bool Scheduler::ShrinkForJob(int32_t index, std::span<const JobId> victims, std:
   // one at a time (highest ranks first) until the job fits.
   std::vector<int32_t> elastic;
   for (JobId v : victims) {
-    const int32_t vi = index_of_.find(v)->second;
+    const int32_t vi = *index_of_.Find(v);
     const JobRecord& vr = jobs_[vi];
     if (vr.spec.elastic() && static_cast<int32_t>(vr.placements.size()) > vr.spec.elastic_min()) {
       elastic.push_back(vi);
@@ -147,7 +147,7 @@ bool Scheduler::ShrinkForJob(int32_t index, std::span<const JobId> victims, std:
   }
   if (elastic.empty()) return false;
   for (JobId v : evict) {
-    Status s = Evict(index_of_.find(v)->second, rec.spec.id, /*defer_requeue=*/true);
+    Status s = Evict(*index_of_.Find(v), rec.spec.id, /*defer_requeue=*/true);
     assert(s.ok());
     (void)s;
   }

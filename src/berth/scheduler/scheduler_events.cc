@@ -28,9 +28,9 @@ void Scheduler::KeepWorkUntilCheckpoint(JobRecord& rec, const framework::Running
 }
 
 Status Scheduler::Interrupt(JobId id, TimeUs restart_cost, bool checkpoint_now) {
-  auto it = index_of_.find(id);
-  if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
-  const int32_t index = it->second;
+  const int32_t* it = index_of_.Find(id);
+  if (it == nullptr) return NotFound("no job " + std::to_string(id.value()));
+  const int32_t index = *it;
   JobRecord& rec = jobs_[index];
   if (rec.state != JobState::kRunning)
     return FailedPrecondition("job " + std::to_string(id.value()) + " is not running");
@@ -54,9 +54,9 @@ Status Scheduler::Interrupt(JobId id, TimeUs restart_cost, bool checkpoint_now) 
 
 Status Scheduler::RepairTask(JobId id, int32_t task_index, const state::Allocation& alloc, TimeUs repair_cost,
                              bool checkpoint_now) {
-  auto it = index_of_.find(id);
-  if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
-  const int32_t index = it->second;
+  const int32_t* it = index_of_.Find(id);
+  if (it == nullptr) return NotFound("no job " + std::to_string(id.value()));
+  const int32_t index = *it;
   JobRecord& rec = jobs_[index];
   if (rec.state != JobState::kRunning)
     return FailedPrecondition("job " + std::to_string(id.value()) + " is not running");
@@ -102,9 +102,10 @@ Status Scheduler::RepairTask(JobId id, int32_t task_index, const state::Allocati
 }
 
 Status Scheduler::Adopt(JobId id, std::span<const TaskPlacement> placements, TimeUs start_time) {
-  auto it = index_of_.find(id);
-  if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
-  JobRecord& rec = jobs_[it->second];
+  const int32_t* it = index_of_.Find(id);
+  if (it == nullptr) return NotFound("no job " + std::to_string(id.value()));
+  const int32_t index = *it;
+  JobRecord& rec = jobs_[index];
   if (rec.state != JobState::kPending) return FailedPrecondition("job " + std::to_string(id.value()) + " is not pending");
   if (placements.empty()) return InvalidArgument("job " + std::to_string(id.value()) + ": no placements to adopt");
   const int32_t num_tasks = rec.spec.num_tasks();
@@ -126,22 +127,22 @@ Status Scheduler::Adopt(JobId id, std::span<const TaskPlacement> placements, Tim
     }
     rec.placements.push_back(p);
   }
-  RemovePending(it->second);
+  RemovePending(index);
   rec.state = JobState::kRunning;
   rec.start_time = start_time;
   if (rec.first_start_time < 0) rec.first_start_time = start_time;
   rec.last_verdict = Verdict::Success();
   ++running_;
-  RunStarted(it->second, clock_.Now());
+  RunStarted(index, clock_.Now());
   for (auto* a : framework_->admit()) a->OnStart(rec.spec);
   log_.Placed(clock_.Now(), cluster_, rec.spec.id, rec.placements);
   return Status::Ok();
 }
 
 Status Scheduler::ReleaseTask(JobId id, int32_t task_index, JobState final_state) {
-  auto it = index_of_.find(id);
-  if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
-  const int32_t index = it->second;
+  const int32_t* it = index_of_.Find(id);
+  if (it == nullptr) return NotFound("no job " + std::to_string(id.value()));
+  const int32_t index = *it;
   JobRecord& rec = jobs_[index];
   if (!job::IsTerminal(final_state)) return InvalidArgument("ReleaseTask needs a terminal state");
   if (rec.state != JobState::kRunning)

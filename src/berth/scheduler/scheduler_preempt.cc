@@ -71,8 +71,8 @@ framework::Verdict Scheduler::TryPreempt(int32_t index, Verdict&& verdict, TimeU
       // Validate the whole plan before touching anything: every victim running.
       bool valid = true;
       for (JobId v : plan->victims) {
-        auto it = index_of_.find(v);
-        valid = valid && it != index_of_.end() && jobs_[it->second].state == JobState::kRunning && v != rec.spec.id;
+        const int32_t* it = index_of_.Find(v);
+        valid = valid && it != nullptr && jobs_[*it].state == JobState::kRunning && v != rec.spec.id;
       }
       if (!valid) {
         verdict.reason += "; " + std::string(pf->Name()) + " proposed a victim that is not running";
@@ -88,7 +88,7 @@ framework::Verdict Scheduler::TryPreempt(int32_t index, Verdict&& verdict, TimeU
       // The preemptor works once the slowest victim has yielded.
       TimeUs delay = 0;
       for (JobId v : evict) {
-        const int32_t vi = index_of_.find(v)->second;
+        const int32_t vi = *index_of_.Find(v);
         if (jobs_[vi].state != JobState::kRunning) continue;
         const YieldPoint y = YieldOf(vi, now);
         delay = std::max(delay, y.delay);
@@ -187,9 +187,9 @@ Status Scheduler::Evict(int32_t index, JobId preemptor, bool defer_requeue, cons
 }
 
 Status Scheduler::Preempt(JobId id) {
-  auto it = index_of_.find(id);
-  if (it == index_of_.end()) return NotFound("no job " + std::to_string(id.value()));
-  return Evict(it->second, JobId(), /*defer_requeue=*/false);
+  const int32_t* it = index_of_.Find(id);
+  if (it == nullptr) return NotFound("no job " + std::to_string(id.value()));
+  return Evict(*it, JobId(), /*defer_requeue=*/false);
 }
 
 }  // namespace berth::scheduler
