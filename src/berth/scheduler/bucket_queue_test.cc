@@ -26,15 +26,9 @@ namespace berth::scheduler {
 namespace {
 
 using lockstep::Registries;
-using tree_lockstep::kTenants;
 
 job::JobSpec RandomJob(Rng& rng, int64_t id) {
-  job::JobSpec j;
-  j.id = JobId(id);
-  j.name = "j" + std::to_string(id);
-  j.tenant = kTenants[rng.Uniform(6)];
-  j.priority = static_cast<int32_t>(rng.Uniform(3));
-  j.duration = SecondsToUs(static_cast<double>(1 + rng.Uniform(50)));
+  job::JobSpec j = tree_lockstep::TenantJob(rng, id);
   j.checkpoint_interval = rng.Uniform(2) ? SecondsToUs(5) : 0;
   job::TaskGroup g;
   g.name = "w";

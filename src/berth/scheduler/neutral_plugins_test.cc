@@ -25,15 +25,9 @@ namespace berth::scheduler {
 namespace {
 
 using lockstep::Registries;
-using tree_lockstep::kTenants;
 
 job::JobSpec RandomJob(Rng& rng, int64_t id) {
-  job::JobSpec j;
-  j.id = JobId(id);
-  j.name = "j" + std::to_string(id);
-  j.tenant = kTenants[rng.Uniform(6)];
-  j.priority = static_cast<int32_t>(rng.Uniform(3));
-  j.duration = SecondsToUs(static_cast<double>(1 + rng.Uniform(50)));
+  job::JobSpec j = tree_lockstep::TenantJob(rng, id);
   job::TaskGroup g;
   g.name = "w";
   const int32_t sizes[] = {0, 1, 1, 2, 4, 8};
@@ -67,22 +61,17 @@ int64_t RunLockstep(uint64_t seed, bool reachable, int steps) {
   ManualClock clock(0);
   const framework::Profile profile = *reg.policies.Find("fairshare-entitled");
   const framework::PluginContext context{&*cluster, {}};
-  auto fa = framework::Framework::Create(profile, reg.plugins, context);
-  auto fb = framework::Framework::Create(profile, reg.plugins, context);
-  EXPECT_TRUE(fa.ok() && fb.ok()) << fa.status().ToString();
-  if (!fa.ok() || !fb.ok()) return 0;
-  Scheduler fast(*cluster, std::move(fa).value(), opts, clock);
-  Scheduler scan(*cluster, std::move(fb).value(), scan_opts, clock);
+  tree_lockstep::Twins twins = tree_lockstep::MakeTwins(*cluster, profile, reg.plugins, context, opts, scan_opts, clock);
+  if (!twins.fast) return 0;
+  Scheduler& fast = *twins.fast;
+  Scheduler& scan = *twins.oracle;
   std::vector<JobId> running, pending;
   int64_t next_id = 0;
   for (int step = 0; step < steps; ++step) {
     clock.Advance(SecondsToUs(static_cast<double>(1 + rng.Uniform(5))));
     const uint64_t op = rng.Uniform(20);
     if (op < 10) {
-      const job::JobSpec j = RandomJob(rng, next_id++);
-      EXPECT_TRUE(fast.Submit(j).ok());
-      EXPECT_TRUE(scan.Submit(j).ok());
-      pending.push_back(j.id);
+      tree_lockstep::SubmitBoth(fast, scan, RandomJob(rng, next_id++), pending);
     } else if (op < 16) {
       tree_lockstep::FinishOne(fast, scan, running, rng);
     } else if (op < 17) {

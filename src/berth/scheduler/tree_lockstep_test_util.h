@@ -55,6 +55,41 @@ inline std::shared_ptr<const tenancy::QueueTree> Tree(const cluster::Cluster& cl
   return std::make_shared<const tenancy::QueueTree>(std::move(t).value());
 }
 
+// A job of a random tenant (t0..t5) and priority (0..2), 1..50 s long, with
+// no task group yet.
+inline job::JobSpec TenantJob(Rng& rng, int64_t id) {
+  job::JobSpec j;
+  j.id = JobId(id);
+  j.name = "j" + std::to_string(id);
+  j.tenant = kTenants[rng.Uniform(6)];
+  j.priority = static_cast<int32_t>(rng.Uniform(3));
+  j.duration = SecondsToUs(static_cast<double>(1 + rng.Uniform(50)));
+  return j;
+}
+
+// The two schedulers of a lockstep run: the same profile built twice, one
+// with `fast` options and one with the oracle's. Null on failure (reported).
+struct Twins {
+  std::unique_ptr<Scheduler> fast, oracle;
+};
+inline Twins MakeTwins(const cluster::Cluster& cluster, const framework::Profile& profile,
+                       const framework::PluginRegistry& plugins, const framework::PluginContext& context,
+                       const SchedulerOptions& fast, const SchedulerOptions& oracle, const Clock& clock) {
+  auto fa = framework::Framework::Create(profile, plugins, context);
+  auto fb = framework::Framework::Create(profile, plugins, context);
+  EXPECT_TRUE(fa.ok() && fb.ok()) << fa.status().ToString();
+  if (!fa.ok() || !fb.ok()) return {};
+  return {std::make_unique<Scheduler>(cluster, std::move(fa).value(), fast, clock),
+          std::make_unique<Scheduler>(cluster, std::move(fb).value(), oracle, clock)};
+}
+
+// A job submitted to both, and noted as pending.
+inline void SubmitBoth(Scheduler& fast, Scheduler& full, const job::JobSpec& j, std::vector<JobId>& pending) {
+  EXPECT_TRUE(fast.Submit(j).ok());
+  EXPECT_TRUE(full.Submit(j).ok());
+  pending.push_back(j.id);
+}
+
 // A random running job ends in both.
 inline void FinishOne(Scheduler& fast, Scheduler& full, std::vector<JobId>& running, Rng& rng) {
   if (running.empty()) return;
