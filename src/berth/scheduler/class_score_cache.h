@@ -12,7 +12,8 @@
 // its node dirty in every class; a Find rescores the dirty nodes of its class.
 // A request no class holds takes the least recently used slot and builds it
 // (one scan); the openb trace has 151 task classes (CPU, memory, GPUs), so a
-// small cluster keeps them all. FGD's and berth-frag's typical pods come from the workload as
+// small cluster keeps them all. A uniform draw (ScorePlugin::UniformPick:
+// `random`) is kept the same way: which nodes pass, with their count. FGD's and berth-frag's typical pods come from the workload as
 // read when the plugin is built, so their scoring function does not change
 // during a run; a node's version is all a score depends on.
 //

@@ -41,7 +41,7 @@ void GroupScoreCache::Rescore(const framework::CycleContext& ctx, const framewor
         break;
       }
   }
-  if ((reason_[n] == pass_) != (reason == pass_)) SetFeasibleBit(n, reason == pass_);
+  if (uniform_ && (reason_[n] == pass_) != (reason == pass_)) SetFeasibleBit(n, reason == pass_);
   --reason_count_[reason_[n]];
   ++reason_count_[reason];
   reason_[n] = reason;
@@ -102,10 +102,12 @@ void GroupScoreCache::Build(const framework::CycleContext& ctx, const framework:
   leaves_ = 1;
   while (leaves_ < static_cast<size_t>(num)) leaves_ *= 2;
   tree_.assign(2 * leaves_, -1);
-  // Every node starts passing (reason_ above): all bits set, the counts full.
-  const size_t words = (static_cast<size_t>(num) + 63) / 64;
+  // For a uniform draw, every node starts passing (reason_ above): all bits
+  // set, the counts full.
+  uniform_ = scorer.UniformPick();
+  const size_t words = uniform_ ? (static_cast<size_t>(num) + 63) / 64 : 0;
   feasible_bits_.assign(words, ~uint64_t{0});
-  if (num % 64) feasible_bits_.back() = (uint64_t{1} << (num % 64)) - 1;
+  if (words > 0 && num % 64) feasible_bits_.back() = (uint64_t{1} << (num % 64)) - 1;
   word_fenwick_.assign(words + 1, 0);
   for (size_t i = 1; i <= words; ++i) {
     word_fenwick_[i] += PopCount(feasible_bits_[i - 1]);
@@ -132,7 +134,7 @@ std::optional<NodeId> GroupScoreCache::Find(const framework::CycleContext& ctx, 
     Replay(n);
   }
   dirty_.clear();
-  if (scorer.UniformPick()) {
+  if (uniform_) {
     // The scan's draw: one rng.Uniform(m) over the m passing nodes in node
     // order, none when only one passes.
     const int64_t m = reason_count_[pass_];

@@ -17,8 +17,9 @@
 // Fenwick tree of counts per word, and Find draws the scan's one
 // rng.Uniform(feasible count) and selects that node in O(log N).
 //
-// It gives the full scan's choice when the profile has exactly one filter
-// (fit), one score plugin with a positive weight whose score depends only on
+// It gives the full scan's choice when the profile filters with fit and
+// every other filter passes every node for the task (FilterPlugin::
+// PassesEveryNode), with one deciding score plugin with a positive weight whose score depends only on
 // the task request and the node's own state and whose Normalize keeps the
 // highest raw score as the only best (a plugin that bounds its scores, or a
 // node-local one: framework/plugin.h), and no candidate plugin. The scheduler
@@ -93,8 +94,10 @@ class GroupScoreCache {
   std::vector<int32_t> dirty_;
   size_t leaves_ = 1;              // a power of two >= the number of nodes
   std::vector<int32_t> tree_;      // 1-based heap layout; leaves at [leaves_, 2 leaves_)
-  // Which nodes pass, a bit per node, and a Fenwick tree of the passing
-  // nodes per 64-node word, for a uniform draw (ScorePlugin::UniformPick).
+  // For a uniform draw (ScorePlugin::UniformPick; kept only then): which
+  // nodes pass, a bit per node, and a Fenwick tree of the passing nodes per
+  // 64-node word.
+  bool uniform_ = false;
   std::vector<uint64_t> feasible_bits_;
   std::vector<int32_t> word_fenwick_;  // 1-based
   int64_t visited_ = 0;

@@ -9,6 +9,11 @@
 
 namespace berth::scheduler {
 
+namespace {
+// A score the class score cache decides: node-local, or a uniform draw.
+bool KeptPerClass(const framework::ScorePlugin& p) { return p.NodeLocal() || p.UniformPick(); }
+}  // namespace
+
 using framework::CycleContext;
 using framework::TaskPlacement;
 using framework::TaskRequest;
@@ -39,7 +44,13 @@ Scheduler::Scheduler(const cluster::Cluster& cluster, std::unique_ptr<framework:
   reject_count_.assign(framework_->filter().size() + 1, 0);
   for (const TypeMax& m : type_max_) type_cpu_max_.push_back(m.cpu);
   bool has_fit = false;
-  for (const auto* f : framework_->filter()) has_fit = has_fit || f->Name() == "fit";
+  for (const auto* f : framework_->filter()) {
+    if (f->Name() == "fit") {
+      has_fit = true;
+    } else {
+      extra_filters_.push_back(f);
+    }
+  }
   const bool searchable = !options_.full_scan && has_fit && framework_->candidates().empty();
   const bool one_score =
       searchable && framework_->score().size() == 1 && framework_->score().front().second > 0;
@@ -47,23 +58,19 @@ Scheduler::Scheduler(const cluster::Cluster& cluster, std::unique_ptr<framework:
   // scores per task class; the others search the indexes (and keep scores
   // for large groups). A filter besides fit must pass every node for the
   // task for the cache to decide it (PlaceTask asks).
-  auto per_class = [](const framework::ScorePlugin& p) { return p.NodeLocal() || p.UniformPick(); };
-  use_class_cache_ = one_score && per_class(*framework_->score().front().first);
+  use_class_cache_ = one_score && KeptPerClass(*framework_->score().front().first);
   use_index_search_ = one_score && !use_class_cache_;
   // Several score plugins: per task, those neutral for it drop out; when one
   // is left, the task takes that one's fast path.
   reducible_ = searchable && framework_->score().size() > 1;
   if (reducible_) {
     use_index_search_ = true;
-    for (const auto& [plugin, weight] : framework_->score()) use_class_cache_ |= weight > 0 && per_class(*plugin);
+    for (const auto& [plugin, weight] : framework_->score()) use_class_cache_ |= weight > 0 && KeptPerClass(*plugin);
   }
   if (use_index_search_) index_search_.Reset(state_, type_cpu_max_);
-  // The spread filter passes every node for jobs that are not service
-  // replicas, and a replica is a one-task job, never a cached group: it does
-  // not change the decisions the cache makes.
-  size_t group_filters = 0;
-  for (const auto* f : framework_->filter()) group_filters += f->Name() != "spread";
-  use_group_cache_ = one_score && use_index_search_ && group_filters == 1;
+  // The group cache decides only tasks for which every filter but fit passes
+  // every node (PlaceTask asks), as the class cache.
+  use_group_cache_ = one_score && use_index_search_;
   const framework::QueueSortPlugin& qs = framework_->queue_sort();
   if (qs.Dynamic() && !options_.full_scan && !options_.full_sort)
     bucketed_ = dynamic_cast<const framework::BucketedOrder*>(&qs);
@@ -390,8 +397,9 @@ Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const Task
   // the only one left when those neutral for the task drop out.
   const framework::ScorePlugin* decider = nullptr;
   if (use_class_cache_ || use_index_search_) decider = Decider(ctx, req);
-  if (decider != nullptr && use_class_cache_ && (decider->NodeLocal() || decider->UniformPick()) &&
-      OnlyFitFilters(ctx, req)) {
+  const bool per_class = decider != nullptr && KeptPerClass(*decider);
+  const bool fit_only = (use_class_cache_ || use_group_cache_) && OnlyFitFilters(ctx, req);
+  if (per_class && use_class_cache_ && fit_only) {
     found = class_cache_.Find(ctx, req, *decider, filters);
     if (found) {
       ++placement_counts_.class_cache;
@@ -400,10 +408,10 @@ Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const Task
     counts_from(class_cache_.rejects());
   }
   // A score plugin that bounds its scores promises what the cache needs.
-  if (use_group_cache_ && !group_cache_.Holds(req) && repeats >= kGroupCacheMinRepeats &&
+  if (use_group_cache_ && fit_only && !group_cache_.Holds(req) && repeats >= kGroupCacheMinRepeats &&
       scorers.front().first->ScoreBound(ctx, req, framework::NodeTier{}))
     group_cache_.Build(ctx, req, *scorers.front().first, filters);
-  if (use_group_cache_ && group_cache_.Holds(req)) {
+  if (use_group_cache_ && fit_only && group_cache_.Holds(req)) {
     found = group_cache_.Find(ctx, req, *scorers.front().first, filters);
     if (found) {
       ++placement_counts_.group_cache;
@@ -411,7 +419,7 @@ Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const Task
     }
     counts_from(group_cache_.rejects());
   }
-  if (decider != nullptr && use_index_search_ && !counted && !decider->NodeLocal() && !decider->UniformPick())
+  if (decider != nullptr && !per_class && use_index_search_ && !counted)
     found = index_search_.Find(ctx, req, *decider, filters, type_cpu_max_);
   if (found) {
     ++placement_counts_.index_search;
@@ -480,8 +488,8 @@ const framework::ScorePlugin* Scheduler::Decider(const CycleContext& ctx, const 
 }
 
 bool Scheduler::OnlyFitFilters(const CycleContext& ctx, const TaskRequest& req) const {
-  for (const auto* f : framework_->filter())
-    if (f->Name() != "fit" && !f->PassesEveryNode(ctx, req)) return false;
+  for (const auto* f : extra_filters_)
+    if (!f->PassesEveryNode(ctx, req)) return false;
   return true;
 }
 

@@ -476,6 +476,8 @@ class Scheduler {
   bool use_class_cache_ = false;
   // Several score plugins, of which those neutral for a task drop out.
   bool reducible_ = false;
+  // The profile's filters other than fit (OnlyFitFilters asks them).
+  std::vector<const framework::FilterPlugin*> extra_filters_;
   ClassScoreCache class_cache_;
   std::vector<MilliCpu> type_cpu_max_;
   PlacementCounts placement_counts_;
