@@ -108,6 +108,9 @@ struct RunningJob {
   int32_t preemptions = 0;
   RunClass run_class = RunClass::kGuaranteed;
   bool best_effort = false;
+  // Some task holds a GPU share (milli_per_gpu below a whole GPU); false
+  // only when every GPU it holds is whole.
+  bool shares = false;
 
   // The last checkpoint of this run at `now` (run_start when none yet, or
   // when the job never checkpoints).
@@ -126,6 +129,15 @@ struct RunningJob {
 
 static_assert(sizeof(void*) != 8 || sizeof(RunningJob) == 112, "preemption scans stream this array: keep it small");
 
+// Finds a running job by id: for plugins that start from the state's tasks on
+// a node (ClusterState::tasks_on) and need the job's RunningJob.
+class RunningLookup {
+ public:
+  virtual ~RunningLookup() = default;
+  // The job's index in SchedulerView::running, or -1 when it is not running.
+  virtual int32_t SlotOf(JobId id) const = 0;
+};
+
 // What plugins that look beyond one job see of the scheduler at a decision:
 // the state, the queues' ledger, the running jobs (in start order) and the clock.
 struct SchedulerView {
@@ -139,6 +151,8 @@ struct SchedulerView {
   // epoch, clock and objects see the same scheduler. 0: unknown, so plugins
   // keep nothing from one call to the next (tests, oracles).
   uint64_t epoch = 0;
+  // Running jobs by id (null: none given, so plugins scan `running`).
+  const RunningLookup* lookup = nullptr;
 };
 
 struct CycleContext {

@@ -124,7 +124,14 @@ bool Scheduler::WithinQueueLess(int32_t a, int32_t b) const {
 
 framework::SchedulerView Scheduler::View(TimeUs now) const {
   const bool oracle = options_.full_preempt || options_.full_scan;
-  return {state_, ledger_, running_jobs_, now, options_.node_rank, oracle ? 0 : epoch_};
+  lookup_.Bind(this);
+  return {state_, ledger_, running_jobs_, now, options_.node_rank, oracle ? 0 : epoch_, oracle ? nullptr : &lookup_};
+}
+
+int32_t Scheduler::Lookup::SlotOf(JobId id) const {
+  const int32_t* it = s_->index_of_.Find(id);
+  if (it == nullptr || static_cast<size_t>(*it) >= s_->running_pos_.size()) return -1;
+  return s_->running_pos_[*it];
 }
 
 void Scheduler::RunStarted(int32_t index, TimeUs now) {
@@ -150,7 +157,10 @@ void Scheduler::RunStarted(int32_t index, TimeUs now) {
   r.start_time = rec.start_time;
   r.run_start = rec.start_time + rec.startup_delay;
   r.work_done = rec.work_done;
-  for (const auto& p : rec.placements) r.milli_gpu += int64_t{PopCount(p.alloc.gpu_mask)} * p.alloc.milli_per_gpu;
+  for (const auto& p : rec.placements) {
+    r.milli_gpu += int64_t{PopCount(p.alloc.gpu_mask)} * p.alloc.milli_per_gpu;
+    if (p.alloc.gpu_mask != 0 && p.alloc.milli_per_gpu != kMilliPerGpu) r.shares = true;
+  }
   r.charge = rec.charge;
   r.preemptions = rec.preemptions;
   r.run_class = rec.run_class;

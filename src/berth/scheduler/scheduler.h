@@ -458,6 +458,16 @@ class Scheduler {
   std::vector<framework::RunningJob> running_jobs_;  // deterministic order (swap-remove)
   std::vector<int32_t> running_pos_;                 // per job index: slot in running_jobs_, or -1
   std::vector<int32_t> running_index_;               // per slot of running_jobs_: the job index
+  // SchedulerView::lookup: running jobs by id, from index_of_ and running_pos_.
+  class Lookup final : public framework::RunningLookup {
+   public:
+    void Bind(const Scheduler* s) { s_ = s; }
+    int32_t SlotOf(JobId id) const override;
+
+   private:
+    const Scheduler* s_ = nullptr;
+  };
+  mutable Lookup lookup_;
   std::vector<int32_t> requeue_after_pass_;          // evicted during a pass
   std::vector<JobId> preempted_;
 

@@ -91,6 +91,7 @@ Status Scheduler::RepairTask(JobId id, int32_t task_index, const state::Allocati
   rec.attained_gpu_seconds += static_cast<double>(milli(old) - milli(alloc)) / kMilliPerGpu *
                               UsToSeconds(now - rec.start_time);  // the moved task's service so far stays counted
   run.milli_gpu += milli(alloc) - milli(old);
+  if (alloc.gpu_mask != 0 && alloc.milli_per_gpu != kMilliPerGpu) run.shares = true;
   rec.recovery_gpu_seconds += static_cast<double>(run.milli_gpu) / kMilliPerGpu * UsToSeconds(repair_cost);
   ++rec.repairs;
   run.run_start = std::max(now, run.run_start) + repair_cost;
