@@ -59,9 +59,16 @@ double LostGpuSeconds(const framework::RunningJob& v, TimeUs now) {
 
 bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime) {
   candidates_.clear();
+  node_entries_.clear();
+  by_node_indexed_ = false;
+  shares_ = false;
+  ++stamp_;
   const auto& view = ctx.view;
   const auto& running = view.running;
   ledger_ = &view.ledger;
+  state_ = &view.state;
+  running_ = running;
+  lookup_ = view.lookup;
   if (ctx.verdict.code == framework::VerdictCode::kUnresolvable || running.empty()) return false;
   const tenancy::QueueTree& tree = ledger_->tree();
   const int32_t queues = tree.size();
@@ -102,14 +109,11 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
     return path_lends_[q] == 1;
   };
 
-  const cluster::Cluster& cluster = view.state.cluster();
   const bool all_types = dim_ == ledger_->all_types_dim();
-  by_node_.Reset(view.state);
+  if (lookup_ != nullptr) cand_of_run_.assign(running.size(), -1);
   for (size_t r = 0; r < running.size(); ++r) {
-    // The placements live with each job's record: fetch a few jobs ahead;
-    // and the records further ahead (two cache lines each): the loop is too
-    // short for the hardware to stream them in time (7% of a reclaiming run).
-    if (r + 12 < running.size()) __builtin_prefetch(running[r + 12].placements.data());
+    // The records further ahead (two cache lines each): the loop is too
+    // short for the hardware to stream them in time.
     if (r + 32 < running.size()) {
       const char* ahead = reinterpret_cast<const char*>(&running[r + 32]);
       __builtin_prefetch(ahead);
@@ -131,27 +135,73 @@ bool Eligibility::Build(const framework::PreemptContext& ctx, TimeUs min_runtime
       if (!path_of(v.queue, c.path_begin, c.path_len)) continue;
     }
     c.milli = static_cast<int32_t>(v.milli_gpu);
-    if (all_types) {
-      c.dim_milli = ledger_->normalized() ? static_cast<int32_t>(v.charge) : c.milli;
-    } else {
-      int64_t held = 0;
-      for (const auto& p : v.placements)
-        if (cluster.node(p.alloc.node).gpu_type.value() == dim_) held += p.alloc.total_milli();
-      c.dim_milli = static_cast<int32_t>(ledger_->Amount(*v.spec, GpuTypeId(static_cast<int16_t>(dim_)), held));
-    }
+    if (all_types) c.dim_milli = ledger_->normalized() ? static_cast<int32_t>(v.charge) : c.milli;
     c.cost = LostGpuSeconds(v, view.now);
     // With budgets, best-effort runs (beyond guarantee, over budget) go first.
     if (budgets && v.run_class == framework::RunClass::kGuaranteed) c.cost += kGuaranteedCost;
-    by_node_.Add(static_cast<int32_t>(candidates_.size()), v.placements);
+    shares_ |= v.shares;
+    if (lookup_ != nullptr) cand_of_run_[r] = static_cast<int32_t>(candidates_.size());
     candidates_.push_back(c);
   }
   return !candidates_.empty();
 }
 
+int32_t Eligibility::DimMilli(const Candidate& c) const {
+  if (c.dim_milli < 0) {
+    const framework::RunningJob& v = running_[c.run];
+    const cluster::Cluster& cluster = state_->cluster();
+    int64_t held = 0;
+    for (const auto& p : v.placements)
+      if (cluster.node(p.alloc.node).gpu_type.value() == dim_) held += p.alloc.total_milli();
+    c.dim_milli = static_cast<int32_t>(ledger_->Amount(*v.spec, GpuTypeId(static_cast<int16_t>(dim_)), held));
+  }
+  return c.dim_milli;
+}
+
+const CandidatesByNode& Eligibility::by_node() {
+  if (by_node_indexed_) return by_node_;
+  by_node_.Reset(*state_);
+  for (size_t i = 0; i < candidates_.size(); ++i) {
+    // The placements live with each job's record: fetch a few jobs ahead.
+    if (i + 8 < candidates_.size()) __builtin_prefetch(running_[candidates_[i + 8].run].placements.data());
+    by_node_.Add(static_cast<int32_t>(i), running_[candidates_[i].run].placements);
+  }
+  by_node_indexed_ = true;
+  return by_node_;
+}
+
+std::span<const CandidatesByNode::Entry> Eligibility::On(int32_t n) {
+  if (by_node_indexed_ || lookup_ == nullptr) return by_node().On(n);
+  const auto nodes = static_cast<size_t>(state_->cluster().num_nodes());
+  if (node_stamp_.size() != nodes) {
+    node_stamp_.assign(nodes, 0);
+    node_begin_.assign(nodes, 0);
+    node_len_.assign(nodes, 0);
+  }
+  if (node_stamp_[n] != stamp_) {
+    node_stamp_[n] = stamp_;
+    node_begin_[n] = static_cast<int32_t>(node_entries_.size());
+    for (const TaskKey& k : state_->tasks_on(NodeId(n))) {
+      const int32_t slot = lookup_->SlotOf(k.job);
+      if (slot < 0 || static_cast<size_t>(slot) >= cand_of_run_.size() || cand_of_run_[slot] < 0) continue;
+      const state::Allocation* a = state_->Find(k);
+      if (a == nullptr) continue;
+      node_entries_.push_back({cand_of_run_[slot], a->milli_per_gpu, a->gpu_mask, a->cpu_milli, a->memory_mib});
+    }
+    // A candidate's tasks adjacent, candidates in order (as by_node() has them).
+    const auto begin = node_entries_.begin() + node_begin_[n];
+    std::sort(begin, node_entries_.end(), [](const CandidatesByNode::Entry& a, const CandidatesByNode::Entry& b) {
+      return a.cand != b.cand ? a.cand < b.cand : a.gpu_mask < b.gpu_mask;
+    });
+    node_len_[n] = static_cast<int32_t>(node_entries_.end() - begin);
+  }
+  return {node_entries_.data() + node_begin_[n], static_cast<size_t>(node_len_[n])};
+}
+
 bool Eligibility::CanTake(const Candidate& c) const {
   for (int32_t i = c.path_begin; i < c.path_begin + c.path_len; ++i) {
     const int32_t q = paths_[i];
-    if (taken_[q] + c.dim_milli > ledger_->borrowed(q, dim_)) return false;
+    if (taken_[q] + DimMilli(c) > ledger_->borrowed(q, dim_)) return false;
   }
   return true;
 }
@@ -160,7 +210,7 @@ void Eligibility::Take(const Candidate& c, int64_t sign) {
   for (int32_t i = c.path_begin; i < c.path_begin + c.path_len; ++i) {
     const int32_t q = paths_[i];
     if (taken_[q] == 0) taken_touched_.push_back(q);
-    taken_[q] += sign * c.dim_milli;
+    taken_[q] += sign * DimMilli(c);
   }
 }
 

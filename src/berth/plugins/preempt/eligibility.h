@@ -45,7 +45,10 @@ namespace berth::plugins::preempt {
 struct Candidate {
   double cost = 0;        // GPU-seconds lost if evicted now
   int32_t run = 0;        // index in view.running
-  int32_t dim_milli = 0;  // what it is charged in J's dimension, in the ledger's unit (its eviction gives that back)
+  // What it is charged in J's dimension, in the ledger's unit (its eviction
+  // gives that back); -1 until a budget check needs it (Eligibility::CanTake
+  // reads its placements then).
+  mutable int32_t dim_milli = -1;
   int32_t milli = 0;      // milli-GPU it holds in all
   int32_t path_begin = 0;  // its queue's budget path (queues with a quota in J's dimension)
   int16_t path_len = 0;    // 0: no budget
@@ -86,13 +89,23 @@ class CandidatesByNode {
 
 class Eligibility {
  public:
-  // Finds the candidates for ctx.job among ctx.view.running, and indexes
-  // their tasks by node. Returns false (and no candidates) when nothing could
-  // be evicted for it at all.
+  // Finds the candidates for ctx.job among ctx.view.running (reading only
+  // their records, not their placements). Returns false (and no candidates)
+  // when nothing could be evicted for it at all.
   bool Build(const framework::PreemptContext& ctx, TimeUs min_runtime);
 
   std::span<const Candidate> candidates() const { return candidates_; }
-  const CandidatesByNode& by_node() const { return by_node_; }
+  // Every candidate's tasks by node, indexed at the first call after Build.
+  const CandidatesByNode& by_node();
+  // The candidates' tasks on node n, a candidate's tasks adjacent: from
+  // by_node() once it is indexed, else from the state's tasks on n through
+  // the view's lookup (per_node()). Valid until the next call of On or by_node.
+  std::span<const CandidatesByNode::Entry> On(int32_t n);
+  // On can answer for one node without indexing every candidate: the view
+  // had a lookup of running jobs by id.
+  bool per_node() const { return lookup_ != nullptr; }
+  // Some candidate holds a GPU share (RunningJob::shares).
+  bool shares() const { return shares_; }
   bool reclaim() const { return reclaim_; }
   int32_t dim() const { return dim_; }
 
@@ -106,11 +119,27 @@ class Eligibility {
   std::string Describe(const framework::PreemptContext& ctx) const;
 
  private:
+  // Candidate c's charge in dim_ (Candidate::dim_milli), from its placements.
+  int32_t DimMilli(const Candidate& c) const;
+
   const tenancy::Ledger* ledger_ = nullptr;
+  const state::ClusterState* state_ = nullptr;
+  std::span<const framework::RunningJob> running_;
+  const framework::RunningLookup* lookup_ = nullptr;
   int32_t dim_ = 0;
   bool reclaim_ = false;
+  bool shares_ = false;
   std::vector<Candidate> candidates_;
   CandidatesByNode by_node_;
+  bool by_node_indexed_ = false;
+  // With a lookup: the candidate of each running job (-1: none), and the
+  // nodes On indexed so far (node_stamp_[n] == stamp_): their entries are
+  // node_entries_[node_begin_[n], + node_len_[n]).
+  std::vector<int32_t> cand_of_run_;
+  std::vector<uint32_t> node_stamp_;
+  uint32_t stamp_ = 0;
+  std::vector<int32_t> node_begin_, node_len_;
+  std::vector<CandidatesByNode::Entry> node_entries_;
   std::vector<int32_t> paths_;        // queue ids, by candidate path ranges
   std::vector<int64_t> taken_;        // per queue: milli evicted so far
   std::vector<int32_t> taken_touched_;

@@ -18,59 +18,69 @@ bool VictimSearch::Worse(const Option& a, const Option& b) {
   return a.node > b.node;
 }
 
-void VictimSearch::Index(const framework::PreemptContext& ctx, const GangNeed& need, const Eligibility& elig) {
+void VictimSearch::Attach(const framework::PreemptContext& ctx, const GangNeed& need, Eligibility& elig) {
   view_ = &ctx.view;
   elig_ = &elig;
   primary_ = need.shapes.front();
+  indexed_ = false;
   const state::ClusterState& state = ctx.view.state;
-  const cluster::Cluster& cluster = state.cluster();
-  const int32_t nodes = cluster.num_nodes();
+  const int32_t nodes = state.cluster().num_nodes();
   room_.Attach(state, ctx.ruled_out);
-  const auto cands = elig.candidates();
-  const auto& running = ctx.view.running;
-
-
-  // Slots of the widest shape per node now, and with every candidate gone.
   base_slots_.resize(nodes);
   max_slots_.resize(nodes);
+  cur_slots_.resize(nodes);
+  version_.resize(nodes, 0);
+  stamp_.resize(nodes, 0);
+  visited_.resize(nodes, 0);
+  selected_.assign(elig.candidates().size(), 0);
+}
+
+bool VictimSearch::IndexNode(int32_t n) {
+  const state::ClusterState& state = view_->state;
+  const NodeId node(n);
+  base_slots_[n] = room_.Slots(node, primary_);
+  max_slots_[n] = base_slots_[n];
+  cur_slots_[n] = base_slots_[n];
+  if (!state.up(node)) return false;
+  const auto on = elig_->On(n);
+  if (on.empty()) return false;
+  std::array<int32_t, cluster::kMaxGpusPerNode> milli;
+  uint64_t whole = 0;  // GPUs of whole-GPU tasks: free once they go
+  bool shares = false;
+  MilliCpu cpu = 0;
+  MiB mem = 0;
+  for (const auto& a : on) {
+    if (a.milli_per_gpu == kMilliPerGpu) {
+      whole |= a.gpu_mask;
+    } else {
+      if (!shares) std::fill_n(milli.begin(), state.cluster().node(node).gpu_count, 0);
+      shares = true;
+      for (uint64_t m = a.gpu_mask; m; m &= m - 1) milli[std::countr_zero(m)] += a.milli_per_gpu;
+    }
+    cpu += a.cpu;
+    mem += a.mem;
+  }
+  if (shares) whole |= room_.MaskWithExtra(node, milli.data());
+  max_slots_[n] = room_.SlotsWith(node, primary_, whole, cpu, mem);
+  return max_slots_[n] > base_slots_[n];
+}
+
+void VictimSearch::IndexAll() {
+  if (indexed_) return;
+  indexed_ = true;
+  const int32_t nodes = view_->state.cluster().num_nodes();
+  // Slots of the widest shape per node now, and with every candidate gone.
   base_prefix_.assign(nodes + 1, 0);
   max_prefix_.assign(nodes + 1, 0);
   bound_begin_.assign(nodes + 1, 0);
   bound_.clear();
-  std::array<int32_t, cluster::kMaxGpusPerNode> milli{};
+  const CandidatesByNode& by_node = elig_->by_node();
   for (int32_t n = 0; n < nodes; ++n) {
-    const NodeId node(n);
-    base_slots_[n] = room_.Slots(node, primary_);
-    max_slots_[n] = base_slots_[n];
-    const auto on = elig_->by_node().On(n);
-    if (!on.empty() && state.up(node)) {
-      uint64_t whole = 0;  // GPUs of whole-GPU tasks: free once they go
-      bool shares = false;
-      MilliCpu cpu = 0;
-      MiB mem = 0;
-      for (const auto& a : on) {
-        if (a.milli_per_gpu == kMilliPerGpu) {
-          whole |= a.gpu_mask;
-        } else {
-          if (!shares) std::fill_n(milli.begin(), cluster.node(node).gpu_count, 0);
-          shares = true;
-          for (uint64_t m = a.gpu_mask; m; m &= m - 1) milli[std::countr_zero(m)] += a.milli_per_gpu;
-        }
-        cpu += a.cpu;
-        mem += a.mem;
-      }
-      if (shares) whole |= room_.MaskWithExtra(node, milli.data());
-      max_slots_[n] = room_.SlotsWith(node, primary_, whole, cpu, mem);
-      if (max_slots_[n] > base_slots_[n]) NodeBounds(n, on);
-    }
+    if (IndexNode(n)) NodeBounds(n, by_node.On(n));
     bound_begin_[n + 1] = static_cast<int32_t>(bound_.size());
     base_prefix_[n + 1] = base_prefix_[n] + base_slots_[n];
     max_prefix_[n + 1] = max_prefix_[n] + max_slots_[n];
   }
-  cur_slots_ = base_slots_;
-  version_.resize(nodes, 0);
-  stamp_.resize(nodes, 0);
-  selected_.assign(cands.size(), 0);
 }
 
 void VictimSearch::NodeBounds(int32_t n, std::span<const CandidatesByNode::Entry> on) {
@@ -119,6 +129,11 @@ void VictimSearch::NodeBounds(int32_t n, std::span<const CandidatesByNode::Entry
 
 double VictimSearch::DomainBound(int32_t begin, int32_t end, int64_t missing) {
   if (missing <= 0) return 0;
+  if (missing == 1) {  // the least slot bound: no copy
+    const int32_t b = bound_begin_[begin], e = bound_begin_[end];
+    if (e == b) return 0;  // cannot say
+    return *std::min_element(bound_.begin() + b, bound_.begin() + e);
+  }
   bound_scratch_.assign(bound_.begin() + bound_begin_[begin], bound_.begin() + bound_begin_[end]);
   if (static_cast<int64_t>(bound_scratch_.size()) < missing) return 0;  // cannot say
   std::nth_element(bound_scratch_.begin(), bound_scratch_.begin() + (missing - 1), bound_scratch_.end());
@@ -129,13 +144,24 @@ double VictimSearch::DomainBound(int32_t begin, int32_t end, int64_t missing) {
 
 std::optional<VictimSet> VictimSearch::Find(const framework::PreemptContext& ctx, const GangNeed& need,
                                             Eligibility& elig) {
-  Index(ctx, need, elig);
+  Attach(ctx, need, elig);
   const cluster::Cluster& cluster = ctx.view.state.cluster();
   const auto cap = static_cast<int>(ctx.job.required_level.value_or(cluster::Level::kRegion));
   const bool single = need.shapes.size() == 1;
   for (int l = cluster::kNumLevels - 1; l >= cap; --l) {
     const auto level = static_cast<cluster::Level>(l);
     if (need.gpus > cluster.max_domain_gpus(level)) continue;
+    if (level == cluster::Level::kNvlink && cluster.single_node_nvlink() &&
+        cluster.domains_at(level).size() == static_cast<size_t>(cluster.num_nodes()) && single &&
+        primary_.gpus > 0 && elig.per_node() && !elig.shares()) {
+      std::optional<VictimSet> best;
+      if (FindOnNodes(need, elig, best)) {
+        ++decided_on_nodes_;
+        if (best) return best;
+        continue;
+      }
+    }
+    IndexAll();
     // The domains that could hold the gang, cheapest bound first.
     ranked_.clear();
     for (DomainId d : cluster.domains_at(level)) {
@@ -175,8 +201,91 @@ std::optional<VictimSet> VictimSearch::Find(const framework::PreemptContext& ctx
 
 std::optional<VictimSet> VictimSearch::FindIn(const framework::PreemptContext& ctx, const GangNeed& need,
                                               Eligibility& elig, int32_t begin, int32_t end) {
-  Index(ctx, need, elig);
+  Attach(ctx, need, elig);
+  IndexAll();
   return SearchDomain(need, elig, begin, end);
+}
+
+bool VictimSearch::Better(const VictimSet& a, const std::optional<VictimSet>& best) {
+  if (!best) return true;
+  if (a.cost != best->cost) return a.cost < best->cost;
+  if (a.victims.size() != best->victims.size()) return a.victims.size() < best->victims.size();
+  return a.domain.value() < best->domain.value();
+}
+
+bool VictimSearch::FindOnNodes(const GangNeed& need, Eligibility& elig, std::optional<VictimSet>& best) {
+  const state::ClusterState& state = view_->state;
+  const cluster::Cluster& cluster = state.cluster();
+  const auto& domains = cluster.domains_at(cluster::Level::kNvlink);
+  const auto cands = elig.candidates();
+  const int32_t g = primary_.gpus;
+  ++visit_now_;
+  int32_t searched = 0;
+  // Searches node n's domain once, as Find's loop would (same skips).
+  auto visit = [&](int32_t n) {
+    if (visited_[n] == visit_now_) return;
+    visited_[n] = visit_now_;
+    if (!IndexNode(n) || max_slots_[n] < primary_.count || base_slots_[n] >= primary_.count) return;
+    ++searched;
+    std::optional<VictimSet> set = SearchDomain(need, elig, n, n + 1);
+    if (!set) return;
+    set->domain = domains[n];
+    set->level = cluster::Level::kNvlink;
+    if (Better(*set, best)) best = std::move(set);
+  };
+  // Nodes with g whole GPUs free (short of CPU or memory): their bound may be 0.
+  int32_t free_nodes = 0;
+  for (int32_t t = 0; t < static_cast<int32_t>(cluster.gpu_types().size()); ++t) {
+    const GpuTypeId type(static_cast<int16_t>(t));
+    if (!primary_.types.Accepts(type)) continue;
+    for (int k = g; k <= state.max_full_free(type); ++k) {
+      const DenseBitset& set = state.nodes_with_full_free(type, k);
+      for (int32_t n = set.FindNext(0); n >= 0; n = set.FindNext(n + 1)) {
+        if (++free_nodes > kMaxVisits) return false;
+        visit(n);
+      }
+    }
+  }
+  // The cheapest candidates per milli-GPU first: their nodes' bounds are likely the least.
+  constexpr int kSeeds = 4;
+  std::array<std::pair<double, int32_t>, kSeeds> seeds;
+  int seeded = 0;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (cands[i].milli <= 0) continue;
+    const std::pair<double, int32_t> key{cands[i].cost / static_cast<double>(cands[i].milli), static_cast<int32_t>(i)};
+    if (seeded < kSeeds) {
+      seeds[seeded++] = key;
+    } else if (key < seeds[kSeeds - 1]) {
+      seeds[kSeeds - 1] = key;
+    } else {
+      continue;
+    }
+    for (int k = seeded - 1; k > 0 && seeds[k] < seeds[k - 1]; --k) std::swap(seeds[k], seeds[k - 1]);
+  }
+  const auto& running = view_->running;
+  for (int k = 0; k < seeded; ++k)
+    for (const auto& p : running[cands[seeds[k].second].run].placements) visit(p.alloc.node.value());
+  if (!best) return false;
+  // Any other node whose bound could reach the best set: its bound is at
+  // least (g - its free GPUs) x 1000 x the least cost per milli-GPU of a
+  // candidate holding GPUs there (no shares: every slot lacks whole GPUs).
+  auto threshold = [&] { return best->cost * (1 + 1e-9) + 1e-9; };
+  constexpr double kSlack = 1 - 1e-12;  // rounding of the bound's sum
+  for (size_t i = 0; i < cands.size(); ++i) {
+    const Candidate& c = cands[i];
+    if (c.milli <= 0) continue;
+    const double per_gpu = c.cost / static_cast<double>(c.milli) * kMilliPerGpu * kSlack;
+    if (per_gpu > threshold()) continue;
+    for (const auto& p : running[c.run].placements) {
+      const int32_t n = p.alloc.node.value();
+      if (visited_[n] == visit_now_ || p.alloc.gpu_mask == 0) continue;
+      const int32_t lacking = std::max(1, g - PopCount(state.full_free_mask(p.alloc.node)));
+      if (per_gpu * lacking > threshold()) continue;
+      if (searched >= kMaxVisits) return false;
+      visit(n);
+    }
+  }
+  return true;
 }
 
 bool VictimSearch::Done(const GangNeed& need, int32_t begin, int32_t end) const {
@@ -206,7 +315,7 @@ std::optional<VictimSearch::Option> VictimSearch::BestOption(int32_t node, int64
   const auto cands = elig.candidates();
   const auto& running = view_->running;
   groups_.clear();
-  const auto on = elig_->by_node().On(node);
+  const auto on = elig.On(node);
   for (size_t e = 0; e < on.size();) {
     const int32_t c = on[e].cand;
     size_t end = e;
@@ -274,7 +383,8 @@ std::optional<VictimSet> VictimSearch::SearchDomain(const GangNeed& need, Eligib
   chosen_.clear();
   heap_.clear();
   option_victims_.clear();
-  total_ = base_prefix_[end] - base_prefix_[begin];
+  total_ = 0;
+  for (int32_t n = begin; n < end; ++n) total_ += base_slots_[n];
   auto missing = [&]() -> int64_t { return std::max<int64_t>(1, primary_.count - total_); };
   auto push = [&](const Option& o) {
     heap_.push_back(o);

@@ -58,6 +58,9 @@ class VictimSearch {
  public:
   std::optional<VictimSet> Find(const framework::PreemptContext& ctx, const GangNeed& need, Eligibility& elig);
 
+  // Finds whose NVLink level FindOnNodes decided (tests).
+  int64_t decided_on_nodes() const { return decided_on_nodes_; }
+
   // Searches one node range [begin, end) only (tests; exact comparisons).
   std::optional<VictimSet> FindIn(const framework::PreemptContext& ctx, const GangNeed& need, Eligibility& elig,
                                   int32_t begin, int32_t end);
@@ -72,7 +75,23 @@ class VictimSearch {
   };
   static bool Worse(const Option& a, const Option& b);  // heap order: a after b
 
-  void Index(const framework::PreemptContext& ctx, const GangNeed& need, const Eligibility& elig);
+  // Binds to the view and sizes the scratch; no node is indexed yet.
+  void Attach(const framework::PreemptContext& ctx, const GangNeed& need, Eligibility& elig);
+  // Node n's slots now and with every candidate gone (base_slots_,
+  // max_slots_, cur_slots_); true when evictions there could gain a slot.
+  bool IndexNode(int32_t n);
+  // Every node, with its slot bounds and the prefix sums (once per Find).
+  void IndexAll();
+  // The NVLink level when each of its domains is one node, the job has one
+  // task shape with GPUs and no candidate holds shares. A node's domain bound
+  // is then at least (GPUs it lacks) x 1000 x the least cost per milli-GPU
+  // of a candidate holding GPUs there, so only the nodes of the cheapest
+  // candidates (and those with enough GPUs free, whose bound may be 0) are
+  // searched: the set is the one of Find's loop over every domain. False
+  // when it could not decide (then Find's loop runs).
+  bool FindOnNodes(const GangNeed& need, Eligibility& elig, std::optional<VictimSet>& best);
+  // Find's order of sets: least cost, fewest victims, lowest domain id.
+  static bool Better(const VictimSet& a, const std::optional<VictimSet>& best);
   // Slot-cost bounds of node n (entries `on`), appended to bound_.
   void NodeBounds(int32_t n, std::span<const CandidatesByNode::Entry> on);
   // The domain's cost bound: the cheapest `missing` slot bounds in [begin, end).
@@ -82,8 +101,15 @@ class VictimSearch {
   bool Done(const GangNeed& need, int32_t begin, int32_t end) const;
   void Apply(int32_t cand, int sign, int32_t begin, int32_t end);
 
+  // FindOnNodes gives up (Find's loop decides) past this many searched nodes.
+  static constexpr int32_t kMaxVisits = 256;
+
   const framework::SchedulerView* view_ = nullptr;
-  const Eligibility* elig_ = nullptr;
+  Eligibility* elig_ = nullptr;
+  bool indexed_ = false;
+  std::vector<uint32_t> visited_;  // per node: == visit_now_ when FindOnNodes reached it
+  uint32_t visit_now_ = 0;
+  int64_t decided_on_nodes_ = 0;
   TaskShape primary_;
   Room room_;
   std::vector<int32_t> base_slots_, max_slots_, cur_slots_;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "berth/common/rng.h"
 #include "berth/plugins/preempt/preempt_test_util.h"
@@ -148,6 +149,114 @@ TEST_F(RandomCases, GreedyIsMinimalAndNearTheOptimum) {
   EXPECT_GE(cases, 150);
   EXPECT_GE(optimal, feasible * 9 / 10);
   EXPECT_LE(worst, 2.0);
+}
+
+// Running jobs by id, from the view's array (as the scheduler's lookup answers).
+class ArrayLookup final : public framework::RunningLookup {
+ public:
+  explicit ArrayLookup(std::span<const framework::RunningJob> running) {
+    for (size_t i = 0; i < running.size(); ++i) slot_[running[i].id.value()] = static_cast<int32_t>(i);
+  }
+  int32_t SlotOf(JobId id) const override {
+    const auto it = slot_.find(id.value());
+    return it == slot_.end() ? -1 : it->second;
+  }
+
+ private:
+  std::unordered_map<int64_t, int32_t> slot_;
+};
+
+class NodeSearchCases : public PreemptHarness, public ::testing::Test {
+ protected:
+  // 32 nodes x 8 GPUs in leaves of 4: per node, chunks of 1/2/4/8 GPUs, some
+  // free, some joined with an equal chunk of another node (a gang), at
+  // random priorities, start times and checkpoint intervals.
+  void Fill(Rng& rng) {
+    Build("32x8:H100/leaf=4/spine=4");
+    clock_.Set(10 * kHour);
+    struct Chunk { int node, first, gpus; };
+    std::vector<Chunk> chunks;
+    for (int n = 0; n < 32; ++n) {
+      int g = 0;
+      while (g < 8) {
+        static const int kSizes[] = {1, 2, 4, 8};
+        int size = kSizes[rng.Uniform(4)];
+        while (g % size != 0 || g + size > 8) size /= 2;
+        chunks.push_back({n, g, size});
+        g += size;
+      }
+    }
+    static const TimeUs kIntervals[] = {-1, 30 * kMinute, kHour, 2 * kHour};
+    std::vector<bool> used(chunks.size(), false);
+    int jobs = 0;
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      if (used[i]) continue;
+      used[i] = true;
+      if (rng.Uniform(12) == 0) continue;  // left free
+      std::vector<At> tasks{{"node-" + std::to_string(chunks[i].node), chunks[i].gpus, chunks[i].first}};
+      if (rng.Uniform(6) == 0) {
+        for (size_t k = i + 1 + rng.Uniform(8); k < chunks.size(); ++k) {
+          if (!used[k] && chunks[k].node != chunks[i].node && chunks[k].gpus == chunks[i].gpus) {
+            used[k] = true;
+            tasks.push_back({"node-" + std::to_string(chunks[k].node), chunks[k].gpus, chunks[k].first});
+            break;
+          }
+        }
+      }
+      const int32_t priority = static_cast<int32_t>(rng.Uniform(3)) * 10;
+      // Some start times share a value: equal costs, so ties are decided by the rules.
+      const bool round = rng.Uniform(2) == 0;
+      const TimeUs start = static_cast<TimeUs>(round ? 60 * rng.Uniform(9) : rng.Uniform(9 * 60)) * kMinute;
+      Start({"r" + std::to_string(jobs++), tasks, priority, "t", start, kIntervals[rng.Uniform(4)]});
+    }
+  }
+};
+
+// With the view's lookup, the NVLink level of a one-shape job is decided from
+// the nodes of the cheapest candidates (VictimSearch::FindOnNodes); without
+// it, from every domain. Same set, domain and level, case by case.
+TEST_F(NodeSearchCases, SameSetFromTheCheapestNodesAsFromEveryDomain) {
+  Rng rng(11);
+  int compared = 0, found = 0;
+  int64_t decided = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    Fill(rng);
+    static const int kGpus[] = {1, 1, 2, 4, 8};
+    const int32_t gpus = kGpus[rng.Uniform(5)];
+    const int32_t tasks = gpus == 8 ? 1 + static_cast<int32_t>(rng.Uniform(2)) : 1 + static_cast<int32_t>(rng.Uniform(3));
+    JobId j = Submit("j", tasks, gpus, 10 + 10 * static_cast<int32_t>(rng.Uniform(2)));
+    const scheduler::JobRecord* rec = sched_->Find(j);
+    const framework::SchedulerView view = View();
+    ArrayLookup lookup(view.running);
+    const framework::SchedulerView with_lookup{view.state, view.ledger, view.running, view.now, view.node_rank,
+                                               0, &lookup};
+    const framework::Verdict verdict = framework::Verdict::Unschedulable("test", "no room");
+    framework::PreemptContext ctx{rec->spec, rec->queue, verdict, view, JobId()};
+    framework::PreemptContext fast_ctx{rec->spec, rec->queue, verdict, with_lookup, JobId()};
+    auto need = GangNeed::From(rec->spec);
+    ASSERT_TRUE(need.has_value());
+    const TimeUs guard = rng.Uniform(3) == 0 ? 0 : 600 * kUsPerSecond;
+    Eligibility elig, fast_elig;
+    const bool any = elig.Build(ctx, guard);
+    ASSERT_EQ(fast_elig.Build(fast_ctx, guard), any);
+    if (!any) continue;
+    ++compared;
+    VictimSearch search, fast_search;
+    const std::optional<VictimSet> want = search.Find(ctx, *need, elig);
+    const std::optional<VictimSet> got = fast_search.Find(fast_ctx, *need, fast_elig);
+    decided += fast_search.decided_on_nodes();
+    ASSERT_EQ(got.has_value(), want.has_value()) << "trial " << trial;
+    if (!want) continue;
+    ++found;
+    EXPECT_EQ(got->domain, want->domain) << "trial " << trial;
+    EXPECT_EQ(got->level, want->level) << "trial " << trial;
+    EXPECT_EQ(got->victims, want->victims) << "trial " << trial;
+    EXPECT_EQ(got->cost, want->cost) << "trial " << trial;
+  }
+  std::printf("node search: %d compared, %d with a set, %lld decided from the cheapest nodes\n", compared, found,
+              static_cast<long long>(decided));
+  EXPECT_GE(found, 150);
+  EXPECT_GE(decided, 100);
 }
 
 }  // namespace
