@@ -15,13 +15,33 @@ void BucketQueue::Grow(int32_t index) {
   mark_.resize(n, 0);
 }
 
-void BucketQueue::InsertSorted(std::vector<int32_t>& list, int32_t index, const Less& less) {
+void BucketQueue::InsertSorted(Bucket& bucket, int32_t index, const Less& less) {
+  std::vector<int32_t>& list = bucket.list;
   // New jobs usually go last (the latest seq of their priority).
-  if (list.empty() || less(list.back(), index)) {
+  if (bucket.empty() || less(list.back(), index)) {
     list.push_back(index);
     return;
   }
-  list.insert(std::upper_bound(list.begin(), list.end(), index, less), index);
+  list.insert(std::upper_bound(list.begin() + static_cast<std::ptrdiff_t>(bucket.head), list.end(), index, less), index);
+}
+
+void BucketQueue::EraseMarked(Bucket& bucket, size_t marked) {
+  std::vector<int32_t>& list = bucket.list;
+  while (marked > 0 && bucket.head < list.size() && mark_[list[bucket.head]]) {
+    ++bucket.head;
+    --marked;
+  }
+  if (marked > 0) {
+    const auto from = list.begin() + static_cast<std::ptrdiff_t>(bucket.head);
+    list.erase(std::remove_if(from, list.end(), [this](int32_t i) { return mark_[i] != 0; }), list.end());
+  }
+  if (bucket.head == list.size()) {
+    list.clear();
+    bucket.head = 0;
+  } else if (bucket.head > 64 && bucket.head * 2 > list.size()) {
+    list.erase(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(bucket.head));
+    bucket.head = 0;
+  }
 }
 
 void BucketQueue::Add(int32_t index, int32_t bucket, TimeUs enqueue_time, bool aged, const Less& less) {
@@ -42,10 +62,16 @@ void BucketQueue::Add(int32_t index, int32_t bucket, TimeUs enqueue_time, bool a
 
 void BucketQueue::Remove(int32_t index) {
   if (index >= static_cast<int32_t>(where_.size()) || where_[index] == kNone) return;
-  std::vector<int32_t>& list = where_[index] == kBucket ? buckets_[bucket_of_[index]] : promoted_;
-  auto it = std::find(list.begin(), list.end(), index);
-  assert(it != list.end());
-  list.erase(it);
+  if (where_[index] == kBucket) {
+    Bucket& bucket = buckets_[bucket_of_[index]];
+    mark_[index] = 1;
+    EraseMarked(bucket, 1);
+    mark_[index] = 0;
+  } else {
+    auto it = std::find(promoted_.begin(), promoted_.end(), index);
+    assert(it != promoted_.end());
+    promoted_.erase(it);
+  }
   where_[index] = kNone;
   --size_;
 }
@@ -53,16 +79,21 @@ void BucketQueue::Remove(int32_t index) {
 void BucketQueue::RemoveAll(std::span<const int32_t> indexes) {
   bool promoted = false;
   nonempty_.clear();  // scratch: the buckets touched
+  marked_in_.resize(buckets_.size(), 0);
   for (int32_t i : indexes) {
     if (i >= static_cast<int32_t>(where_.size()) || where_[i] == kNone || mark_[i]) continue;
     mark_[i] = 1;
-    if (where_[i] == kPromoted) promoted = true; else nonempty_.push_back(bucket_of_[i]);
+    if (where_[i] == kPromoted) {
+      promoted = true;
+    } else if (marked_in_[bucket_of_[i]]++ == 0) {
+      nonempty_.push_back(bucket_of_[i]);
+    }
   }
-  std::sort(nonempty_.begin(), nonempty_.end());
-  nonempty_.erase(std::unique(nonempty_.begin(), nonempty_.end()), nonempty_.end());
-  auto marked = [this](int32_t i) { return mark_[i] != 0; };
-  for (int32_t b : nonempty_) std::erase_if(buckets_[b], marked);
-  if (promoted) std::erase_if(promoted_, marked);
+  for (int32_t b : nonempty_) {
+    EraseMarked(buckets_[b], marked_in_[b]);
+    marked_in_[b] = 0;
+  }
+  if (promoted) std::erase_if(promoted_, [this](int32_t i) { return mark_[i] != 0; });
   for (int32_t i : indexes) {
     if (i >= static_cast<int32_t>(where_.size()) || !mark_[i]) continue;
     mark_[i] = 0;
@@ -90,10 +121,13 @@ bool BucketQueue::Order(const framework::BucketedOrder& plugin, TimeUs now, cons
     }
     if (!fresh.empty()) {
       nonempty_.clear();
-      for (int32_t i : fresh) nonempty_.push_back(bucket_of_[i]);
-      std::sort(nonempty_.begin(), nonempty_.end());
-      nonempty_.erase(std::unique(nonempty_.begin(), nonempty_.end()), nonempty_.end());
-      for (int32_t b : nonempty_) std::erase_if(buckets_[b], [this](int32_t i) { return mark_[i] != 0; });
+      marked_in_.resize(buckets_.size(), 0);
+      for (int32_t i : fresh)
+        if (marked_in_[bucket_of_[i]]++ == 0) nonempty_.push_back(bucket_of_[i]);
+      for (int32_t b : nonempty_) {
+        EraseMarked(buckets_[b], marked_in_[b]);
+        marked_in_[b] = 0;
+      }
       for (int32_t i : fresh) {
         mark_[i] = 0;
         where_[i] = kPromoted;

@@ -59,10 +59,23 @@ class BucketQueue {
     TimeUs time = 0;
     int32_t index = 0;
   };
+  // One bucket's jobs in order: list[head, end). The jobs a pass starts are
+  // mostly a bucket's first ones, so removing them moves the head instead of
+  // the whole list; the list is compacted once the head passes its half.
+  struct Bucket {
+    std::vector<int32_t> list;
+    size_t head = 0;
+    bool empty() const { return head == list.size(); }
+    std::vector<int32_t>::const_iterator begin() const { return list.begin() + static_cast<std::ptrdiff_t>(head); }
+    std::vector<int32_t>::const_iterator end() const { return list.end(); }
+  };
   void Grow(int32_t index);
-  static void InsertSorted(std::vector<int32_t>& list, int32_t index, const Less& less);
+  static void InsertSorted(Bucket& bucket, int32_t index, const Less& less);
+  // Drops the bucket's jobs marked in mark_ (`marked` of them).
+  void EraseMarked(Bucket& bucket, size_t marked);
 
-  std::vector<std::vector<int32_t>> buckets_;  // by bucket id
+  std::vector<Bucket> buckets_;  // by bucket id
+  std::vector<size_t> marked_in_;  // scratch: per bucket, jobs marked by RemoveAll
   std::vector<int32_t> nonempty_;              // scratch for Order
   std::vector<int32_t> promoted_;
   std::vector<Segment> segments_;
