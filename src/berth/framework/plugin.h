@@ -148,6 +148,10 @@ class FilterPlugin : public virtual Plugin {
   // scheduler then decides the task as if the filter were not in the
   // profile (it never fails, so its reject count stays 0).
   virtual bool PassesEveryNode(const CycleContext& ctx, const TaskRequest& req) const { return false; }
+  // Optional: true promises that for this task of ctx.job the verdict on a
+  // node depends only on its GPU type (e.g. the entitle filter), so one node
+  // of a type answers for all (Scheduler::PlaceByType asks).
+  virtual bool FiltersByType(const CycleContext& ctx, const TaskRequest& req) const { return false; }
 };
 
 class CandidatePlugin : public virtual Plugin {
@@ -195,6 +199,24 @@ class ScorePlugin : public virtual Plugin {
   // cannot change the choice. The scheduler then decides the task with the
   // other score plugins alone, on their fast paths.
   virtual bool Neutral(const CycleContext& ctx, const TaskRequest& req) const { return false; }
+  // Optional, for the index search's lowest score (IndexSearch::FindLowest):
+  // a lower bound of Score(ctx, req, n) over the nodes n of `tier` that pass
+  // the fit filter; nullopt = none.
+  virtual std::optional<int64_t> ScoreFloor(const CycleContext& ctx, const TaskRequest& req,
+                                            const NodeTier& tier) const {
+    return std::nullopt;
+  }
+  // Optional: true promises that Normalize maps each score through one
+  // non-decreasing function fixed by the least and the greatest score of the
+  // span (min-max to 0..100 does), whatever the nodes. The scheduler may then
+  // normalize a few representative scores instead of every node's.
+  virtual bool NormalizesByRange() const { return false; }
+  // Optional: true promises that for this task of ctx.job the score of a node
+  // depends only on its GPU type (every node of a type scores the same, e.g.
+  // the entitle score: the queue's headroom on the type). With one other,
+  // bounded score, the scheduler then finds the best node of each type from
+  // the indexes and compares the types (Scheduler::PlaceByType).
+  virtual bool ScoresByType(const CycleContext& ctx, const TaskRequest& req) const { return false; }
   // Which GPUs on `node` (a bitmask of node-local indexes); nullopt = default.
   virtual std::optional<uint64_t> SelectGpus(const CycleContext& ctx, const TaskRequest& req, NodeId node) const {
     return std::nullopt;

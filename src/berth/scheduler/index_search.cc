@@ -34,20 +34,18 @@ void IndexSearch::NodeChanged(const state::ClusterState& s, NodeId n) {
       ShareRange(node.gpu_type, state::ClusterState::ShareClassOf(gpu[g])).Widen(cpu, free);
 }
 
-std::optional<NodeId> IndexSearch::Find(const framework::CycleContext& ctx, const framework::TaskRequest& req,
-                                        const framework::ScorePlugin& scorer,
-                                        std::span<framework::FilterPlugin* const> filters,
-                                        std::span<const MilliCpu> type_cpu_max) {
-  visited_ = 0;
-  if (req.gpus <= 0 || req.gpu_types_unknown) return std::nullopt;
-  const bool share = req.milli_per_gpu < kMilliPerGpu;
-  if (share && req.gpus != 1) return std::nullopt;
-  const state::ClusterState& s = ctx.state;
+template <typename BoundOf>
+bool IndexSearch::BuildTiers(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+                             std::span<const MilliCpu> type_cpu_max, GpuTypeId only, BoundOf bound_of) {
   tiers_.clear();
+  if (req.gpus <= 0 || req.gpu_types_unknown) return false;
+  const bool share = req.milli_per_gpu < kMilliPerGpu;
+  if (share && req.gpus != 1) return false;
+  const state::ClusterState& s = ctx.state;
   const int32_t num_types = static_cast<int32_t>(s.cluster().gpu_types().size());
   for (int32_t ti = 0; ti < num_types; ++ti) {
     const GpuTypeId t(static_cast<int16_t>(ti));
-    if (!req.gpu_types.Accepts(t)) continue;
+    if (!req.gpu_types.Accepts(t) || (only.valid() && t != only)) continue;
     const int32_t max_gpus = s.max_full_free(t);
     if (max_gpus < req.gpus) continue;
     NodeTier tier;
@@ -64,8 +62,8 @@ std::optional<NodeId> IndexSearch::Find(const framework::CycleContext& ctx, cons
         tier.node_free_hi = std::min(max_gpus * kMilliPerGpu - 1, range.free_hi);
         tier.cpu_lo = range.cpu_lo;
         tier.cpu_hi = std::min(type_cpu_max[ti], range.cpu_hi);
-        std::optional<int64_t> bound = scorer.ScoreBound(ctx, req, tier);
-        if (!bound) return std::nullopt;
+        std::optional<int64_t> bound = bound_of(tier);
+        if (!bound) return false;
         tiers_.push_back({&set, *bound, &range});
       }
     }
@@ -76,11 +74,32 @@ std::optional<NodeId> IndexSearch::Find(const framework::CycleContext& ctx, cons
       tier.node_free_hi = std::min(k * kMilliPerGpu + (max_gpus - k) * (kMilliPerGpu - 1), range.free_hi);
       tier.cpu_lo = range.cpu_lo;
       tier.cpu_hi = std::min(type_cpu_max[ti], range.cpu_hi);
-      std::optional<int64_t> bound = scorer.ScoreBound(ctx, req, tier);
-      if (!bound) return std::nullopt;
+      std::optional<int64_t> bound = bound_of(tier);
+      if (!bound) return false;
       tiers_.push_back({&s.nodes_with_full_free(t, k), *bound, &range});
     }
   }
+  return true;
+}
+
+bool IndexSearch::Passes(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+                         std::span<framework::FilterPlugin* const> filters, NodeId node) {
+  if (!ctx.state.up(node)) return false;
+  ++visited_;
+  for (const framework::FilterPlugin* f : filters)
+    if (!f->Filter(ctx, req, node)) return false;
+  return true;
+}
+
+std::optional<NodeId> IndexSearch::Find(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+                                        const framework::ScorePlugin& scorer,
+                                        std::span<framework::FilterPlugin* const> filters,
+                                        std::span<const MilliCpu> type_cpu_max, GpuTypeId only) {
+  visited_ = 0;
+  applicable_ = BuildTiers(ctx, req, type_cpu_max, only,
+                           [&](const NodeTier& tier) { return scorer.ScoreBound(ctx, req, tier); });
+  if (!applicable_) return std::nullopt;
+  const state::ClusterState& s = ctx.state;
   std::stable_sort(tiers_.begin(), tiers_.end(), [](const Tier& a, const Tier& b) { return a.bound > b.bound; });
 
   const bool rank_by_id = ctx.node_rank.empty();
@@ -102,15 +121,7 @@ std::optional<NodeId> IndexSearch::Find(const framework::CycleContext& ctx, cons
       }
       const NodeId node(n);
       seen.Widen(s.free_cpu(node), s.node_free_milli(node));
-      if (!s.up(node)) continue;
-      bool pass = true;
-      for (const framework::FilterPlugin* f : filters)
-        if (!f->Filter(ctx, req, node)) {
-          pass = false;
-          break;
-        }
-      ++visited_;
-      if (!pass) continue;
+      if (!Passes(ctx, req, filters, node)) continue;
       const int64_t score = scorer.Score(ctx, req, node);
       const int32_t rank = ctx.RankOf(node);
       if (!found || score > best_score || (score == best_score && rank < best_rank)) {
@@ -124,6 +135,39 @@ std::optional<NodeId> IndexSearch::Find(const framework::CycleContext& ctx, cons
   }
   if (!found) return std::nullopt;
   return NodeId(best);
+}
+
+std::optional<int64_t> IndexSearch::FindLowest(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+                                               const framework::ScorePlugin& scorer,
+                                               std::span<framework::FilterPlugin* const> filters,
+                                               std::span<const MilliCpu> type_cpu_max, GpuTypeId only) {
+  visited_ = 0;
+  applicable_ = BuildTiers(ctx, req, type_cpu_max, only,
+                           [&](const NodeTier& tier) { return scorer.ScoreFloor(ctx, req, tier); });
+  if (!applicable_) return std::nullopt;
+  const state::ClusterState& s = ctx.state;
+  std::stable_sort(tiers_.begin(), tiers_.end(), [](const Tier& a, const Tier& b) { return a.bound < b.bound; });
+  std::optional<int64_t> lowest;
+  for (const Tier& tier : tiers_) {
+    // Every node left (here and in the tiers after) scores at least this
+    // tier's floor.
+    if (lowest && *lowest <= tier.bound) break;
+    Range seen{std::numeric_limits<MilliCpu>::max(), 0, std::numeric_limits<MilliGpu>::max(), 0};
+    bool whole = true;
+    for (int32_t n = tier.nodes->FindNext(0); n >= 0; n = tier.nodes->FindNext(n + 1)) {
+      if (lowest && *lowest <= tier.bound) {
+        whole = false;
+        break;
+      }
+      const NodeId node(n);
+      seen.Widen(s.free_cpu(node), s.node_free_milli(node));
+      if (!Passes(ctx, req, filters, node)) continue;
+      const int64_t score = scorer.Score(ctx, req, node);
+      if (!lowest || score < *lowest) lowest = score;
+    }
+    if (whole) *tier.range = seen;
+  }
+  return lowest;
 }
 
 }  // namespace berth::scheduler

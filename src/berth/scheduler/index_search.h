@@ -46,11 +46,25 @@ class IndexSearch {
   // Node n's free resources or tiers changed (after the event was applied).
   void NodeChanged(const state::ClusterState& state, NodeId n);
 
-  // `type_cpu_max[t]`: the most CPU of any node of GPU type t.
+  // `type_cpu_max[t]`: the most CPU of any node of GPU type t. With `only`
+  // valid, the search keeps to the nodes of that GPU type.
   std::optional<NodeId> Find(const framework::CycleContext& ctx, const framework::TaskRequest& req,
                              const framework::ScorePlugin& scorer,
                              std::span<framework::FilterPlugin* const> filters,
-                             std::span<const MilliCpu> type_cpu_max);
+                             std::span<const MilliCpu> type_cpu_max, GpuTypeId only = GpuTypeId());
+  // The lowest raw score of any node that passes the filters (the scan's
+  // minimum before Normalize; of type `only` when valid), visiting tiers by
+  // the scorer's floor
+  // (ScorePlugin::ScoreFloor), lowest first, until the lowest score found is
+  // at most every floor left. nullopt when no node passes or the search does
+  // not apply.
+  std::optional<int64_t> FindLowest(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+                                    const framework::ScorePlugin& scorer,
+                                    std::span<framework::FilterPlugin* const> filters,
+                                    std::span<const MilliCpu> type_cpu_max, GpuTypeId only = GpuTypeId());
+  // The last Find or FindLowest applied to the task (so nullopt meant that no
+  // node passes the filters), rather than leaving it to a scan.
+  bool applicable() const { return applicable_; }
 
   // Nodes filtered and scored by the last Find (for tests and benchmarks).
   int64_t visited() const { return visited_; }
@@ -74,6 +88,14 @@ class IndexSearch {
     int64_t bound;
     Range* range;
   };
+  // Fills tiers_ with the tiers that can hold the task (of type `only` when
+  // valid), each with bound_of(tier); false when the search does not apply.
+  template <typename BoundOf>
+  bool BuildTiers(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+                  std::span<const MilliCpu> type_cpu_max, GpuTypeId only, BoundOf bound_of);
+  // Node is up and passes every filter (counted in visited_).
+  bool Passes(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+              std::span<framework::FilterPlugin* const> filters, NodeId node);
   // Per GPU type: the bucket tiers k = 0..max, then the share classes.
   Range& BucketRange(GpuTypeId t, int k) { return ranges_[t.value()][k]; }
   Range& ShareRange(GpuTypeId t, int c) { return ranges_[t.value()][share_base_[t.value()] + c]; }
@@ -81,6 +103,7 @@ class IndexSearch {
   std::vector<int32_t> share_base_;
   std::vector<Tier> tiers_;  // scratch, reused across calls
   int64_t visited_ = 0;
+  bool applicable_ = false;
 };
 
 }  // namespace berth::scheduler

@@ -5,12 +5,16 @@
 // of whole-GPU, shared-GPU, CPU-only and gang jobs with departures, a
 // scheduler searching the indexes and one with SchedulerOptions::full_scan
 // make the same decision every time (equal decision logs), for every score
-// plugin that bounds its scores.
+// plugin that bounds its scores. Find kept to one GPU type and FindLowest
+// give the scan's best node of that type and the scan's lowest raw score.
 #include "berth/scheduler/index_search.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
+#include <optional>
+#include <vector>
 
 #include "berth/cluster/cluster.h"
 #include "berth/cluster/loaders.h"
@@ -97,6 +101,68 @@ TEST(IndexSearch, SameChoiceAsFullScanForEveryBoundedScore) {
     // The property is not vacuous: most placements came from the indexes.
     EXPECT_GT(settled, 1000) << policy;
   }
+}
+
+TEST(IndexSearch, BestOfATypeAndLowestScoreAreTheScans) {
+  Registries reg;
+  int64_t compared = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Rng rng(seed);
+    const cluster::Cluster c = RandomCluster(rng);
+    ManualClock clock(0);
+    auto fw = framework::Framework::Create(*reg.policies.Find("bestfit"), reg.plugins);
+    ASSERT_TRUE(fw.ok());
+    Scheduler s(c, std::move(fw).value(), {}, clock);
+    for (int64_t id = 0; id < 200; ++id) ASSERT_TRUE(s.Submit(RandomJob(rng, id, seed % 2 == 0)).ok());
+    s.Schedule();
+    // The search is built on the filled state: its widest ranges bound every node.
+    auto probe_fw = framework::Framework::Create(*reg.policies.Find("bestfit"), reg.plugins);
+    ASSERT_TRUE(probe_fw.ok());
+    const framework::ScorePlugin& bestfit = *(*probe_fw)->score().front().first;
+    const auto& filters = (*probe_fw)->filter();
+    std::vector<MilliCpu> type_cpu_max(c.gpu_types().size(), 0);
+    for (const auto& n : c.nodes())
+      if (n.gpu_count > 0)
+        type_cpu_max[n.gpu_type.value()] = std::max<MilliCpu>(type_cpu_max[n.gpu_type.value()], n.cpu_milli);
+    IndexSearch search;
+    search.Reset(s.state(), type_cpu_max);
+    for (int q = 0; q < 30; ++q) {
+      // Submitted (never scheduled) so that its GPU types are resolved.
+      if (!s.Submit(RandomJob(rng, 1000 + q, seed % 2 == 0)).ok()) continue;
+      const job::JobSpec& j = s.Find(JobId(1000 + q))->spec;
+      const framework::TaskRequest req = framework::TaskRequest::FromGroup(j.groups[0]);
+      if (req.gpus <= 0) continue;
+      Rng draw(1);
+      const framework::CycleContext ctx{s.state(), j, 0, 0, draw};
+      for (int32_t ti = -1; ti < static_cast<int32_t>(c.gpu_types().size()); ++ti) {
+        const GpuTypeId only = ti < 0 ? GpuTypeId() : GpuTypeId(static_cast<int16_t>(ti));
+        std::optional<int64_t> lowest;
+        std::optional<NodeId> best;
+        int64_t best_score = 0;
+        for (int32_t i = 0; i < c.num_nodes(); ++i) {
+          const NodeId id(i);
+          if (!s.state().up(id) || (only.valid() && c.node(id).gpu_type != only)) continue;
+          bool pass = true;
+          for (const auto* f : filters) pass = pass && f->Filter(ctx, req, id);
+          if (!pass) continue;
+          const int64_t score = bestfit.Score(ctx, req, id);
+          if (!lowest || score < *lowest) lowest = score;
+          if (!best || score > best_score) {
+            best = id;
+            best_score = score;
+          }
+        }
+        const std::optional<int64_t> low = search.FindLowest(ctx, req, bestfit, filters, type_cpu_max, only);
+        const bool applies = search.applicable();
+        const std::optional<NodeId> found = search.Find(ctx, req, bestfit, filters, type_cpu_max, only);
+        if (!applies) continue;
+        EXPECT_EQ(low, lowest) << "seed " << seed << " query " << q << " type " << ti;
+        EXPECT_EQ(found, best) << "seed " << seed << " query " << q << " type " << ti;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 1000);
 }
 
 TEST(IndexSearch, AppliesOnlyToProfilesItCanServe) {

@@ -8,9 +8,12 @@
 // departures and evictions: the same starts, evictions and hash after every
 // pass, and the same verdict for every job the fast pass reached. Without a reachable entitlement the entitle plugin is
 // neutral (ScorePlugin::Neutral, FilterPlugin::PassesEveryNode), so best fit
-// decides from the indexes; with one it takes part and the task is scanned.
+// decides from the indexes; with one it scores by GPU type, so each type's
+// best node comes from the indexes and the types are compared
+// (Scheduler::PlaceByType).
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -99,10 +102,10 @@ TEST(NeutralPlugins, FairshareEntitledFlatDecidesFromTheIndexes) {
 TEST(NeutralPlugins, FairshareEntitledReachableKeepsTheScansChoice) {
   int64_t settled = 0;
   for (uint64_t seed = 1; seed <= 10; ++seed) settled += RunLockstep(seed, /*reachable=*/true, 400);
-  // CPU-only tasks: the entitle score still weighs the node's type, so those
-  // are scanned too; nothing but the fit, quota and entitle filters' verdicts
-  // may come from elsewhere.
-  EXPECT_EQ(settled, 0);
+  // GPU tasks are decided type by type from the indexes (CPU-only tasks are
+  // still scanned: the entitle score weighs the node's type).
+  std::cout << "reachable: " << settled << " placements from the indexes\n";
+  EXPECT_GT(settled, 500);
 }
 
 }  // namespace

@@ -31,6 +31,11 @@ Scheduler::Scheduler(const cluster::Cluster& cluster, std::unique_ptr<framework:
       ledger_(options_.queues ? *options_.queues : tenancy::QueueTree(static_cast<int32_t>(cluster.gpu_types().size())),
               cluster, options_.usage_half_life, options_.speeds) {
   type_max_.resize(cluster.gpu_types().size());
+  type_first_node_.assign(cluster.gpu_types().size(), -1);
+  for (int32_t i = 0; i < cluster.num_nodes(); ++i) {
+    const auto& node = cluster.node(NodeId(i));
+    if (node.gpu_count > 0 && type_first_node_[node.gpu_type.value()] < 0) type_first_node_[node.gpu_type.value()] = i;
+  }
   for (const auto& n : cluster.nodes()) {
     TypeMax& m = n.gpu_count > 0 ? type_max_[n.gpu_type.value()] : cpu_node_max_;
     m.gpus = std::max(m.gpus, n.gpu_count);
@@ -431,6 +436,7 @@ Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const Task
   }
   if (decider != nullptr && !per_class && use_index_search_ && !counted)
     found = index_search_.Find(ctx, req, *decider, filters, type_cpu_max_);
+  if (decider == nullptr && reducible_ && !counted) found = PlaceByType(ctx, req);
   if (found) {
     ++placement_counts_.index_search;
     return Chosen(ctx, req, *found);
@@ -495,6 +501,86 @@ const framework::ScorePlugin* Scheduler::Decider(const CycleContext& ctx, const 
     decider = plugin;
   }
   return decider;
+}
+
+std::optional<NodeId> Scheduler::PlaceByType(const CycleContext& ctx, const TaskRequest& req) {
+  const framework::ScorePlugin* typed = nullptr;
+  const framework::ScorePlugin* bounded = nullptr;
+  int64_t typed_weight = 0, bounded_weight = 0;
+  for (const auto& [plugin, weight] : framework_->score()) {
+    if (weight == 0 || plugin->Neutral(ctx, req)) continue;
+    if (weight < 0 || !plugin->NormalizesByRange()) return std::nullopt;
+    if (typed == nullptr && plugin->ScoresByType(ctx, req)) {
+      typed = plugin;
+      typed_weight = weight;
+    } else if (bounded == nullptr) {
+      bounded = plugin;
+      bounded_weight = weight;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (typed == nullptr || bounded == nullptr) return std::nullopt;
+  const auto& filters = framework_->filter();
+  // Each accepted type's best node by the bounded score (ties: lowest rank),
+  // leaving out the types a filter that decides by type rejects.
+  by_type_.clear();
+  const int32_t num_types = static_cast<int32_t>(type_first_node_.size());
+  for (int32_t ti = 0; ti < num_types; ++ti) {
+    const GpuTypeId t(static_cast<int16_t>(ti));
+    if (!req.gpu_types.Accepts(t) || type_first_node_[ti] < 0) continue;
+    bool type_out = false;
+    for (const framework::FilterPlugin* f : filters)
+      if (f->FiltersByType(ctx, req) && !f->Filter(ctx, req, NodeId(type_first_node_[ti]))) {
+        type_out = true;
+        break;
+      }
+    if (type_out) continue;
+    std::optional<NodeId> n = index_search_.Find(ctx, req, *bounded, filters, type_cpu_max_, t);
+    if (!index_search_.applicable()) return std::nullopt;
+    if (n) by_type_.push_back({*n, bounded->Score(ctx, req, *n), typed->Score(ctx, req, *n)});
+  }
+  if (by_type_.empty()) return std::nullopt;  // the scan gives the verdict
+  // One type: the typed score is equal on every feasible node, so the bounded
+  // one decides, and only its highest raw score normalizes highest.
+  if (by_type_.size() == 1) return by_type_.front().node;
+  // The scan normalizes the bounded score over every feasible node: only the
+  // least and greatest raw score matter (NormalizesByRange).
+  std::optional<int64_t> lowest;
+  for (const TypeBest& b : by_type_) {
+    std::optional<int64_t> low = index_search_.FindLowest(ctx, req, *bounded, filters, type_cpu_max_, cluster_.node(b.node).gpu_type);
+    if (!low) return std::nullopt;
+    lowest = lowest ? std::min(*lowest, *low) : *low;
+  }
+  const size_t m = by_type_.size();
+  norm_nodes_.clear();
+  norm_typed_.clear();
+  for (const TypeBest& b : by_type_) {
+    norm_nodes_.push_back(b.node);
+    norm_typed_.push_back(b.typed);
+  }
+  typed->Normalize(ctx, req, norm_nodes_, norm_typed_);
+  // The bounded scores: each type's best, one below it (a node of the type
+  // scoring less must normalize lower, or a tie there could go by rank to
+  // another node), and the lowest.
+  norm_scores_.clear();
+  for (const TypeBest& b : by_type_) norm_scores_.push_back(b.bounded);
+  for (const TypeBest& b : by_type_) norm_scores_.push_back(std::max(*lowest, b.bounded - 1));
+  norm_scores_.push_back(*lowest);
+  norm_nodes_.resize(norm_scores_.size(), by_type_.front().node);
+  bounded->Normalize(ctx, req, norm_nodes_, norm_scores_);
+  size_t bi = 0;
+  int64_t best_total = 0;
+  for (size_t i = 0; i < m; ++i) {
+    if (by_type_[i].bounded > *lowest && norm_scores_[m + i] >= norm_scores_[i]) return std::nullopt;
+    const int64_t total = typed_weight * norm_typed_[i] + bounded_weight * norm_scores_[i];
+    if (i == 0 || total > best_total ||
+        (total == best_total && ctx.RankOf(by_type_[i].node) < ctx.RankOf(by_type_[bi].node))) {
+      bi = i;
+      best_total = total;
+    }
+  }
+  return by_type_[bi].node;
 }
 
 bool Scheduler::OnlyFitFilters(const CycleContext& ctx, const TaskRequest& req) const {

@@ -300,6 +300,12 @@ class Scheduler {
   // The one score plugin that decides the task on a fast path (the profile's
   // only one, or the only one not neutral for the task), or nullptr.
   const framework::ScorePlugin* Decider(const framework::CycleContext& ctx, const framework::TaskRequest& req) const;
+  // A task decided by two score plugins (the others neutral for it): one that
+  // scores by GPU type (ScorePlugin::ScoresByType) and one that bounds its
+  // scores, both normalized by range. Each type's best node comes from the
+  // index search, the lowest score from its floors, and the types are
+  // compared as the scan compares nodes. nullopt: scan instead.
+  std::optional<NodeId> PlaceByType(const framework::CycleContext& ctx, const framework::TaskRequest& req);
   // Whether every filter but fit passes every node for the task.
   bool OnlyFitFilters(const framework::CycleContext& ctx, const framework::TaskRequest& req) const;
   uint64_t DefaultGpus(const framework::TaskRequest& req, NodeId node) const;
@@ -490,6 +496,17 @@ class Scheduler {
   std::vector<const framework::FilterPlugin*> extra_filters_;
   ClassScoreCache class_cache_;
   std::vector<MilliCpu> type_cpu_max_;
+  // A node of each GPU type (-1: none), for the filters that decide by type.
+  std::vector<int32_t> type_first_node_;
+  // PlaceByType's scratch: each type's best node, its two raw scores.
+  struct TypeBest {
+    NodeId node;
+    int64_t bounded = 0;
+    int64_t typed = 0;
+  };
+  std::vector<TypeBest> by_type_;
+  std::vector<NodeId> norm_nodes_;
+  std::vector<int64_t> norm_scores_, norm_typed_;
   PlacementCounts placement_counts_;
 
   // Scratch buffers reused across cycles.

@@ -26,9 +26,13 @@ class Entitle final : public framework::FilterPlugin, public framework::ScorePlu
   bool PassesEveryNode(const framework::CycleContext& ctx, const framework::TaskRequest& req) const override {
     return !Applies(ctx) || req.gpus == 0;
   }
+  bool FiltersByType(const framework::CycleContext&, const framework::TaskRequest&) const override { return true; }
   bool Neutral(const framework::CycleContext& ctx, const framework::TaskRequest&) const override {
     return !Applies(ctx);
   }
+  // The score reads only the node's GPU type, and Normalize is min-max.
+  bool ScoresByType(const framework::CycleContext&, const framework::TaskRequest&) const override { return true; }
+  bool NormalizesByRange() const override { return true; }
 
   bool Filter(const framework::CycleContext& ctx, const framework::TaskRequest& req, NodeId node) const override {
     const tenancy::Ledger* ledger = ctx.ledger;

@@ -15,6 +15,9 @@
 //           min-max normalized to 0..100: a job goes first to the types it is
 //           entitled to and does not yet use.
 // Without a reachable entitlement both are neutral (every node in, score 0).
+// The score depends only on the node's type (ScorePlugin::ScoresByType, FilterPlugin::FiltersByType), so with
+// best fit the scheduler finds each type's best node from the indexes and
+// compares the types instead of scoring every node.
 //
 // Policy `fairshare-entitled` (tenancy_policies.cc): fairshare with this
 // filter and this score weighed before best fit.

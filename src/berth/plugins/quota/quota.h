@@ -46,6 +46,8 @@ class QuotaPlugin final : public framework::AdmitPlugin,
 
   bool Filter(const framework::CycleContext& ctx, const framework::TaskRequest& req, NodeId node) const override;
   std::string_view FailReason() const override { return "GPU type over the queue's quota"; }
+  // The verdict reads only the node's GPU type.
+  bool FiltersByType(const framework::CycleContext&, const framework::TaskRequest&) const override { return true; }
 
   framework::Verdict Reserve(const framework::CycleContext& ctx, const state::Allocation& alloc) override;
   void Unreserve(const framework::CycleContext& ctx, const state::Allocation& alloc) override;

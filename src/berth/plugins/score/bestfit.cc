@@ -10,7 +10,8 @@
 // as free CPU or GPU grows (every floating-point step is monotone), so a tier's
 // bound is the score with the least CPU and GPU the tier's nodes may hold;
 // FirstFit's is 0. Min-max keeps the best node (only the highest raw score
-// normalizes to 100).
+// normalizes to 100). BestFit's floor over a tier (ScoreFloor) is the score
+// with the most CPU and GPU its nodes may hold.
 #include <algorithm>
 #include <cmath>
 
@@ -39,6 +40,13 @@ class BestFit final : public framework::ScorePlugin {
                                     const framework::NodeTier& tier) const override {
     return BestFitScore(std::max<int64_t>(0, tier.cpu_lo - req.cpu_milli), tier.node_free_lo - req.total_milli());
   }
+  // The most CPU and GPU the tier's nodes may keep: the lowest score there.
+  std::optional<int64_t> ScoreFloor(const framework::CycleContext&, const framework::TaskRequest& req,
+                                    const framework::NodeTier& tier) const override {
+    return BestFitScore(std::max<int64_t>(0, tier.cpu_hi - req.cpu_milli),
+                        std::max<int64_t>(0, tier.node_free_hi - req.total_milli()));
+  }
+  bool NormalizesByRange() const override { return true; }
   void Normalize(const framework::CycleContext&, const framework::TaskRequest&, std::span<const NodeId>,
                  std::span<int64_t> scores) const override {
     MinMaxNormalize(scores);
