@@ -170,4 +170,29 @@ std::optional<int64_t> IndexSearch::FindLowest(const framework::CycleContext& ct
   return lowest;
 }
 
+bool IndexSearch::TierNodes(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+                            std::span<const MilliCpu> type_cpu_max, GpuTypeId only, std::vector<int32_t>& out) {
+  out.clear();
+  if (!BuildTiers(ctx, req, type_cpu_max, only, [](const NodeTier&) { return std::optional<int64_t>(0); }))
+    return false;
+  const size_t num = static_cast<size_t>(ctx.state.cluster().num_nodes());
+  if (seen_.size() != num) {
+    seen_.assign(num, 0);
+    seen_stamp_ = 0;
+  }
+  if (++seen_stamp_ == 0) {
+    std::fill(seen_.begin(), seen_.end(), 0);
+    seen_stamp_ = 1;
+  }
+  // Whole GPUs: each node is in one bucket, so the tiers are disjoint.
+  const bool disjoint = req.milli_per_gpu >= kMilliPerGpu;
+  for (const Tier& tier : tiers_)
+    for (int32_t n = tier.nodes->FindNext(0); n >= 0; n = tier.nodes->FindNext(n + 1))
+      if (disjoint || seen_[n] != seen_stamp_) {
+        seen_[n] = seen_stamp_;
+        out.push_back(n);
+      }
+  return true;
+}
+
 }  // namespace berth::scheduler

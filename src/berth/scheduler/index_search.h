@@ -62,6 +62,11 @@ class IndexSearch {
                                     const framework::ScorePlugin& scorer,
                                     std::span<framework::FilterPlugin* const> filters,
                                     std::span<const MilliCpu> type_cpu_max, GpuTypeId only = GpuTypeId());
+  // Every node in a tier of the task's accepted types (of type `only` when
+  // valid), once each, into `out`: a superset of the nodes that pass the fit
+  // filter. False when the search does not apply to the task.
+  bool TierNodes(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+                 std::span<const MilliCpu> type_cpu_max, GpuTypeId only, std::vector<int32_t>& out);
   // The last Find or FindLowest applied to the task (so nullopt meant that no
   // node passes the filters), rather than leaving it to a scan.
   bool applicable() const { return applicable_; }
@@ -104,6 +109,8 @@ class IndexSearch {
   std::vector<Tier> tiers_;  // scratch, reused across calls
   int64_t visited_ = 0;
   bool applicable_ = false;
+  std::vector<uint32_t> seen_;  // TierNodes: per node, == seen_stamp_ once listed
+  uint32_t seen_stamp_ = 0;
 };
 
 }  // namespace berth::scheduler

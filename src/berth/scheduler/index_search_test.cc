@@ -6,7 +6,9 @@
 // scheduler searching the indexes and one with SchedulerOptions::full_scan
 // make the same decision every time (equal decision logs), for every score
 // plugin that bounds its scores. Find kept to one GPU type and FindLowest
-// give the scan's best node of that type and the scan's lowest raw score.
+// give the scan's best node of that type and the scan's lowest raw score. A
+// task that fits nowhere gets the scan's verdict (its reject counts per
+// filter) from the indexes.
 #include "berth/scheduler/index_search.h"
 
 #include <gtest/gtest.h>
@@ -86,20 +88,25 @@ job::JobSpec RandomJob(Rng& rng, int64_t id, bool share_heavy) {
   return j;
 }
 
-// Runs `policy` both ways in lockstep; returns how many placements the fast path settled.
-int64_t RunLockstep(const std::string& policy, uint64_t seed, int steps) {
+// Runs `policy` both ways in lockstep; returns how many placements the fast
+// path settled, and adds to `counted` the verdicts it counted from the indexes.
+int64_t RunLockstep(const std::string& policy, uint64_t seed, int steps, int64_t& counted) {
   auto job = [share_heavy = seed % 3 == 0](Rng& rng, int64_t id) { return RandomJob(rng, id, share_heavy); };
   const lockstep::LockstepResult r = lockstep::RunLockstep(policy, seed, steps, RandomCluster, job, {11, 19, 20});
   EXPECT_EQ(r.scan.index_search, 0) << policy;
+  EXPECT_EQ(r.scan.counted_from_indexes, 0) << policy;
+  counted += r.fast.counted_from_indexes;
   return r.fast.index_search;
 }
 
 TEST(IndexSearch, SameChoiceAsFullScanForEveryBoundedScore) {
   for (const char* policy : {"bestfit", "firstfit", "worstfit", "dotprod", "gpupacking", "fifo", "priority", "topology", "srtf"}) {
-    int64_t settled = 0;
-    for (uint64_t seed = 1; seed <= 30; ++seed) settled += RunLockstep(policy, seed, 300);
-    // The property is not vacuous: most placements came from the indexes.
+    int64_t settled = 0, counted = 0;
+    for (uint64_t seed = 1; seed <= 30; ++seed) settled += RunLockstep(policy, seed, 300, counted);
+    // The property is not vacuous: most placements came from the indexes, and
+    // so did the verdicts (the same reject counts) of tasks that fit nowhere.
     EXPECT_GT(settled, 1000) << policy;
+    EXPECT_GT(counted, 100) << policy;
   }
 }
 

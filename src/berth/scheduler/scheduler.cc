@@ -447,6 +447,10 @@ Scheduler::PlaceOutcome Scheduler::PlaceTask(const CycleContext& ctx, const Task
   if (!candidates_.empty()) {
     for (NodeId n : candidates_) run_filters(n);
   }
+  if (feasible_.empty() && !counted && use_index_search_ && candidates_.empty() && CountRejectsFromIndexes(ctx, req)) {
+    ++placement_counts_.counted_from_indexes;
+    counted = true;
+  }
   if (feasible_.empty() && !counted) {
     ++placement_counts_.full_scan;
     std::fill(reject_count_.begin(), reject_count_.end(), 0);
@@ -581,6 +585,53 @@ std::optional<NodeId> Scheduler::PlaceByType(const CycleContext& ctx, const Task
     }
   }
   return by_type_[bi].node;
+}
+
+bool Scheduler::CountRejectsFromIndexes(const CycleContext& ctx, const TaskRequest& req) {
+  const auto& filters = framework_->filter();
+  if (filters.empty() || filters.front()->Name() != "fit") return false;
+  for (size_t f = 1; f < filters.size(); ++f)
+    if (!filters[f]->FiltersByType(ctx, req) && !filters[f]->PassesEveryNode(ctx, req)) return false;
+  std::fill(reject_count_.begin(), reject_count_.end(), 0);
+  // What passes fit depends only on the state and the request: kept while
+  // neither changes (the blocked jobs of a pass ask alike).
+  const int32_t num_types = static_cast<int32_t>(type_first_node_.size());
+  const auto same = [](const TaskRequest& a, const TaskRequest& b) {
+    return a.gpus == b.gpus && a.milli_per_gpu == b.milli_per_gpu && a.cpu_milli == b.cpu_milli &&
+           a.memory_mib == b.memory_mib && a.gpu_types == b.gpu_types &&
+           a.gpu_types_unknown == b.gpu_types_unknown && a.gpu_memory_mib == b.gpu_memory_mib;
+  };
+  if (fit_memo_version_ != state_.version() || !same(fit_memo_req_, req) || fit_memo_up_ < 0) {
+    fit_memo_version_ = state_.version();
+    fit_memo_req_ = req;
+    fit_memo_.assign(static_cast<size_t>(num_types), -1);
+    fit_memo_up_ = 0;
+    const int32_t num = cluster_.num_nodes();
+    for (int32_t i = 0; i < num; ++i) fit_memo_up_ += state_.up(NodeId(i)) ? 1 : 0;
+  }
+  int32_t past_fit = 0;
+  for (int32_t ti = 0; ti < num_types; ++ti) {
+    const GpuTypeId t(static_cast<int16_t>(ti));
+    if (!req.gpu_types.Accepts(t) || type_first_node_[ti] < 0) continue;
+    int32_t& pass_fit = fit_memo_[ti];
+    if (pass_fit < 0) {
+      if (!index_search_.TierNodes(ctx, req, type_cpu_max_, t, tier_nodes_)) return false;
+      pass_fit = 0;
+      for (int32_t n : tier_nodes_)
+        if (state_.up(NodeId(n)) && filters.front()->Filter(ctx, req, NodeId(n))) ++pass_fit;
+    }
+    if (pass_fit == 0) continue;
+    size_t first_fail = 0;
+    for (size_t f = 1; f < filters.size() && first_fail == 0; ++f)
+      if (!filters[f]->PassesEveryNode(ctx, req) && !filters[f]->Filter(ctx, req, NodeId(type_first_node_[ti])))
+        first_fail = f;
+    if (first_fail == 0) return false;  // nodes of this type may pass: leave it to the scan
+    reject_count_[first_fail] += pass_fit;
+    past_fit += pass_fit;
+  }
+  reject_count_.front() = fit_memo_up_ - past_fit;
+  reject_count_.back() = cluster_.num_nodes() - fit_memo_up_;
+  return true;
 }
 
 bool Scheduler::OnlyFitFilters(const CycleContext& ctx, const TaskRequest& req) const {

@@ -262,6 +262,8 @@ class Scheduler {
     int64_t full_scan = 0;
     int64_t group_cache = 0;
     int64_t class_cache = 0;
+    // Tasks that fit nowhere whose verdict came from the indexes, not a scan.
+    int64_t counted_from_indexes = 0;
   };
   const PlacementCounts& placement_counts() const { return placement_counts_; }
   // The earliest time after `now` when the budget of a queue that stopped a
@@ -306,6 +308,13 @@ class Scheduler {
   // index search, the lowest score from its floors, and the types are
   // compared as the scan compares nodes. nullopt: scan instead.
   std::optional<NodeId> PlaceByType(const framework::CycleContext& ctx, const framework::TaskRequest& req);
+  // For a task that no node passes (after the index search found none): the
+  // scan's reject counts (reject_count_) from the indexes, without filtering
+  // every node. Applies when fit is the first filter and every other one
+  // decides by GPU type or passes every node for the task: then a node that
+  // passes fit is in the index's tiers, and the first filter it fails after
+  // fit is the same for every node of its type. False: scan instead.
+  bool CountRejectsFromIndexes(const framework::CycleContext& ctx, const framework::TaskRequest& req);
   // Whether every filter but fit passes every node for the task.
   bool OnlyFitFilters(const framework::CycleContext& ctx, const framework::TaskRequest& req) const;
   uint64_t DefaultGpus(const framework::TaskRequest& req, NodeId node) const;
@@ -505,6 +514,14 @@ class Scheduler {
     int64_t typed = 0;
   };
   std::vector<TypeBest> by_type_;
+  // CountRejectsFromIndexes: its scratch, and the nodes that pass fit per
+  // GPU type (-1: not counted yet) and the up nodes, for one request at one
+  // state version.
+  std::vector<int32_t> tier_nodes_;
+  uint64_t fit_memo_version_ = 0;
+  framework::TaskRequest fit_memo_req_;
+  std::vector<int32_t> fit_memo_;
+  int32_t fit_memo_up_ = -1;
   std::vector<NodeId> norm_nodes_;
   std::vector<int64_t> norm_scores_, norm_typed_;
   PlacementCounts placement_counts_;
