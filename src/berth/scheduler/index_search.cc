@@ -82,6 +82,21 @@ bool IndexSearch::BuildTiers(const framework::CycleContext& ctx, const framework
   return true;
 }
 
+template <typename BoundOf>
+bool IndexSearch::SortedTiers(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+                              std::span<const MilliCpu> type_cpu_max, GpuTypeId only, bool highest_first,
+                              BoundOf bound_of) {
+  visited_ = 0;
+  applicable_ = BuildTiers(ctx, req, type_cpu_max, only, bound_of);
+  if (!applicable_) return false;
+  if (highest_first) {
+    std::stable_sort(tiers_.begin(), tiers_.end(), [](const Tier& a, const Tier& b) { return a.bound > b.bound; });
+  } else {
+    std::stable_sort(tiers_.begin(), tiers_.end(), [](const Tier& a, const Tier& b) { return a.bound < b.bound; });
+  }
+  return true;
+}
+
 bool IndexSearch::Passes(const framework::CycleContext& ctx, const framework::TaskRequest& req,
                          std::span<framework::FilterPlugin* const> filters, NodeId node) {
   if (!ctx.state.up(node)) return false;
@@ -95,12 +110,10 @@ std::optional<NodeId> IndexSearch::Find(const framework::CycleContext& ctx, cons
                                         const framework::ScorePlugin& scorer,
                                         std::span<framework::FilterPlugin* const> filters,
                                         std::span<const MilliCpu> type_cpu_max, GpuTypeId only) {
-  visited_ = 0;
-  applicable_ = BuildTiers(ctx, req, type_cpu_max, only,
-                           [&](const NodeTier& tier) { return scorer.ScoreBound(ctx, req, tier); });
-  if (!applicable_) return std::nullopt;
+  if (!SortedTiers(ctx, req, type_cpu_max, only, /*highest_first=*/true,
+                   [&](const NodeTier& tier) { return scorer.ScoreBound(ctx, req, tier); }))
+    return std::nullopt;
   const state::ClusterState& s = ctx.state;
-  std::stable_sort(tiers_.begin(), tiers_.end(), [](const Tier& a, const Tier& b) { return a.bound > b.bound; });
 
   const bool rank_by_id = ctx.node_rank.empty();
   bool found = false;
@@ -141,12 +154,10 @@ std::optional<int64_t> IndexSearch::FindLowest(const framework::CycleContext& ct
                                                const framework::ScorePlugin& scorer,
                                                std::span<framework::FilterPlugin* const> filters,
                                                std::span<const MilliCpu> type_cpu_max, GpuTypeId only) {
-  visited_ = 0;
-  applicable_ = BuildTiers(ctx, req, type_cpu_max, only,
-                           [&](const NodeTier& tier) { return scorer.ScoreFloor(ctx, req, tier); });
-  if (!applicable_) return std::nullopt;
+  if (!SortedTiers(ctx, req, type_cpu_max, only, /*highest_first=*/false,
+                   [&](const NodeTier& tier) { return scorer.ScoreFloor(ctx, req, tier); }))
+    return std::nullopt;
   const state::ClusterState& s = ctx.state;
-  std::stable_sort(tiers_.begin(), tiers_.end(), [](const Tier& a, const Tier& b) { return a.bound < b.bound; });
   std::optional<int64_t> lowest;
   for (const Tier& tier : tiers_) {
     // Every node left (here and in the tiers after) scores at least this

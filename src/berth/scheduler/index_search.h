@@ -98,6 +98,11 @@ class IndexSearch {
   template <typename BoundOf>
   bool BuildTiers(const framework::CycleContext& ctx, const framework::TaskRequest& req,
                   std::span<const MilliCpu> type_cpu_max, GpuTypeId only, BoundOf bound_of);
+  // BuildTiers, then the tiers by bound, highest or lowest first (stable);
+  // sets applicable_ and clears visited_.
+  template <typename BoundOf>
+  bool SortedTiers(const framework::CycleContext& ctx, const framework::TaskRequest& req,
+                   std::span<const MilliCpu> type_cpu_max, GpuTypeId only, bool highest_first, BoundOf bound_of);
   // Node is up and passes every filter (counted in visited_).
   bool Passes(const framework::CycleContext& ctx, const framework::TaskRequest& req,
               std::span<framework::FilterPlugin* const> filters, NodeId node);

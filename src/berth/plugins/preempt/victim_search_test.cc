@@ -62,47 +62,58 @@ bool FitsWith(const framework::PreemptContext& ctx, const GangNeed& need, const 
   return room.Fits(need, 0, nodes);
 }
 
+// Cuts each of `nodes` nodes' 8 GPUs into chunks of 1/2/4/8; leaves one chunk in
+// `free_one_in` free and joins one in `gang_one_in` with an equal chunk of a
+// later node (`skip_ahead`: a random number of chunks later), a 2-node gang.
+// start_job(tasks) starts each job (drawing its priority, start and interval).
+template <typename StartJob>
+void FillChunks(Rng& rng, int nodes, uint64_t free_one_in, uint64_t gang_one_in, bool skip_ahead, StartJob start_job) {
+  struct Chunk { int node, first, gpus; };
+  std::vector<Chunk> chunks;
+  for (int n = 0; n < nodes; ++n) {
+    int g = 0;
+    while (g < 8) {
+      static const int kSizes[] = {1, 2, 4, 8};
+      int size = kSizes[rng.Uniform(4)];
+      while (g % size != 0 || g + size > 8) size /= 2;
+      chunks.push_back({n, g, size});
+      g += size;
+    }
+  }
+  std::vector<bool> used(chunks.size(), false);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (used[i]) continue;
+    used[i] = true;
+    if (rng.Uniform(free_one_in) == 0) continue;  // left free
+    std::vector<At> tasks{{"node-" + std::to_string(chunks[i].node), chunks[i].gpus, chunks[i].first}};
+    if (rng.Uniform(gang_one_in) == 0) {
+      for (size_t k = i + 1 + (skip_ahead ? rng.Uniform(8) : 0); k < chunks.size(); ++k) {
+        if (!used[k] && chunks[k].node != chunks[i].node && chunks[k].gpus == chunks[i].gpus) {
+          used[k] = true;
+          tasks.push_back({"node-" + std::to_string(chunks[k].node), chunks[k].gpus, chunks[k].first});
+          break;
+        }
+      }
+    }
+    start_job(std::move(tasks));
+  }
+}
+
+const TimeUs kIntervals[] = {-1, 30 * kMinute, kHour, 2 * kHour};
+
 class RandomCases : public PreemptHarness, public ::testing::Test {
  protected:
-  // Fills 4 nodes x 8 GPUs with random jobs: per node, chunks of 1/2/4/8
-  // GPUs; a chunk sometimes joins an equal chunk of the next node (a 2-node
-  // gang); a few GPUs stay free. Start times and checkpoint intervals vary.
+  // Fills 4 nodes x 8 GPUs with random jobs (FillChunks: a few GPUs stay
+  // free, some 2-node gangs). Start times and checkpoint intervals vary.
   void Fill(Rng& rng) {
     Build("4x8:H100");
     clock_.Set(10 * kHour);
-    struct Chunk { int node, first, gpus; };
-    std::vector<Chunk> chunks;
-    for (int n = 0; n < 4; ++n) {
-      int g = 0;
-      while (g < 8) {
-        static const int kSizes[] = {1, 2, 4, 8};
-        int size = kSizes[rng.Uniform(4)];
-        while (g % size != 0 || g + size > 8) size /= 2;
-        chunks.push_back({n, g, size});
-        g += size;
-      }
-    }
-    static const TimeUs kIntervals[] = {-1, 30 * kMinute, kHour, 2 * kHour};
-    std::vector<bool> used(chunks.size(), false);
     int jobs = 0;
-    for (size_t i = 0; i < chunks.size(); ++i) {
-      if (used[i]) continue;
-      used[i] = true;
-      if (rng.Uniform(10) == 0) continue;  // left free
-      std::vector<At> tasks{{"node-" + std::to_string(chunks[i].node), chunks[i].gpus, chunks[i].first}};
-      if (rng.Uniform(5) == 0) {
-        for (size_t k = i + 1; k < chunks.size(); ++k) {
-          if (!used[k] && chunks[k].node != chunks[i].node && chunks[k].gpus == chunks[i].gpus) {
-            used[k] = true;
-            tasks.push_back({"node-" + std::to_string(chunks[k].node), chunks[k].gpus, chunks[k].first});
-            break;
-          }
-        }
-      }
+    FillChunks(rng, 4, 10, 5, false, [&](std::vector<At> tasks) {
       const int32_t priority = rng.Uniform(6) == 0 ? 20 : 0;
       const TimeUs start = static_cast<TimeUs>(rng.Uniform(9 * 60)) * kMinute;
       Start({"r" + std::to_string(jobs++), tasks, priority, "t", start, kIntervals[rng.Uniform(4)]});
-    }
+    });
   }
 };
 
@@ -168,47 +179,19 @@ class ArrayLookup final : public framework::RunningLookup {
 
 class NodeSearchCases : public PreemptHarness, public ::testing::Test {
  protected:
-  // 32 nodes x 8 GPUs in leaves of 4: per node, chunks of 1/2/4/8 GPUs, some
-  // free, some joined with an equal chunk of another node (a gang), at
+  // 32 nodes x 8 GPUs in leaves of 4 (FillChunks: some free, some gangs), at
   // random priorities, start times and checkpoint intervals.
   void Fill(Rng& rng) {
     Build("32x8:H100/leaf=4/spine=4");
     clock_.Set(10 * kHour);
-    struct Chunk { int node, first, gpus; };
-    std::vector<Chunk> chunks;
-    for (int n = 0; n < 32; ++n) {
-      int g = 0;
-      while (g < 8) {
-        static const int kSizes[] = {1, 2, 4, 8};
-        int size = kSizes[rng.Uniform(4)];
-        while (g % size != 0 || g + size > 8) size /= 2;
-        chunks.push_back({n, g, size});
-        g += size;
-      }
-    }
-    static const TimeUs kIntervals[] = {-1, 30 * kMinute, kHour, 2 * kHour};
-    std::vector<bool> used(chunks.size(), false);
     int jobs = 0;
-    for (size_t i = 0; i < chunks.size(); ++i) {
-      if (used[i]) continue;
-      used[i] = true;
-      if (rng.Uniform(12) == 0) continue;  // left free
-      std::vector<At> tasks{{"node-" + std::to_string(chunks[i].node), chunks[i].gpus, chunks[i].first}};
-      if (rng.Uniform(6) == 0) {
-        for (size_t k = i + 1 + rng.Uniform(8); k < chunks.size(); ++k) {
-          if (!used[k] && chunks[k].node != chunks[i].node && chunks[k].gpus == chunks[i].gpus) {
-            used[k] = true;
-            tasks.push_back({"node-" + std::to_string(chunks[k].node), chunks[k].gpus, chunks[k].first});
-            break;
-          }
-        }
-      }
+    FillChunks(rng, 32, 12, 6, true, [&](std::vector<At> tasks) {
       const int32_t priority = static_cast<int32_t>(rng.Uniform(3)) * 10;
       // Some start times share a value: equal costs, so ties are decided by the rules.
       const bool round = rng.Uniform(2) == 0;
       const TimeUs start = static_cast<TimeUs>(round ? 60 * rng.Uniform(9) : rng.Uniform(9 * 60)) * kMinute;
       Start({"r" + std::to_string(jobs++), tasks, priority, "t", start, kIntervals[rng.Uniform(4)]});
-    }
+    });
   }
 };
 
