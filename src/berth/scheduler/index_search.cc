@@ -181,6 +181,22 @@ std::optional<int64_t> IndexSearch::FindLowest(const framework::CycleContext& ct
   return lowest;
 }
 
+std::optional<int32_t> IndexSearch::CountFitsByBuckets(const state::ClusterState& s,
+                                                       const framework::TaskRequest& req, GpuTypeId t) {
+  if (req.gpus <= 0 || req.milli_per_gpu < kMilliPerGpu || req.gpu_types_unknown || req.gpu_memory_mib > 0 ||
+      req.memory_mib > 0 || !req.gpu_types.Accepts(t) || ranges_.empty())
+    return std::nullopt;
+  // A bucket holds the up nodes of type t with k whole GPUs free: with k >= g
+  // they pass fit but for CPU, which each bucket's range bounds from below.
+  int32_t count = 0;
+  for (int32_t k = req.gpus; k <= s.max_full_free(t); ++k) {
+    const int32_t members = s.nodes_with_full_free(t, k).Count();
+    if (members > 0 && BucketRange(t, k).cpu_lo < req.cpu_milli) return std::nullopt;
+    count += members;
+  }
+  return count;
+}
+
 bool IndexSearch::TierNodes(const framework::CycleContext& ctx, const framework::TaskRequest& req,
                             std::span<const MilliCpu> type_cpu_max, GpuTypeId only, std::vector<int32_t>& out) {
   out.clear();

@@ -67,6 +67,12 @@ class IndexSearch {
   // filter. False when the search does not apply to the task.
   bool TierNodes(const framework::CycleContext& ctx, const framework::TaskRequest& req,
                  std::span<const MilliCpu> type_cpu_max, GpuTypeId only, std::vector<int32_t>& out);
+  // How many nodes of type t pass the fit filter, from the bucket sizes
+  // alone: for a task of whole GPUs that states no memory or GPU memory and
+  // whose CPU every node of those buckets has free (the buckets' CPU ranges).
+  // nullopt when that cannot be told without visiting the nodes.
+  std::optional<int32_t> CountFitsByBuckets(const state::ClusterState& s, const framework::TaskRequest& req,
+                                            GpuTypeId t);
   // The last Find or FindLowest applied to the task (so nullopt meant that no
   // node passes the filters), rather than leaving it to a scan.
   bool applicable() const { return applicable_; }

@@ -6,7 +6,8 @@
 // scheduler searching the indexes and one with SchedulerOptions::full_scan
 // make the same decision every time (equal decision logs), for every score
 // plugin that bounds its scores. Find kept to one GPU type and FindLowest
-// give the scan's best node of that type and the scan's lowest raw score. A
+// give the scan's best node of that type and the scan's lowest raw score, and
+// CountFitsByBuckets the number of nodes of a type that pass fit. A
 // task that fits nowhere gets the scan's verdict (its reject counts per
 // filter) from the indexes.
 #include "berth/scheduler/index_search.h"
@@ -112,7 +113,7 @@ TEST(IndexSearch, SameChoiceAsFullScanForEveryBoundedScore) {
 
 TEST(IndexSearch, BestOfATypeAndLowestScoreAreTheScans) {
   Registries reg;
-  int64_t compared = 0;
+  int64_t compared = 0, by_buckets = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     Rng rng(seed);
     const cluster::Cluster c = RandomCluster(rng);
@@ -134,8 +135,12 @@ TEST(IndexSearch, BestOfATypeAndLowestScoreAreTheScans) {
     IndexSearch search;
     search.Reset(s.state(), type_cpu_max);
     for (int q = 0; q < 30; ++q) {
-      // Submitted (never scheduled) so that its GPU types are resolved.
-      if (!s.Submit(RandomJob(rng, 1000 + q, seed % 2 == 0)).ok()) continue;
+      // Submitted (never scheduled) so that its GPU types are resolved. Half
+      // state no memory (and a quarter no CPU), which the bucket count serves.
+      job::JobSpec probe = RandomJob(rng, 1000 + q, seed % 2 == 0);
+      if (q % 2 == 0) probe.groups[0].memory_mib = 0;
+      if (q % 4 == 0) probe.groups[0].cpu_milli = 0;
+      if (!s.Submit(std::move(probe)).ok()) continue;
       const job::JobSpec& j = s.Find(JobId(1000 + q))->spec;
       const framework::TaskRequest req = framework::TaskRequest::FromGroup(j.groups[0]);
       if (req.gpus <= 0) continue;
@@ -146,17 +151,25 @@ TEST(IndexSearch, BestOfATypeAndLowestScoreAreTheScans) {
         std::optional<int64_t> lowest;
         std::optional<NodeId> best;
         int64_t best_score = 0;
+        int32_t fits = 0;
         for (int32_t i = 0; i < c.num_nodes(); ++i) {
           const NodeId id(i);
           if (!s.state().up(id) || (only.valid() && c.node(id).gpu_type != only)) continue;
           bool pass = true;
           for (const auto* f : filters) pass = pass && f->Filter(ctx, req, id);
           if (!pass) continue;
+          ++fits;
           const int64_t score = bestfit.Score(ctx, req, id);
           if (!lowest || score < *lowest) lowest = score;
           if (!best || score > best_score) {
             best = id;
             best_score = score;
+          }
+        }
+        if (only.valid()) {
+          if (const std::optional<int32_t> counted = search.CountFitsByBuckets(s.state(), req, only)) {
+            EXPECT_EQ(*counted, fits) << "seed " << seed << " query " << q << " type " << ti;
+            ++by_buckets;
           }
         }
         const std::optional<int64_t> low = search.FindLowest(ctx, req, bestfit, filters, type_cpu_max, only);
@@ -170,6 +183,7 @@ TEST(IndexSearch, BestOfATypeAndLowestScoreAreTheScans) {
     }
   }
   EXPECT_GT(compared, 1000);
+  EXPECT_GT(by_buckets, 100);
 }
 
 TEST(IndexSearch, AppliesOnlyToProfilesItCanServe) {

@@ -615,10 +615,14 @@ bool Scheduler::CountRejectsFromIndexes(const CycleContext& ctx, const TaskReque
     if (!req.gpu_types.Accepts(t) || type_first_node_[ti] < 0) continue;
     int32_t& pass_fit = fit_memo_[ti];
     if (pass_fit < 0) {
-      if (!index_search_.TierNodes(ctx, req, type_cpu_max_, t, tier_nodes_)) return false;
-      pass_fit = 0;
-      for (int32_t n : tier_nodes_)
-        if (state_.up(NodeId(n)) && filters.front()->Filter(ctx, req, NodeId(n))) ++pass_fit;
+      if (std::optional<int32_t> by_buckets = index_search_.CountFitsByBuckets(state_, req, t)) {
+        pass_fit = *by_buckets;
+      } else {
+        if (!index_search_.TierNodes(ctx, req, type_cpu_max_, t, tier_nodes_)) return false;
+        pass_fit = 0;
+        for (int32_t n : tier_nodes_)
+          if (state_.up(NodeId(n)) && filters.front()->Filter(ctx, req, NodeId(n))) ++pass_fit;
+      }
     }
     if (pass_fit == 0) continue;
     size_t first_fail = 0;
